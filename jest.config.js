@@ -1,0 +1,6 @@
+export default {
+  testEnvironment: 'node',
+  transform: {},
+  testMatch: ['<rootDir>/test/**/*.test.js'],
+  testTimeout: 60000,
+};

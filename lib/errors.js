@@ -1,0 +1,38 @@
+/**
+ * One error type for everything precompressor reports, with a stable `code`.
+ * Codes: ERR_PRECOMPRESSOR_OPTION, ERR_PRECOMPRESSOR_DIR, ERR_PRECOMPRESSOR_FILE,
+ * ERR_PRECOMPRESSOR_MANIFEST, ERR_PRECOMPRESSOR_ENCODING.
+ */
+export class PrecompressorError extends Error {
+  /**
+   * @param {string} code
+   * @param {string} message
+   * @param {{ path?: string, cause?: unknown }} [extra]
+   */
+  constructor(code, message, extra = {}) {
+    super(message, extra.cause === undefined ? undefined : { cause: extra.cause });
+    this.name = 'PrecompressorError';
+    this.code = code;
+    if (extra.path !== undefined) this.path = extra.path;
+  }
+}
+
+/** Human description of a value for error messages: `"abc" (string)`. */
+export function describe(value) {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return `${JSON.stringify(value)} (array)`;
+  if (typeof value === 'string') return `"${value}" (string)`;
+  if (typeof value === 'function') return 'a function';
+  if (typeof value === 'object') return 'an object';
+  return `${String(value)} (${typeof value})`;
+}
+
+/**
+ * The one option-error template: option name, what was expected, what was given.
+ * @param {string} name e.g. "options.concurrency"
+ * @param {string} expected e.g. "a positive integer"
+ * @param {unknown} got
+ */
+export function optionError(name, expected, got) {
+  return new PrecompressorError('ERR_PRECOMPRESSOR_OPTION', `Expected ${name} to be ${expected}, got ${describe(got)}`);
+}

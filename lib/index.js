@@ -1,0 +1,2 @@
+export { precompress } from './precompress.js';
+export { PrecompressorError } from './errors.js';

@@ -1,0 +1,105 @@
+import fs from 'node:fs/promises';
+import { PrecompressorError } from './errors.js';
+import { writeAtomic } from './write.js';
+
+/** Bump when the manifest's shape changes incompatibly. */
+export const SCHEMA_VERSION = 1;
+
+/**
+ * @typedef {{ size: number }} VariantEntry
+ * @typedef {{
+ *   size: number,
+ *   mtimeMs: number,
+ *   hash: string,
+ *   type?: string,
+ *   variants: Partial<Record<'br' | 'gzip' | 'zstd', VariantEntry>>,
+ *   skipped?: 'excluded' | 'compressed-format' | 'not-smaller' | 'empty',
+ * }} FileEntry
+ * @typedef {{
+ *   schema: number,
+ *   tool: string,
+ *   settings: { encodings: string[], brotliQuality: number, gzipLevel: number, minRatio: number },
+ *   generatedAt: string,
+ *   files: Record<string, FileEntry>,
+ * }} Manifest
+ */
+
+/** The suffix a variant of each encoding has on disk: `<path><suffix>`. */
+export const VARIANT_SUFFIX = Object.freeze({ br: '.br', gzip: '.gz', zstd: '.zst' });
+
+/** Path of the variant file of `rel` (POSIX, relative to root) for `encoding`. */
+export function variantPath(rel, encoding) {
+  return rel + VARIANT_SUFFIX[encoding];
+}
+
+function bad(file, why) {
+  return new PrecompressorError('ERR_PRECOMPRESSOR_MANIFEST', `Invalid manifest ${file}: ${why}`, { path: file });
+}
+
+/**
+ * Check that `data` has the documented shape. Throws a PrecompressorError naming the first problem.
+ * @param {unknown} data
+ * @param {string} [file] for messages
+ * @returns {Manifest}
+ */
+export function validateManifest(data, file = 'manifest') {
+  if (data === null || typeof data !== 'object' || Array.isArray(data)) throw bad(file, 'not a JSON object');
+  const m = /** @type {any} */ (data);
+  if (m.schema !== SCHEMA_VERSION) throw bad(file, `schema ${JSON.stringify(m.schema)} is not ${SCHEMA_VERSION}`);
+  if (m.files === null || typeof m.files !== 'object' || Array.isArray(m.files)) throw bad(file, '"files" is not an object');
+  for (const [rel, e] of Object.entries(m.files)) {
+    if (rel === '' || rel.startsWith('/') || rel.includes('\\') || rel.split('/').some((s) => s === '..' || s === '.' || s === '')) {
+      throw bad(file, `file path ${JSON.stringify(rel)} is not a relative POSIX path inside the folder`);
+    }
+    if (e === null || typeof e !== 'object') throw bad(file, `entry ${JSON.stringify(rel)} is not an object`);
+    if (!Number.isSafeInteger(e.size) || e.size < 0) throw bad(file, `entry ${JSON.stringify(rel)} has no valid size`);
+    if (typeof e.mtimeMs !== 'number') throw bad(file, `entry ${JSON.stringify(rel)} has no valid mtimeMs`);
+    if (typeof e.hash !== 'string') throw bad(file, `entry ${JSON.stringify(rel)} has no hash`);
+    if (e.variants === null || typeof e.variants !== 'object') throw bad(file, `entry ${JSON.stringify(rel)} has no variants object`);
+    for (const [enc, v] of Object.entries(e.variants)) {
+      if (!Object.hasOwn(VARIANT_SUFFIX, enc)) throw bad(file, `entry ${JSON.stringify(rel)} has unknown encoding ${JSON.stringify(enc)}`);
+      if (v === null || typeof v !== 'object' || !Number.isSafeInteger(v.size) || v.size < 0) {
+        throw bad(file, `entry ${JSON.stringify(rel)} variant ${enc} has no valid size`);
+      }
+    }
+  }
+  return m;
+}
+
+/**
+ * Read and validate a manifest. Returns null when the file does not exist.
+ * @param {string} file
+ * @returns {Promise<Manifest | null>}
+ */
+export async function readManifest(file) {
+  let text;
+  try {
+    text = await fs.readFile(file, 'utf8');
+  } catch (err) {
+    if (/** @type {any} */ (err).code === 'ENOENT') return null;
+    throw new PrecompressorError('ERR_PRECOMPRESSOR_MANIFEST', `Cannot read manifest ${file}: ${/** @type {Error} */ (err).message}`, { path: file, cause: err });
+  }
+  let data;
+  try {
+    data = JSON.parse(text);
+  } catch (err) {
+    throw bad(file, `not valid JSON (${/** @type {Error} */ (err).message})`);
+  }
+  return validateManifest(data, file);
+}
+
+/**
+ * Build the manifest document: files sorted by path so that the output is deterministic.
+ * @param {{ tool: string, settings: Manifest['settings'], files: Map<string, FileEntry> | Record<string, FileEntry> }} parts
+ * @returns {Manifest}
+ */
+export function buildManifest({ tool, settings, files }) {
+  const entries = files instanceof Map ? [...files] : Object.entries(files);
+  entries.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  return { schema: SCHEMA_VERSION, tool, settings, generatedAt: new Date().toISOString(), files: Object.fromEntries(entries) };
+}
+
+/** Write the manifest atomically: readers see the old or the new document, never a partial one. */
+export async function writeManifest(file, manifest) {
+  await writeAtomic(file, JSON.stringify(manifest, null, 1) + '\n');
+}

@@ -1,0 +1,148 @@
+import os from 'node:os';
+import path from 'node:path';
+import { optionError } from './errors.js';
+
+/** Encodings we can write, in server-preference order, with their file suffix. */
+export const ENCODINGS = Object.freeze({
+  br: '.br',
+  gzip: '.gz',
+});
+
+/** The manifest's default file name, inside the compressed folder. */
+export const MANIFEST_NAME = 'precompressor-manifest.json';
+
+/**
+ * Extensions of formats that are already compressed (images, fonts, audio, video, archives,
+ * office documents): compressing them again costs CPU and saves nothing.
+ */
+export const DEFAULT_SKIP_EXTENSIONS = Object.freeze([
+  // images
+  'png', 'apng', 'jpg', 'jpeg', 'jfif', 'pjpeg', 'gif', 'webp', 'avif', 'heic', 'heif', 'jxl',
+  // fonts (woff is zlib inside, woff2 is brotli inside)
+  'woff', 'woff2',
+  // audio and video
+  'mp3', 'mp4', 'm4a', 'm4v', 'aac', 'ogg', 'oga', 'ogv', 'opus', 'flac', 'webm', 'mov', 'mkv', 'avi',
+  // archives and compressed streams
+  'zip', 'gz', 'tgz', 'br', 'zst', 'bz2', 'xz', 'lz', 'lz4', 'lzma', '7z', 'rar', 'jar', 'apk',
+  // zip-based documents
+  'docx', 'xlsx', 'pptx', 'odt', 'ods', 'odp', 'epub',
+]);
+
+/**
+ * Every option of `precompress()`, with its default. The CLI builds its flags and `--help`
+ * from this table too, so the README, the CLI and the API cannot drift.
+ */
+export const OPTION_DEFAULTS = Object.freeze({
+  encodings: Object.freeze(['br', 'gzip']),
+  brotliQuality: 11,
+  gzipLevel: 9,
+  include: Object.freeze(['**/*']),
+  exclude: Object.freeze([]),
+  skipExtensions: DEFAULT_SKIP_EXTENSIONS,
+  minRatio: 1,
+  concurrency: null, // os.availableParallelism()
+  manifest: null, // <dir>/precompressor-manifest.json
+  dotfiles: false,
+  force: false,
+  dryRun: false,
+  streamThreshold: 64 * 1024 * 1024,
+  onProgress: null,
+});
+
+const KNOWN = new Set(Object.keys(OPTION_DEFAULTS));
+
+function isInt(v) {
+  return typeof v === 'number' && Number.isInteger(v);
+}
+
+function stringList(name, value) {
+  const list = typeof value === 'string' ? [value] : value;
+  if (!Array.isArray(list) || list.some((s) => typeof s !== 'string' || s === '')) {
+    throw optionError(name, 'a string or an array of non-empty strings', value);
+  }
+  return Object.freeze([...list]);
+}
+
+/**
+ * Validate and fill the options of `precompress(dir, options)`. Returns a frozen object;
+ * nothing downstream re-checks or re-defaults.
+ * @param {string} dir
+ * @param {object} [options]
+ */
+export function normalizeOptions(dir, options = {}) {
+  if (typeof dir !== 'string' || dir === '') throw optionError('dir', 'a non-empty string', dir);
+  if (options === null || typeof options !== 'object' || Array.isArray(options)) {
+    throw optionError('options', 'an object', options);
+  }
+  for (const key of Object.keys(options)) {
+    if (!KNOWN.has(key)) throw optionError(`options.${key}`, `one of the known options (${[...KNOWN].join(', ')})`, key);
+  }
+  const o = { ...OPTION_DEFAULTS };
+  for (const [k, v] of Object.entries(options)) if (v !== undefined) o[k] = v;
+
+  const encodings = stringList('options.encodings', o.encodings);
+  for (const e of encodings) {
+    if (!Object.hasOwn(ENCODINGS, e)) throw optionError('options.encodings', `a list of ${Object.keys(ENCODINGS).join(', ')}`, o.encodings);
+  }
+  if (encodings.length === 0) throw optionError('options.encodings', 'a non-empty list', o.encodings);
+  if (!isInt(o.brotliQuality) || o.brotliQuality < 0 || o.brotliQuality > 11) {
+    throw optionError('options.brotliQuality', 'an integer from 0 to 11', o.brotliQuality);
+  }
+  if (!isInt(o.gzipLevel) || o.gzipLevel < 1 || o.gzipLevel > 9) {
+    throw optionError('options.gzipLevel', 'an integer from 1 to 9', o.gzipLevel);
+  }
+  if (typeof o.minRatio !== 'number' || !(o.minRatio > 0 && o.minRatio <= 1)) {
+    throw optionError('options.minRatio', 'a number greater than 0 and at most 1', o.minRatio);
+  }
+  const concurrency = o.concurrency ?? os.availableParallelism();
+  if (!isInt(concurrency) || concurrency < 1) {
+    throw optionError('options.concurrency', 'a positive integer', o.concurrency);
+  }
+  for (const k of ['dotfiles', 'force', 'dryRun']) {
+    if (typeof o[k] !== 'boolean') throw optionError(`options.${k}`, 'a boolean', o[k]);
+  }
+  if (!isInt(o.streamThreshold) || o.streamThreshold < 1) {
+    throw optionError('options.streamThreshold', 'a positive integer (bytes)', o.streamThreshold);
+  }
+  if (o.onProgress !== null && typeof o.onProgress !== 'function') {
+    throw optionError('options.onProgress', 'a function', o.onProgress);
+  }
+  if (o.manifest !== null && (typeof o.manifest !== 'string' || o.manifest === '')) {
+    throw optionError('options.manifest', 'a non-empty path string', o.manifest);
+  }
+  const skip = typeof o.skipExtensions === 'string' ? o.skipExtensions.split(',').filter(Boolean) : o.skipExtensions;
+  const skipExtensions = stringList('options.skipExtensions', skip).map((e) => e.replace(/^\./, '').toLowerCase());
+
+  const root = path.resolve(dir);
+  return Object.freeze({
+    root,
+    encodings: Object.freeze(Object.keys(ENCODINGS).filter((e) => encodings.includes(e))),
+    brotliQuality: o.brotliQuality,
+    gzipLevel: o.gzipLevel,
+    include: stringList('options.include', o.include),
+    exclude: stringList('options.exclude', o.exclude),
+    skipExtensions: Object.freeze(new Set(skipExtensions)),
+    minRatio: o.minRatio,
+    concurrency,
+    manifest: path.resolve(root, o.manifest ?? MANIFEST_NAME),
+    dotfiles: o.dotfiles,
+    force: o.force,
+    dryRun: o.dryRun,
+    streamThreshold: o.streamThreshold,
+    onProgress: o.onProgress,
+  });
+}
+
+/**
+ * The settings that change what a variant contains. Recorded in the manifest; a change
+ * invalidates every cached variant.
+ * @param {ReturnType<typeof normalizeOptions>} opts
+ */
+export function settingsOf(opts) {
+  return {
+    encodings: [...opts.encodings],
+    brotliQuality: opts.brotliQuality,
+    gzipLevel: opts.gzipLevel,
+    minRatio: opts.minRatio,
+  };
+}

@@ -1,0 +1,151 @@
+import path from 'node:path';
+import picomatch from 'picomatch';
+import { VARIANT_SUFFIX, variantPath as variantPathOf } from './manifest.js';
+
+/**
+ * Pure decisions: which walked files are sources and which are our variants, what to do with
+ * each source, and how to compress it. No disk, no clock.
+ */
+
+const SUFFIX_TO_ENCODING = new Map(Object.entries(VARIANT_SUFFIX).map(([enc, suf]) => [suf, enc]));
+
+const TEXT_EXTENSIONS = new Set([
+  'html', 'htm', 'xhtml', 'css', 'js', 'mjs', 'cjs', 'jsx', 'ts', 'tsx', 'mts', 'cts', 'json', 'jsonld', 'map',
+  'svg', 'xml', 'rss', 'atom', 'txt', 'md', 'csv', 'tsv', 'yaml', 'yml', 'toml', 'webmanifest', 'ics', 'vtt',
+  'srt', 'glsl', 'wgsl', 'vue', 'svelte', 'astro', 'graphql', 'gql', 'sql', 'sh', 'py', 'rb', 'php', 'less',
+  'scss', 'sass', 'styl', 'hbs', 'ejs', 'pug', 'njk', 'liquid', 'ini', 'conf', 'log', 'rtf', 'tex',
+]);
+const FONT_EXTENSIONS = new Set(['ttf', 'otf', 'eot', 'ttc']);
+
+/** Lower-case extension without the dot ('' when none). */
+export function extensionOf(rel) {
+  const ext = path.posix.extname(rel);
+  return ext === '' ? '' : ext.slice(1).toLowerCase();
+}
+
+/** Brotli mode for a file name: 'text', 'font' or 'generic'. */
+export function brotliModeFor(rel) {
+  const ext = extensionOf(rel);
+  if (TEXT_EXTENSIONS.has(ext)) return 'text';
+  if (FONT_EXTENSIONS.has(ext)) return 'font';
+  return 'generic';
+}
+
+/**
+ * Split walked files into sources and variants: `X.br`/`X.gz`/`X.zst` is a variant when `X` is
+ * itself a source. A variant file whose source is gone is an orphan when the previous manifest
+ * recorded it (it is ours: delete it); otherwise it is a source like any other file.
+ * Returns sources (walk order), per source the variants on disk, and the orphans.
+ * @param {import('./walk.js').WalkEntry[]} files
+ * @param {string | null} manifestRel the manifest's path relative to root, if inside it
+ * @param {import('./manifest.js').Manifest | null} [previous]
+ */
+export function classify(files, manifestRel, previous = null) {
+  const ours = new Set();
+  if (previous) {
+    for (const [rel, e] of Object.entries(previous.files)) {
+      for (const enc of Object.keys(e.variants)) ours.add(variantPathOf(rel, enc));
+    }
+  }
+  const orphans = [];
+  const byRel = new Map(files.map((f) => [f.rel, f]));
+  const isSource = new Map();
+  const sourceOf = (rel) => {
+    if (isSource.has(rel)) return isSource.get(rel);
+    let result = true;
+    const ext = path.posix.extname(rel);
+    const enc = SUFFIX_TO_ENCODING.get(ext);
+    if (enc !== undefined) {
+      const stem = rel.slice(0, -ext.length);
+      if (byRel.has(stem) && stem !== manifestRel && sourceOf(stem)) result = false;
+    }
+    isSource.set(rel, result);
+    return result;
+  };
+  const orphan = (rel) => ours.has(rel) && !byRel.has(rel.slice(0, -path.posix.extname(rel).length));
+  const sources = [];
+  /** @type {Map<string, Map<string, number>>} */
+  const variants = new Map();
+  for (const f of files) {
+    if (f.rel === manifestRel) continue;
+    if (orphan(f.rel)) {
+      orphans.push(f.rel);
+      continue;
+    }
+    if (sourceOf(f.rel)) {
+      sources.push(f);
+      continue;
+    }
+    const ext = path.posix.extname(f.rel);
+    const stem = f.rel.slice(0, -ext.length);
+    let m = variants.get(stem);
+    if (!m) variants.set(stem, (m = new Map()));
+    m.set(/** @type {string} */ (SUFFIX_TO_ENCODING.get(ext)), f.size);
+  }
+  return { sources, variants, orphans };
+}
+
+/**
+ * Build the eligibility test from the options: include/exclude globs and skipped extensions.
+ * @param {{ include: readonly string[], exclude: readonly string[], skipExtensions: Set<string>, dotfiles: boolean }} opts
+ * @returns {(rel: string, size: number) => null | 'excluded' | 'compressed-format' | 'empty'}
+ */
+export function eligibility(opts) {
+  const pmOpts = { dot: true, nocase: true };
+  const included = picomatch([...opts.include], pmOpts);
+  const excluded = opts.exclude.length ? picomatch([...opts.exclude], pmOpts) : () => false;
+  return (rel, size) => {
+    if (!included(rel) || excluded(rel)) return 'excluded';
+    if (opts.skipExtensions.has(extensionOf(rel))) return 'compressed-format';
+    if (size === 0) return 'empty';
+    return null;
+  };
+}
+
+/** Same settings object? (The cache key's settings part.) */
+export function sameSettings(a, b) {
+  return !!a && !!b && JSON.stringify(a) === JSON.stringify(b);
+}
+
+/**
+ * Do the variants on disk match exactly the ones a manifest entry records (same encodings and sizes)?
+ * @param {import('./manifest.js').FileEntry} entry
+ * @param {Map<string, number> | undefined} onDisk
+ */
+export function variantsIntact(entry, onDisk) {
+  const recorded = Object.entries(entry.variants);
+  if ((onDisk?.size ?? 0) !== recorded.length) return false;
+  return recorded.every(([enc, v]) => onDisk?.get(enc) === v.size);
+}
+
+/**
+ * Decide what to do with each source.
+ * - `skip`: not eligible (reason), variants on disk are stale and get removed;
+ * - `fresh`: same size and mtime as recorded, same settings, variants intact: nothing to do;
+ * - `verify`: size or mtime differ from the record: hash it; if the hash is the same and the
+ *   variants are intact, only the record is updated;
+ * - `compress`: no usable record.
+ * @param {{ sources: import('./walk.js').WalkEntry[], variants: Map<string, Map<string, number>> }} classified
+ * @param {import('./manifest.js').Manifest | null} previous
+ * @param {{ settings: object, force: boolean, eligible: ReturnType<typeof eligibility> }} ctx
+ */
+export function decide(classified, previous, ctx) {
+  const reuse = !ctx.force && previous !== null && sameSettings(previous.settings, ctx.settings);
+  return classified.sources.map((file) => {
+    const onDisk = classified.variants.get(file.rel);
+    const reason = ctx.eligible(file.rel, file.size);
+    if (reason !== null) return { action: 'skip', file, reason, onDisk };
+    const prev = reuse ? previous.files[file.rel] : undefined;
+    if (prev === undefined || !variantsIntact(prev, onDisk) || (prev.skipped !== undefined && prev.skipped !== 'not-smaller')) {
+      return { action: 'compress', file, onDisk };
+    }
+    if (prev.size === file.size && prev.mtimeMs === file.mtimeMs) return { action: 'fresh', file, prev, onDisk };
+    return { action: 'verify', file, prev, onDisk };
+  });
+}
+
+/** Rough relative CPU cost of compressing `size` bytes with `encoding`, for largest-first ordering. */
+export function estimatedCost(size, encoding) {
+  const perByte = encoding === 'br' ? 1 : encoding === 'zstd' ? 0.3 : 0.08;
+  return 2048 * perByte + size * perByte;
+}

@@ -1,0 +1,176 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import pLimit from 'p-limit';
+import { normalizeOptions, settingsOf } from './options.js';
+import { walk } from './walk.js';
+import { classify, decide, eligibility, brotliModeFor, estimatedCost } from './plan.js';
+import { readManifest, buildManifest, writeManifest, variantPath } from './manifest.js';
+import { compressFile, hashFile } from './compress-file.js';
+import { removeIfPresent } from './write.js';
+import { createReport } from './report.js';
+
+export const VERSION = JSON.parse(fs.readFileSync(new URL('../package.json', import.meta.url), 'utf8')).version;
+const TOOL = `precompressor@${VERSION}`;
+const MAX_ATTEMPTS = 3;
+
+/** Relative POSIX path of `abs` inside `root`, or null when outside. */
+function relInside(root, abs) {
+  const rel = path.relative(root, abs);
+  if (rel === '' || rel.startsWith('..') || path.isAbsolute(rel)) return null;
+  return rel.split(path.sep).join('/');
+}
+
+function failureOf(rel, err) {
+  const e = /** @type {any} */ (err);
+  return { path: rel, code: e.code ?? 'ERR_PRECOMPRESSOR_FILE', message: e.message ?? String(err) };
+}
+
+/**
+ * Compress every eligible file under `dir` to `.br` and `.gz`, remove stale variants and write
+ * the manifest. Per-file failures are collected in the report (never thrown); a bad option or a
+ * missing folder throws a PrecompressorError.
+ * @param {string} dir
+ * @param {object} [options]
+ */
+export async function precompress(dir, options = {}) {
+  const opts = normalizeOptions(dir, options);
+  const report = createReport(opts);
+  const abs = (rel) => path.join(opts.root, ...rel.split('/'));
+  const settings = settingsOf(opts);
+
+  const walked = await walk(opts.root, { dotfiles: opts.dotfiles });
+  for (const rel of walked.outside) report.warn(rel, 'symlink resolves outside the folder (or is dangling): not taken');
+  let previous = null;
+  try {
+    previous = await readManifest(opts.manifest);
+  } catch (err) {
+    report.warn(relInside(opts.root, opts.manifest) ?? opts.manifest, `${/** @type {Error} */ (err).message}; starting afresh`);
+  }
+  const classified = classify(walked.files, relInside(opts.root, opts.manifest), previous);
+  const decisions = decide(classified, previous, { settings, force: opts.force, eligible: eligibility(opts) });
+
+  /** @type {Map<string, import('./manifest.js').FileEntry>} */
+  const entries = new Map();
+  const failed = new Set();
+  const removals = [];
+  const io = pLimit(Math.max(4, opts.concurrency * 2));
+  const cpu = pLimit(opts.concurrency);
+
+  for (const rel of walked.temps) removals.push({ rel, why: 'temp' });
+  for (const rel of classified.orphans) removals.push({ rel, why: 'orphan' });
+
+  // Files we only need to hash: skipped ones (for the record) and changed-stat ones (to verify).
+  const hashJobs = [];
+  const toCompress = [];
+  for (const d of decisions) {
+    const { file } = d;
+    if (d.action === 'fresh') {
+      entries.set(file.rel, d.prev);
+      report.count('unchanged', file);
+    } else if (d.action === 'compress') {
+      toCompress.push(file);
+    } else if (d.action === 'skip') {
+      for (const enc of d.onDisk?.keys() ?? []) removals.push({ rel: variantPath(file.rel, enc), why: 'stale' });
+      const prev = previous?.files[file.rel];
+      const record = (hash) => {
+        entries.set(file.rel, { size: file.size, mtimeMs: file.mtimeMs, hash, variants: {}, skipped: d.reason });
+        report.count(d.reason, file);
+      };
+      if (prev && prev.size === file.size && prev.mtimeMs === file.mtimeMs) record(prev.hash);
+      else hashJobs.push(io(() => hashFile(abs(file.rel), opts.streamThreshold).then((h) => record(h.hash))).catch((err) => fail(file.rel, err)));
+    } else {
+      hashJobs.push(
+        io(async () => {
+          const h = await hashFile(abs(file.rel), opts.streamThreshold);
+          if (h.hash === d.prev.hash) {
+            entries.set(file.rel, { ...d.prev, size: h.size, mtimeMs: h.mtimeMs });
+            report.count('unchanged', file);
+          } else schedule(file);
+        }).catch((err) => fail(file.rel, err)),
+      );
+    }
+  }
+
+  function fail(rel, err) {
+    failed.add(rel);
+    entries.delete(rel);
+    report.fail(failureOf(rel, err));
+  }
+
+  const compressJobs = [];
+  /** Queue the (file × encoding) tasks of one file; results are checked together. */
+  function schedule(file, attempt = 1) {
+    if (opts.dryRun) {
+      report.change(file.rel, 'compress');
+      return;
+    }
+    const results = new Map();
+    const tasks = opts.encodings.map((encoding) =>
+      cpu(async () => {
+        if (failed.has(file.rel)) return;
+        const r = await compressFile({
+          abs: abs(file.rel),
+          target: abs(variantPath(file.rel, encoding)),
+          encoding,
+          mode: brotliModeFor(file.rel),
+          brotliQuality: opts.brotliQuality,
+          gzipLevel: opts.gzipLevel,
+          minRatio: opts.minRatio,
+          streamThreshold: opts.streamThreshold,
+          sizeHint: file.size,
+        });
+        results.set(encoding, r);
+        report.progress(r.size, encoding);
+      }).catch((err) => fail(file.rel, err)),
+    );
+    compressJobs.push(
+      Promise.all(tasks).then(() => {
+        if (failed.has(file.rel)) return;
+        const rs = [...results.values()];
+        const first = rs[0];
+        if (rs.some((r) => r.hash !== first.hash || r.mtimeMs !== first.mtimeMs)) {
+          // The file changed between its encodings: do it again so that all variants match.
+          if (attempt < MAX_ATTEMPTS) return schedule({ ...file, size: first.size }, attempt + 1);
+          return fail(file.rel, new Error('kept changing while it was being compressed'));
+        }
+        /** @type {import('./manifest.js').FileEntry} */
+        const entry = { size: first.size, mtimeMs: first.mtimeMs, hash: first.hash, variants: {} };
+        for (const [enc, r] of results) if (r.outSize !== null) entry.variants[enc] = { size: r.outSize };
+        if (Object.keys(entry.variants).length === 0) entry.skipped = 'not-smaller';
+        entries.set(file.rel, entry);
+        report.compressed(file.rel, entry);
+      }),
+    );
+  }
+
+  // Largest (most expensive) tasks first, so that one big bundle does not finish last.
+  toCompress.sort((a, b) => estimatedCost(b.size, 'br') - estimatedCost(a.size, 'br'));
+  report.plan(toCompress, opts.encodings);
+  for (const file of toCompress) schedule(file);
+
+  await Promise.all(hashJobs);
+  // compressJobs grows while files are verified or retried: drain until it is stable.
+  for (let done = 0; done < compressJobs.length; ) {
+    const batch = compressJobs.slice(done);
+    done = compressJobs.length;
+    await Promise.all(batch);
+  }
+
+  for (const rel of failed) {
+    for (const enc of opts.encodings) removals.push({ rel: variantPath(rel, enc), why: 'failed' });
+  }
+  for (const r of removals) {
+    report.change(r.rel, `remove (${r.why})`);
+    if (!opts.dryRun) await removeIfPresent(abs(r.rel)).catch((err) => report.fail(failureOf(r.rel, err)));
+  }
+
+  const manifest = buildManifest({ tool: TOOL, settings, files: entries });
+  if (!opts.dryRun) {
+    try {
+      await writeManifest(opts.manifest, manifest);
+    } catch (err) {
+      report.fail(failureOf(opts.manifest, err));
+    }
+  }
+  return report.finish(manifest);
+}

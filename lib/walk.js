@@ -1,0 +1,78 @@
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import fg from 'fast-glob';
+import { PrecompressorError } from './errors.js';
+import { TEMP_SUFFIX } from './write.js';
+
+/**
+ * @typedef {{ rel: string, size: number, mtimeMs: number }} WalkEntry
+ * @typedef {{ files: WalkEntry[], temps: string[], outside: string[] }} WalkResult
+ */
+
+/**
+ * Every regular file under `root` (POSIX relative paths), with size and mtime, in one pass.
+ * Symlinks are never followed into folders; a symlink to a file is taken only if its target
+ * resolves inside `root` (else reported in `outside`). Our own temp files are returned apart
+ * so that the caller can sweep them. Nothing is filtered by include/exclude here: the manifest
+ * lists every file.
+ * @param {string} root absolute path
+ * @param {{ dotfiles: boolean, ignore?: string[] }} opts
+ * @returns {Promise<WalkResult>}
+ */
+export async function walk(root, opts) {
+  let st;
+  try {
+    st = await fs.stat(root);
+  } catch (err) {
+    const code = /** @type {any} */ (err).code;
+    const why = code === 'ENOENT' ? 'does not exist' : `cannot be read (${code})`;
+    throw new PrecompressorError('ERR_PRECOMPRESSOR_DIR', `Directory ${root} ${why}`, { path: root, cause: err });
+  }
+  if (!st.isDirectory()) throw new PrecompressorError('ERR_PRECOMPRESSOR_DIR', `${root} is not a directory`, { path: root });
+  const realRoot = await fs.realpath(root);
+
+  const entries = await fg('**/*', {
+    cwd: root,
+    dot: opts.dotfiles,
+    onlyFiles: false,
+    followSymbolicLinks: false,
+    stats: true,
+    ignore: opts.ignore ?? [],
+    suppressErrors: false,
+  }).catch((err) => {
+    throw new PrecompressorError('ERR_PRECOMPRESSOR_DIR', `Cannot walk ${root}: ${err.message}`, { path: root, cause: err });
+  });
+
+  /** @type {WalkEntry[]} */
+  const files = [];
+  const temps = [];
+  const outside = [];
+  for (const e of entries) {
+    const s = /** @type {import('node:fs').Stats} */ (e.stats);
+    if (e.path.endsWith(TEMP_SUFFIX)) {
+      if (s.isFile()) temps.push(e.path);
+      continue;
+    }
+    if (s.isFile()) {
+      files.push({ rel: e.path, size: s.size, mtimeMs: s.mtimeMs });
+    } else if (s.isSymbolicLink()) {
+      const target = await resolveInside(realRoot, path.join(root, e.path));
+      if (target === null) outside.push(e.path);
+      else if (target.isFile()) files.push({ rel: e.path, size: target.size, mtimeMs: target.mtimeMs });
+    }
+  }
+  files.sort((a, b) => (a.rel < b.rel ? -1 : a.rel > b.rel ? 1 : 0));
+  return { files, temps, outside };
+}
+
+/** Stats of a symlink's target if it resolves inside `realRoot`, else null (also for dangling links). */
+async function resolveInside(realRoot, link) {
+  try {
+    const real = await fs.realpath(link);
+    const rel = path.relative(realRoot, real);
+    if (rel === '' || rel.startsWith('..') || path.isAbsolute(rel)) return null;
+    return await fs.stat(real);
+  } catch {
+    return null;
+  }
+}
