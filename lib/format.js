@@ -1,0 +1,65 @@
+/**
+ * Pure text formatting for the CLI: sizes, durations, the progress line and the summary.
+ */
+
+/** 1234567 → "1.23 MB" (SI units, like the sizes browsers and CDNs show). */
+export function formatBytes(n) {
+  if (n < 1000) return `${n} B`;
+  const units = ['kB', 'MB', 'GB', 'TB'];
+  let v = n;
+  let i = -1;
+  do {
+    v /= 1000;
+    i++;
+  } while (v >= 1000 && i < units.length - 1);
+  return `${v >= 100 ? v.toFixed(0) : v >= 10 ? v.toFixed(1) : v.toFixed(2)} ${units[i]}`;
+}
+
+/** 1234 → "1.2 s"; 75000 → "1 min 15 s". */
+export function formatDuration(ms) {
+  if (ms < 1000) return `${Math.round(ms)} ms`;
+  const s = ms / 1000;
+  if (s < 60) return `${s.toFixed(1)} s`;
+  return `${Math.floor(s / 60)} min ${Math.round(s % 60)} s`;
+}
+
+function percent(part, whole) {
+  return whole === 0 ? '0%' : `${((part / whole) * 100).toFixed(1)}%`;
+}
+
+/**
+ * One progress line: bar, files, bytes, ETA (from the estimated CPU work done so far).
+ * @param {{ filesDone: number, filesTotal: number, bytesDone: number, bytesTotal: number,
+ *   workDone: number, workTotal: number, elapsedMs: number }} p
+ * @param {number} [width] bar width in characters
+ */
+export function formatProgress(p, width = 24) {
+  const frac = p.workTotal === 0 ? 1 : Math.min(1, p.workDone / p.workTotal);
+  const filled = Math.round(frac * width);
+  const bar = '█'.repeat(filled) + '░'.repeat(width - filled);
+  const eta = frac > 0.02 && frac < 1 ? ` ETA ${formatDuration((p.elapsedMs / frac) * (1 - frac))}` : '';
+  return `${bar} ${percent(frac, 1)} ${p.filesDone}/${p.filesTotal} files ${formatBytes(p.bytesDone)}/${formatBytes(p.bytesTotal)}${eta}`;
+}
+
+/**
+ * The end-of-run summary (several lines, no trailing newline).
+ * @param {ReturnType<import('./report.js').createReport>['finish'] extends (...a: any) => infer R ? R : never} r
+ */
+export function formatSummary(r) {
+  const f = r.files;
+  const lines = [];
+  const verb = r.dryRun ? 'would compress' : 'compressed';
+  lines.push(`precompressor: ${f.scanned} files in ${r.root} (${formatDuration(r.durationMs)})${r.dryRun ? ' [dry run]' : ''}`);
+  lines.push(
+    `  ${verb} ${r.dryRun ? r.changes.filter((c) => c.action === 'compress').length : f.compressed}, unchanged ${f.unchanged}; ` +
+      `skipped: ${f.compressedFormat} compressed format, ${f.notSmaller} not smaller, ${f.excluded} excluded, ${f.empty} empty` +
+      (f.failed ? `; ${f.failed} failed` : ''),
+  );
+  if (!r.dryRun) {
+    const parts = r.encodings.map((e) => `${e} ${formatBytes(r.bytes[e] ?? 0)} (${percent(r.bytes[e] ?? 0, r.bytes.compressible)})`);
+    lines.push(`  ${formatBytes(r.bytes.compressible)} compressible of ${formatBytes(r.bytes.original)} → ${parts.join(' · ')}`);
+  } else {
+    for (const c of r.changes) lines.push(`  ${c.action}: ${c.path}`);
+  }
+  return lines.join('\n');
+}
