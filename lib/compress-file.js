@@ -1,4 +1,5 @@
 import fs from 'node:fs/promises';
+import { createReadStream, createWriteStream } from 'node:fs';
 import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { PrecompressorError } from './errors.js';
@@ -12,6 +13,14 @@ import { removeIfPresent, writeAtomic, writeAtomicWith } from './write.js';
  *
  * @typedef {{ hash: string, size: number, mtimeMs: number, outSize: number | null }} TaskResult
  */
+
+/**
+ * A read stream over an open descriptor that leaves it open (FileHandle streams keep a reference
+ * that would make FileHandle.close() wait forever with autoClose: false).
+ */
+function readStreamOf(fh) {
+  return createReadStream('', { fd: fh.fd, autoClose: false, start: 0, highWaterMark: 1 << 20 });
+}
 
 function changed(abs) {
   return new PrecompressorError('ERR_PRECOMPRESSOR_FILE', `${abs} changed while it was being read`, { path: abs });
@@ -47,7 +56,7 @@ export async function hashFile(abs, streamThreshold) {
       hasher.update(buf);
       size = buf.length;
     } else {
-      for await (const chunk of fh.createReadStream({ autoClose: false, start: 0, highWaterMark: 1 << 20 })) {
+      for await (const chunk of readStreamOf(fh)) {
         hasher.update(chunk);
         size += chunk.length;
       }
@@ -109,8 +118,7 @@ async function compressStreamed(t) {
     });
     const encoder = createEncoder(t.encoding, zlibOptions(t.encoding, { ...t, size: before.size }));
     const produce = async (/** @type {import('node:fs/promises').FileHandle} */ out) => {
-      const source = fh.createReadStream({ autoClose: false, start: 0, highWaterMark: 1 << 20 });
-      await pipeline(source, tapIn, encoder, countOut, out.createWriteStream({ autoClose: false }));
+      await pipeline(readStreamOf(fh), tapIn, encoder, countOut, createWriteStream('', { fd: out.fd, autoClose: false }));
       const after = await fh.stat();
       if (after.mtimeMs !== before.mtimeMs || after.size !== inSize) throw changed(t.abs);
       return outSize < inSize * t.minRatio;

@@ -13,6 +13,13 @@ export const VERSION = JSON.parse(fs.readFileSync(new URL('../package.json', imp
 const TOOL = `precompressor@${VERSION}`;
 const MAX_ATTEMPTS = 3;
 
+/** Would writing `next` change nothing but the date? Then the manifest is left as it is. */
+function sameContent(previous, next) {
+  if (previous === null) return false;
+  const strip = ({ generatedAt: _g, ...rest }) => JSON.stringify(rest);
+  return strip(previous) === strip(next);
+}
+
 /** Relative POSIX path of `abs` inside `root`, or null when outside. */
 function relInside(root, abs) {
   const rel = path.relative(root, abs);
@@ -135,7 +142,10 @@ export async function precompress(dir, options = {}) {
         }
         /** @type {import('./manifest.js').FileEntry} */
         const entry = { size: first.size, mtimeMs: first.mtimeMs, hash: first.hash, variants: {} };
-        for (const [enc, r] of results) if (r.outSize !== null) entry.variants[enc] = { size: r.outSize };
+        for (const enc of opts.encodings) {
+          const size = results.get(enc).outSize;
+          if (size !== null) entry.variants[enc] = { size };
+        }
         if (Object.keys(entry.variants).length === 0) entry.skipped = 'not-smaller';
         entries.set(file.rel, entry);
         report.compressed(file.rel, entry);
@@ -160,12 +170,13 @@ export async function precompress(dir, options = {}) {
     for (const enc of opts.encodings) removals.push({ rel: variantPath(rel, enc), why: 'failed' });
   }
   for (const r of removals) {
-    report.change(r.rel, `remove (${r.why})`);
-    if (!opts.dryRun) await removeIfPresent(abs(r.rel)).catch((err) => report.fail(failureOf(r.rel, err)));
+    if (r.why !== 'failed') report.change(r.rel, `remove (${r.why})`);
+    // Cleaning up after a failed file is best effort: its failure is already reported.
+    if (!opts.dryRun) await removeIfPresent(abs(r.rel)).catch((err) => r.why !== 'failed' && report.fail(failureOf(r.rel, err)));
   }
 
   const manifest = buildManifest({ tool: TOOL, settings, files: entries });
-  if (!opts.dryRun) {
+  if (!opts.dryRun && !sameContent(previous, manifest)) {
     try {
       await writeManifest(opts.manifest, manifest);
     } catch (err) {

@@ -33,11 +33,13 @@ export async function walk(root, opts) {
 
   const entries = await fg('**/*', {
     cwd: root,
-    dot: opts.dotfiles,
+    // Dot entries are always listed so that our own temp files (".name.pctmp") are found and
+    // swept; dot folders are not entered unless dotfiles are wanted.
+    dot: true,
     onlyFiles: false,
     followSymbolicLinks: false,
     stats: true,
-    ignore: opts.ignore ?? [],
+    ignore: [...(opts.ignore ?? []), ...(opts.dotfiles ? [] : ['**/.*/**'])],
     suppressErrors: false,
   }).catch((err) => {
     throw new PrecompressorError('ERR_PRECOMPRESSOR_DIR', `Cannot walk ${root}: ${err.message}`, { path: root, cause: err });
@@ -53,6 +55,7 @@ export async function walk(root, opts) {
       if (s.isFile()) temps.push(e.path);
       continue;
     }
+    if (!opts.dotfiles && isDotPath(e.path)) continue;
     if (s.isFile()) {
       files.push({ rel: e.path, size: s.size, mtimeMs: s.mtimeMs });
     } else if (s.isSymbolicLink()) {
@@ -63,6 +66,11 @@ export async function walk(root, opts) {
   }
   files.sort((a, b) => (a.rel < b.rel ? -1 : a.rel > b.rel ? 1 : 0));
   return { files, temps, outside };
+}
+
+/** Does any segment of the POSIX path start with a dot? */
+function isDotPath(rel) {
+  return rel.startsWith('.') || rel.includes('/.');
 }
 
 /** Stats of a symlink's target if it resolves inside `realRoot`, else null (also for dangling links). */
