@@ -1,0 +1,199 @@
+// Compression benchmark: precompressor against its lower bound and its peers, on real corpora.
+//
+//   npm run bench -- [--only mixed|small] [--runs N] [--out results.json]
+//
+// For each corpus shape, on fresh copies of the corpus, it measures wall time, ratio to the
+// lower bound, output bytes and peak RSS of every contender in ./contenders.js, prints a
+// Markdown table and checks the targets. The lower bound is max(single-thread CPU work / cores,
+// largest single job), measured in this process with synchronous zlib calls (one file and one
+// encoding at a time: Brotli q11 with a per-file window, gzip 9).
+
+import fs from 'node:fs';
+import fsp from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import zlib from 'node:zlib';
+import { parseArgs } from 'node:util';
+import { fileURLToPath } from 'node:url';
+import { buildCorpus, listFiles } from './corpus.js';
+import { CONTENDERS } from './contenders.js';
+import { APT_HINT, freshCopy, fmt, fmtInt, machineInfo, markdownTable, median, missingTools, variantBytes } from './util.js';
+import { DEFAULT_SKIP_EXTENSIONS } from '../../lib/options.js';
+
+const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+const { values: args } = parseArgs({
+  options: {
+    only: { type: 'string' },
+    runs: { type: 'string', default: '1' },
+    out: { type: 'string' },
+    contenders: { type: 'string' }, // comma-separated names, default all
+  },
+});
+const kinds = args.only ? args.only.split(',') : ['mixed', 'small'];
+const runs = Number(args.runs);
+if (!Number.isInteger(runs) || runs < 1) throw new Error(`Expected --runs to be a positive integer, got ${JSON.stringify(args.runs)}`);
+for (const k of kinds) if (!['mixed', 'small'].includes(k)) throw new Error(`Expected --only to be mixed or small, got ${JSON.stringify(k)}`);
+const contenders = args.contenders ? CONTENDERS.filter((c) => args.contenders.split(',').includes(c.name)) : CONTENDERS;
+
+const cores = os.availableParallelism();
+const skipExtensions = [...DEFAULT_SKIP_EXTENSIONS];
+const skipSet = new Set(skipExtensions);
+const tmp = await fsp.mkdtemp(path.join(os.tmpdir(), 'precompressor-bench-'));
+const env = { cores, repoRoot, skipExtensions, tmp };
+
+const missing = missingTools(['/usr/bin/time', 'brotli', 'gzip']);
+if (missing.length) {
+  console.error(`Missing system tools: ${missing.join(', ')}. Install them with:\n  ${APT_HINT}\n` +
+    'The benchmark goes on; rows that need them report an error and peak RSS is not measured without /usr/bin/time.');
+}
+if (!fs.existsSync(path.join(repoRoot, 'bin/precompressor.js'))) console.error('bin/precompressor.js is missing: its rows will report an error.');
+
+/** Files every contender is asked to compress: not empty, not an already-compressed format. */
+function eligible(files) {
+  return files.filter((f) => f.size > 0 && !skipSet.has(path.posix.extname(f.rel).slice(1).toLowerCase()));
+}
+
+function brotliWindow(size) {
+  let bits = 10;
+  while (bits < 24 && 2 ** bits - 16 < size) bits++;
+  return bits;
+}
+
+/** The lower bound and the file-by-file reference sizes (Brotli q11 / gzip 9). */
+function measureBound(dir, files) {
+  const Z = zlib.constants;
+  const ref = new Map();
+  let work = 0;
+  let largest = { ms: 0, rel: '', encoding: '' };
+  for (const f of files) {
+    const buf = fs.readFileSync(f.abs);
+    const params = { [Z.BROTLI_PARAM_QUALITY]: 11, [Z.BROTLI_PARAM_LGWIN]: brotliWindow(buf.length), [Z.BROTLI_PARAM_SIZE_HINT]: buf.length };
+    let t = performance.now();
+    const br = zlib.brotliCompressSync(buf, { params }).length;
+    const brMs = performance.now() - t;
+    t = performance.now();
+    const gz = zlib.gzipSync(buf, { level: 9 }).length;
+    const gzMs = performance.now() - t;
+    work += brMs + gzMs;
+    if (brMs > largest.ms) largest = { ms: brMs, rel: f.rel, encoding: 'br' };
+    if (gzMs > largest.ms) largest = { ms: gzMs, rel: f.rel, encoding: 'gzip' };
+    ref.set(f.rel, { size: f.size, br, gz });
+  }
+  const boundS = Math.max(work / cores, largest.ms) / 1000;
+  return { boundS, workS: work / 1000, largestJob: { ...largest, s: largest.ms / 1000 }, ref };
+}
+
+/** Bytes a server would send per file with these variants: the variant if there is one, else the original. */
+function effectiveBytes(ref, variants, key) {
+  let ours = 0;
+  let theirs = 0;
+  let worseFiles = 0;
+  for (const [rel, r] of ref) {
+    const mine = variants.get(rel) ?? r.size;
+    const best = Math.min(r[key], r.size);
+    ours += Math.min(mine, r.size);
+    theirs += best;
+    if (mine > best) worseFiles++;
+  }
+  return { ours, reference: theirs, worseFiles };
+}
+
+const results = { machine: machineInfo(), date: new Date().toISOString(), runs, corpora: {}, rows: [], targets: [] };
+console.error(`machine: ${results.machine.nproc} cores (${results.machine.cpu}), Node ${results.machine.node}; runs: ${runs}`);
+
+try {
+  for (const kind of kinds) {
+    const base = path.join(tmp, `base-${kind}`);
+    console.error(`\n[${kind}] building the corpus…`);
+    const corpus = await buildCorpus(kind, base);
+    const files = await listFiles(base);
+    const elig = eligible(files);
+    console.error(`[${kind}] ${corpus.files} files, ${fmt(corpus.bytes / 1e6, 1)} MB; ${elig.length} eligible. Measuring the lower bound (single thread)…`);
+    const bound = measureBound(base, elig);
+    const sum = (key) => [...bound.ref.values()].reduce((n, r) => n + (r[key] < r.size ? r[key] : 0), 0);
+    results.corpora[kind] = {
+      files: corpus.files, bytes: corpus.bytes, eligibleFiles: elig.length, eligibleBytes: elig.reduce((n, f) => n + f.size, 0),
+      boundS: bound.boundS, singleThreadWorkS: bound.workS, largestJob: bound.largestJob, referenceBrBytes: sum('br'), referenceGzBytes: sum('gz'),
+    };
+    console.error(`[${kind}] bound ${fmt(bound.boundS)} s (work ${fmt(bound.workS)} s / ${cores} cores; largest job ${fmt(bound.largestJob.s)} s: ${bound.largestJob.encoding} ${bound.largestJob.rel})`);
+    results.rows.push({ contender: 'lower bound', corpus: kind, wallS: bound.boundS, xBound: 1, brBytes: sum('br'), gzBytes: sum('gz'), rssMB: null,
+      note: 'max(Σ per-file single-thread time of brotli q11 + gzip 9 / cores, largest single job); bytes: file-by-file zlib, variants smaller than the original' });
+
+    for (const c of contenders) {
+      const perLabel = new Map();
+      let error = null;
+      for (let r = 0; r < runs && !error; r++) {
+        const dir = path.join(tmp, `run-${kind}`);
+        await freshCopy(base, dir);
+        try {
+          for (const m of await c.measure(dir, env)) {
+            const list = perLabel.get(m.label ?? '') ?? [];
+            list.push({ ...m, bytes: await variantBytes(m.outDir ?? dir, elig.map((f) => f.rel)) });
+            perLabel.set(m.label ?? '', list);
+          }
+        } catch (e) {
+          error = e.message;
+        }
+        await fsp.rm(dir, { recursive: true, force: true });
+      }
+      if (error) {
+        console.error(`[${kind}] ${c.name}: ERROR ${error}`);
+        results.rows.push({ contender: c.name, corpus: kind, error, note: c.note });
+        continue;
+      }
+      for (const [label, list] of perLabel) {
+        const last = list.at(-1);
+        const row = {
+          contender: label ? `${c.name} ${label}` : c.name, corpus: kind,
+          wallS: median(list.map((m) => m.wallS)), wallsS: list.map((m) => m.wallS),
+          brBytes: last.bytes.brBytes, gzBytes: last.bytes.gzBytes, brFiles: last.bytes.brFiles, gzFiles: last.bytes.gzFiles,
+          rssMB: list.some((m) => m.rssMB === null) ? null : Math.max(...list.map((m) => m.rssMB)),
+          effectiveBr: effectiveBytes(bound.ref, last.bytes.br, 'br'), effectiveGz: effectiveBytes(bound.ref, last.bytes.gz, 'gz'),
+          note: c.note,
+        };
+        row.xBound = row.wallS / bound.boundS;
+        results.rows.push(row);
+        console.error(`[${kind}] ${row.contender}: ${fmt(row.wallS)} s (${fmt(row.xBound)} × bound)`);
+      }
+    }
+    checkTargets(kind);
+  }
+} finally {
+  await fsp.rm(tmp, { recursive: true, force: true });
+}
+
+function checkTargets(kind) {
+  const rows = results.rows.filter((r) => r.corpus === kind);
+  const cold = rows.find((r) => r.contender === 'precompressor cold');
+  const warm = rows.find((r) => r.contender === 'precompressor warm');
+  const add = (name, pass, detail) => results.targets.push({ corpus: kind, target: name, pass, detail });
+  if (!cold || !warm) return add('precompressor ran', false, rows.find((r) => r.contender === 'precompressor')?.error ?? 'not run');
+  const limit = kind === 'mixed' ? 1.05 : 1.3;
+  add(`cold ≤ ${limit} × bound`, cold.xBound <= limit, `${fmt(cold.xBound)} ×`);
+  const peers = rows.filter((r) => !r.contender.startsWith('precompressor') && r.contender !== 'lower bound' && !r.error);
+  const slowest = peers.filter((p) => p.wallS <= cold.wallS).map((p) => `${p.contender} ${fmt(p.wallS)} s`);
+  add('cold faster than every peer that ran', slowest.length === 0, slowest.length ? `not faster than: ${slowest.join(', ')}` : `${peers.length} peers`);
+  add('warm ≤ 2% of cold', warm.wallS <= 0.02 * cold.wallS, `${fmt((100 * warm.wallS) / cold.wallS, 1)} %`);
+  for (const [key, label] of [['effectiveBr', '.br'], ['effectiveGz', '.gz']]) {
+    const e = cold[key];
+    add(`${label} bytes ≤ file-by-file reference`, e.ours <= e.reference,
+      `${fmtInt(e.ours)} vs ${fmtInt(e.reference)} (bytes served per file; ${e.worseFiles} files larger than the reference)`);
+  }
+}
+
+const table = markdownTable(['contender', 'corpus', 'wall s', '× bound', '.br bytes', '.gz bytes', 'peak RSS MB'],
+  results.rows.map((r) => (r.error
+    ? [r.contender, r.corpus, null, null, null, null, `error: ${r.error.slice(0, 160)}`]
+    : [r.contender, r.corpus, fmt(r.wallS), fmt(r.xBound), fmtInt(r.brBytes), fmtInt(r.gzBytes), fmt(r.rssMB, 0)])), 'llrrrrr');
+const targets = markdownTable(['corpus', 'target', 'result', 'detail'],
+  results.targets.map((t) => [t.corpus, t.target, t.pass ? 'pass' : 'FAIL', t.detail]));
+const corpora = markdownTable(['corpus', 'files', 'MB', 'eligible files', 'bound s', 'single-thread work s', 'largest job'],
+  Object.entries(results.corpora).map(([k, c]) => [k, c.files, fmt(c.bytes / 1e6, 1), c.eligibleFiles, fmt(c.boundS), fmt(c.singleThreadWorkS),
+    `${fmt(c.largestJob.s)} s (${c.largestJob.encoding} ${c.largestJob.rel})`]));
+const notes = [...new Map(results.rows.filter((r) => r.note).map((r) => [r.contender.replace(/ (cold|warm)$/, ''), r.note]))]
+  .map(([n, t]) => `- **${n}**: ${t}`).join('\n');
+console.log(`${corpora}\n\n${table}\n\n${targets}\n\n${notes}`);
+if (args.out) {
+  fs.writeFileSync(args.out, JSON.stringify(results, null, 2) + '\n');
+  console.error(`results written to ${args.out}`);
+}

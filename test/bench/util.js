@@ -1,0 +1,127 @@
+// Small helpers shared by the benchmarks: timing a child process with its peak RSS, checking
+// system tools, counting output bytes, printing Markdown tables, describing the machine.
+
+import fs from 'node:fs';
+import fsp from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { spawn, spawnSync } from 'node:child_process';
+
+/** True when `name` is an executable on PATH. */
+export function hasCommand(name) {
+  return spawnSync('sh', ['-c', `command -v ${name}`], { stdio: 'ignore' }).status === 0;
+}
+
+/**
+ * Check system tools; returns the missing ones with the line that installs them.
+ * @param {string[]} names
+ */
+export function missingTools(names) {
+  const missing = names.filter((n) => (n.startsWith('/') ? !fs.existsSync(n) : !hasCommand(n)));
+  return missing;
+}
+
+export const APT_HINT = 'apt-get install -y brotli gzip time hyperfine wrk nginx-light libnginx-mod-http-brotli-static';
+
+/**
+ * Run a command to completion under /usr/bin/time; returns wall seconds (measured here, from
+ * spawn to exit), the peak RSS in MB of the largest single process of the tree (GNU time %M,
+ * i.e. getrusage of the waited-for children), the exit code and the tail of stderr.
+ * @param {string} cmd
+ * @param {string[]} args
+ * @param {{ cwd?: string, env?: NodeJS.ProcessEnv, timeoutMs?: number }} [opts]
+ */
+export async function timed(cmd, args, opts = {}) {
+  const timeFile = path.join(os.tmpdir(), `bench-time-${process.pid}-${Math.random().toString(36).slice(2)}`);
+  const started = process.hrtime.bigint();
+  const child = spawn('/usr/bin/time', ['-f', '%M', '-o', timeFile, cmd, ...args], {
+    cwd: opts.cwd, env: opts.env ?? process.env, stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  let err = '';
+  child.stdout.on('data', (d) => { out = (out + d).slice(-64 * 1024); });
+  child.stderr.on('data', (d) => { err = (err + d).slice(-8 * 1024); });
+  const timer = opts.timeoutMs ? setTimeout(() => child.kill('SIGKILL'), opts.timeoutMs) : null;
+  const code = await new Promise((resolve) => child.on('close', (c, sig) => resolve(c ?? sig)));
+  if (timer) clearTimeout(timer);
+  const wallS = Number(process.hrtime.bigint() - started) / 1e9;
+  let rssMB = null;
+  try {
+    const kb = Number(fs.readFileSync(timeFile, 'utf8').trim().split('\n').at(-1));
+    if (Number.isFinite(kb)) rssMB = kb / 1024;
+  } catch { /* time did not write: the command could not start */ }
+  fs.rmSync(timeFile, { force: true });
+  return { wallS, rssMB, code, stdout: out, stderr: err.replace(/^Command exited with non-zero status \d+\n?/m, '').trim() };
+}
+
+/** A fresh copy of `src` at `dest` (removed first). */
+export async function freshCopy(src, dest) {
+  await fsp.rm(dest, { recursive: true, force: true });
+  await fsp.cp(src, dest, { recursive: true });
+}
+
+/**
+ * Every regular file under `dir` as POSIX relative path → size.
+ * @param {string} dir
+ */
+export async function sizesUnder(dir) {
+  const map = new Map();
+  for (const d of await fsp.readdir(dir, { recursive: true, withFileTypes: true })) {
+    if (!d.isFile()) continue;
+    const abs = path.join(d.parentPath ?? d.path, d.name);
+    map.set(path.relative(dir, abs).split(path.sep).join('/'), (await fsp.stat(abs)).size);
+  }
+  return map;
+}
+
+/**
+ * The `.br` and `.gz` variants found under `dir` for the given sources: per-file sizes and totals.
+ * @param {string} dir
+ * @param {Iterable<string>} sources POSIX paths relative to dir
+ */
+export async function variantBytes(dir, sources) {
+  const sizes = await sizesUnder(dir);
+  const br = new Map();
+  const gz = new Map();
+  for (const rel of sources) {
+    if (sizes.has(`${rel}.br`)) br.set(rel, sizes.get(`${rel}.br`));
+    if (sizes.has(`${rel}.gz`)) gz.set(rel, sizes.get(`${rel}.gz`));
+  }
+  const sum = (m) => [...m.values()].reduce((a, b) => a + b, 0);
+  return { br, gz, brBytes: sum(br), gzBytes: sum(gz), brFiles: br.size, gzFiles: gz.size };
+}
+
+/** Median of a non-empty list of numbers. */
+export function median(xs) {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = Math.floor(s.length / 2);
+  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
+}
+
+/**
+ * A GitHub-flavoured Markdown table.
+ * @param {string[]} headers
+ * @param {(string | number | null)[][]} rows
+ * @param {string} [align] one of 'l'/'r' per column
+ */
+export function markdownTable(headers, rows, align = '') {
+  const cell = (v) => (v === null || v === undefined ? '—' : String(v).replace(/\|/g, '\\|').replace(/\n/g, ' '));
+  const sep = headers.map((_, i) => (align[i] === 'r' ? '---:' : '---'));
+  return [headers, sep, ...rows.map((r) => r.map(cell))].map((r) => `| ${r.join(' | ')} |`).join('\n');
+}
+
+/** Machine description for the results. */
+export function machineInfo() {
+  return {
+    nproc: os.availableParallelism(),
+    cpu: os.cpus()[0]?.model ?? 'unknown',
+    memGB: Math.round(os.totalmem() / 2 ** 30),
+    node: process.version,
+    os: `${os.type()} ${os.release()} ${os.arch()}`,
+  };
+}
+
+/** Format bytes with thousands separators. */
+export const fmtInt = (n) => (n === null || n === undefined ? null : Math.round(n).toLocaleString('en-US'));
+/** Format a number with `d` decimals. */
+export const fmt = (n, d = 2) => (n === null || n === undefined || !Number.isFinite(n) ? null : n.toFixed(d));
