@@ -49,6 +49,8 @@ export function serveStatic(root, options = {}) {
   // ---- staleness: watcher events mark entries stale, then re-check them against the disk ----
   const queue = new Set();
   let draining = false;
+  /** @type {Promise<void>} */
+  let drained = Promise.resolve();
   let reloading = false;
   const dirty = new Set();
 
@@ -57,7 +59,7 @@ export function serveStatic(root, options = {}) {
     queue.add(entry.rel);
     if (!draining && !state.closed) {
       draining = true;
-      setImmediate(drain);
+      drained = new Promise((resolve) => setImmediate(() => drain().then(resolve)));
     }
   }
 
@@ -287,6 +289,11 @@ export function serveStatic(root, options = {}) {
   }
 
   middleware.reload = reload;
+  /** Resolves when pending re-checks (after watcher events) and reloads have finished. */
+  middleware.settled = async () => {
+    await current?.catch(() => {});
+    await drained;
+  };
   /** Stop the watchers (they never keep the process alive, but tests and servers close them). */
   middleware.close = () => {
     state.closed = true;

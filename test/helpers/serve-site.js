@@ -60,6 +60,7 @@ export async function makeSite(files, opts = {}) {
     generatedAt: new Date().toISOString(), files: sorted,
   };
   const manifestPath = opts.manifest === null ? null : path.join(dir, opts.manifest ?? 'precompressor-manifest.json');
+  if (manifestPath) await fs.mkdir(path.dirname(manifestPath), { recursive: true });
   if (manifestPath) await fs.writeFile(manifestPath, JSON.stringify(manifest, null, 1));
   return { dir, manifest, manifestPath };
 }
