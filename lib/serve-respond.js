@@ -15,7 +15,7 @@ const CONTENT_HEADERS = ['content-type', 'content-length', 'content-encoding', '
 
 /** Response already closed by the client: do not start writing (and leak nothing). */
 export function isGone(res) {
-  return res.destroyed || (res.socket != null && res.socket.destroyed);
+  return res.destroyed || Boolean(res.socket?.destroyed);
 }
 
 function closeFd(fd) {
