@@ -1,0 +1,202 @@
+import crypto from 'node:crypto';
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import { optionError } from '../lib/errors.js';
+import { formatBytes, formatDuration } from '../lib/format.js';
+import { readManifest, variantPath } from '../lib/manifest.js';
+import { OPTION_DEFAULTS, normalizeOptions } from '../lib/options.js';
+import { precompress } from '../lib/precompress.js';
+
+/**
+ * Vite plugin: after Vite has written the client build, run the same incremental pass as the CLI
+ * on the resolved outDir (so `public/` files and other plugins' assets are included), and serve
+ * the variants in `vite preview` through serveStatic. Public Vite hooks only.
+ */
+
+/** Plugin-only options with their defaults; every other option is the compressor's. */
+export const VITE_DEFAULTS = Object.freeze({
+  ssr: false, // also compress SSR / server-environment outputs
+  cache: true, // keep the variants of unchanged files across builds although Vite empties outDir
+  preview: true, // serve the variants in `vite preview`; or an object of serveStatic options
+  verbose: false, // log one line per compressed or removed file, not only the summary
+});
+
+/**
+ * Split and validate the plugin's options. Compressor options go through the same
+ * normalizeOptions as the CLI and the API, so a mistake reads the same everywhere.
+ * @param {object} [options]
+ */
+export function splitViteOptions(options = {}) {
+  if (options === null || typeof options !== 'object' || Array.isArray(options)) throw optionError('options', 'an object', options);
+  const api = {};
+  const own = { ...VITE_DEFAULTS };
+  for (const [k, v] of Object.entries(options)) {
+    if (Object.hasOwn(VITE_DEFAULTS, k)) {
+      if (v !== undefined) own[k] = v;
+    } else if (Object.hasOwn(OPTION_DEFAULTS, k)) {
+      api[k] = v;
+    } else {
+      const known = [...Object.keys(OPTION_DEFAULTS), ...Object.keys(VITE_DEFAULTS)].join(', ');
+      throw optionError(`options.${k}`, `one of the known options (${known})`, k);
+    }
+  }
+  for (const k of ['ssr', 'cache', 'verbose']) if (typeof own[k] !== 'boolean') throw optionError(`options.${k}`, 'a boolean', own[k]);
+  const p = own.preview;
+  if (typeof p !== 'boolean' && (p === null || typeof p !== 'object' || Array.isArray(p))) {
+    throw optionError('options.preview', 'a boolean or an object of serveStatic options', p);
+  }
+  normalizeOptions('.', api); // throws now, when the config loads, not halfway through a build
+  return { api, own: Object.freeze(own) };
+}
+
+/** The build's client-or-server side, output folder and logger, from the hook's environment. */
+function target(ctx, config) {
+  const env = ctx.environment;
+  const c = env?.config ?? config;
+  const server = env ? c.consumer === 'server' : !!config.build.ssr;
+  return { server, write: c.build.write !== false, outDir: path.resolve(c.root, c.build.outDir), logger: env?.logger ?? config.logger, cacheDir: c.cacheDir };
+}
+
+/** Move a file, across devices too; false when the source is missing. */
+async function move(from, to) {
+  try {
+    await fs.rename(from, to);
+  } catch (err) {
+    const code = /** @type {any} */ (err).code;
+    if (code === 'ENOENT') {
+      await fs.mkdir(path.dirname(to), { recursive: true });
+      try {
+        await fs.rename(from, to);
+      } catch (e) {
+        if (/** @type {any} */ (e).code === 'ENOENT') return false;
+        throw e;
+      }
+    } else if (code === 'EXDEV') {
+      await fs.cp(from, to, { preserveTimestamps: true });
+      await fs.rm(from, { force: true });
+    } else throw err;
+  }
+  return true;
+}
+
+const rel2abs = (root, rel) => path.join(root, ...rel.split('/'));
+
+/**
+ * Before Vite empties outDir, move the manifest and the variants it lists to `store`, so that
+ * they can come back for the files that Vite writes again with the same content.
+ */
+export async function stashVariants(outDir, manifestFile, store) {
+  const m = await readManifest(manifestFile).catch(() => null);
+  if (!m) return false; // nothing to keep (an older stash, if any, stays)
+  await fs.rm(store, { recursive: true, force: true });
+  for (const [rel, e] of Object.entries(m.files)) {
+    for (const enc of Object.keys(e.variants)) await move(rel2abs(outDir, variantPath(rel, enc)), rel2abs(store, variantPath(rel, enc)));
+  }
+  await move(manifestFile, path.join(store, 'manifest.json'));
+  return true;
+}
+
+/**
+ * After the build is written: put back the stashed variants whose source exists again (the pass
+ * then re-hashes those files and keeps the variants whose content did not change) and the manifest.
+ */
+export async function restoreVariants(outDir, manifestFile, store) {
+  const saved = path.join(store, 'manifest.json');
+  const m = await readManifest(saved).catch(() => null);
+  if (!m) return;
+  const exists = (p) => fs.access(p).then(() => true, () => false);
+  for (const [rel, e] of Object.entries(m.files)) {
+    if (!(await exists(rel2abs(outDir, rel)))) continue;
+    for (const enc of Object.keys(e.variants)) {
+      const to = rel2abs(outDir, variantPath(rel, enc));
+      if (!(await exists(to))) await move(rel2abs(store, variantPath(rel, enc)), to);
+    }
+  }
+  if (!(await exists(manifestFile))) await move(saved, manifestFile);
+  await fs.rm(store, { recursive: true, force: true });
+}
+
+/** The summary line(s) for Vite's logger (pure). */
+export function summaryLines(report, verbose) {
+  const f = report.files;
+  const sizes = report.encodings.map((e) => `${e} ${formatBytes(report.bytes[e] ?? 0)}`).join(', ');
+  const lines = [
+    `precompressor: ${f.compressed} compressed, ${f.unchanged} unchanged, ${f.scanned} files in ${formatDuration(report.durationMs)}; ` +
+      `${formatBytes(report.bytes.compressible)} compressible → ${sizes}`,
+  ];
+  if (verbose) for (const c of report.changes) lines.push(`  ${c.action} ${c.path}`);
+  return lines;
+}
+
+/**
+ * `plugins: [precompressor(options)]` in vite.config.
+ * @param {object} [options] compressor options plus `ssr`, `cache`, `preview`, `verbose`
+ * @returns {import('vite').Plugin}
+ */
+export default function precompressor(options = {}) {
+  const { api, own } = splitViteOptions(options);
+  /** @type {any} */
+  let config;
+  const storeOf = (t) => path.join(t.cacheDir, 'precompressor', crypto.createHash('sha256').update(t.outDir).digest('hex').slice(0, 12));
+  const manifestOf = (t) => normalizeOptions(t.outDir, api).manifest;
+  const active = (t) => t.write && (!t.server || own.ssr);
+
+  return /** @type {import('vite').Plugin} */ ({
+    name: 'precompressor',
+    enforce: 'post',
+    apply: (_c, env) => env.command === 'build' || !!env.isPreview,
+    configResolved(c) {
+      config = c;
+    },
+    async buildStart() {
+      const t = target(this, config);
+      if (own.cache && active(t)) await stashVariants(t.outDir, manifestOf(t), storeOf(t));
+    },
+    closeBundle: {
+      order: 'post',
+      sequential: true,
+      async handler(error) {
+        const t = target(this, config);
+        if (error || !active(t)) return;
+        if (own.cache) await restoreVariants(t.outDir, manifestOf(t), storeOf(t));
+        let report;
+        try {
+          report = await precompress(t.outDir, api);
+        } catch (err) {
+          return this.error(`precompressor: ${/** @type {Error} */ (err).message}`);
+        }
+        for (const w of report.warnings) t.logger.warn(`precompressor: ${w.path}: ${w.message}`);
+        if (!report.ok) {
+          return this.error(['precompressor: some files could not be compressed:', ...report.failures.map((x) => `  ${x.path}: ${x.message}`)].join('\n'));
+        }
+        for (const line of summaryLines(report, own.verbose)) t.logger.info(line);
+      },
+    },
+    async configurePreviewServer(server) {
+      if (own.preview === false) return;
+      const c = server.config;
+      const outDir = path.resolve(c.root, c.environments?.client?.build.outDir ?? c.build.outDir);
+      let serveStatic;
+      try {
+        ({ serveStatic } = await import('../lib/serve.js'));
+      } catch (err) {
+        c.logger.warn(`precompressor: serveStatic is not available (${/** @type {Error} */ (err).message}); vite preview serves uncompressed files`);
+        return;
+      }
+      const extra = own.preview === true ? {} : own.preview;
+      const headers = c.preview?.headers;
+      const setHeaders = headers
+        ? (res, p, stat, enc) => {
+            for (const [k, v] of Object.entries(headers)) if (v !== undefined) res.setHeader(k, v);
+            extra.setHeaders?.(res, p, stat, enc);
+          }
+        : extra.setHeaders;
+      const mw = serveStatic(outDir, { manifest: api.manifest, ...extra, setHeaders });
+      const base = typeof c.base === 'string' && c.base.startsWith('/') ? c.base.replace(/\/+$/, '') : '';
+      if (base) server.middlewares.use(base, mw);
+      else server.middlewares.use(mw);
+    },
+  });
+}
+
+export { precompressor };
