@@ -1,0 +1,237 @@
+// Serving benchmark: requests/s and p99 latency of static servers sending precompressed files.
+//
+//   npm run bench:serve -- [--duration 10] [--connections 32] [--warmup 2] [--only icons|mixed] [--out r.json]
+//
+// Each corpus is compressed once with bin/precompressor.js (so every server sees the same .br/.gz
+// files next to the originals, plus our manifest). Each server runs in its own child process on
+// 127.0.0.1; wrk (one thread) cycles through every URL of the corpus with `Accept-Encoding: br, gzip`.
+// Before the load, one probe request per server checks the status, the encoding served and that
+// the body decodes to the original bytes.
+
+import fs from 'node:fs';
+import fsp from 'node:fs/promises';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import http from 'node:http';
+import zlib from 'node:zlib';
+import { spawn } from 'node:child_process';
+import { parseArgs } from 'node:util';
+import { fileURLToPath } from 'node:url';
+import { buildCorpus, listFiles, npmInstallCached } from './corpus.js';
+import { APT_HINT, fmt, fmtInt, machineInfo, markdownTable, missingTools, timed } from './util.js';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const repoRoot = path.resolve(here, '../..');
+const { values: args } = parseArgs({
+  options: {
+    duration: { type: 'string', default: '10' },
+    connections: { type: 'string', default: '32' },
+    warmup: { type: 'string', default: '2' },
+    only: { type: 'string' },
+    servers: { type: 'string' },
+    out: { type: 'string' },
+  },
+});
+const duration = Number(args.duration);
+const connections = Number(args.connections);
+const warmup = Number(args.warmup);
+for (const [n, v] of [['--duration', duration], ['--connections', connections]]) {
+  if (!Number.isInteger(v) || v < 1) throw new Error(`Expected ${n} to be a positive integer, got ${JSON.stringify(String(v))}`);
+}
+const kinds = args.only ? args.only.split(',') : ['icons', 'mixed'];
+const NGINX_BROTLI = '/usr/lib/nginx/modules/ngx_http_brotli_static_module.so';
+
+/** The servers, in order; `peers` are installed from npm into the bench cache at run time. */
+const SERVERS = [
+  { name: 'sirv', peers: ['sirv@3.0.2'], note: 'sirv 3.0.2, `{ dev: false, brotli: true, gzip: true }` on node:http' },
+  { name: 'precompressor', peers: [], note: 'our `serveStatic(root)` (defaults) on node:http' },
+  { name: 'express-static-gzip', peers: ['express-static-gzip@3.0.2', 'express@5.3.0'], note: 'express-static-gzip 3.0.2 `{ enableBrotli: true, orderPreference: ["br"] }` on express 5.3.0' },
+  { name: 'fastify-static', peers: ['@fastify/static@10.1.11', 'fastify@5.12.8'], note: '@fastify/static 10.1.11 `{ preCompressed: true }` on fastify 5.12.8' },
+  { name: 'express-compression', peers: ['compression@1.8.2', 'express@5.3.0'], note: '`express.static` + `compression()` 1.8.2 (compresses per request, its defaults) on express 5.3.0' },
+  { name: 'nginx', peers: [], note: 'Debian nginx-light, `gzip_static on; brotli_static on;` (libnginx-mod-http-brotli-static), 1 worker, sendfile on' },
+].filter((s) => !args.servers || args.servers.split(',').includes(s.name));
+
+const missing = missingTools(['wrk', 'nginx', NGINX_BROTLI, 'brotli']);
+if (missing.includes('wrk')) {
+  console.error(`wrk is not installed; install it with:\n  ${APT_HINT}`);
+  process.exit(1);
+}
+if (missing.length) console.error(`Missing: ${missing.join(', ')}. Install with:\n  ${APT_HINT}\nRows that need them report an error.`);
+
+const tmp = await fsp.mkdtemp(path.join(os.tmpdir(), 'precompressor-bench-serve-'));
+const luaFile = path.join(tmp, 'cycle.lua');
+fs.writeFileSync(luaFile, `
+local paths = {}
+for line in io.lines(os.getenv("BENCH_URLS")) do paths[#paths + 1] = line end
+local i = 0
+local headers = { ["Accept-Encoding"] = "br, gzip" }
+request = function()
+  i = i % #paths + 1
+  return wrk.format("GET", paths[i], headers)
+end
+done = function(s, latency, requests)
+  io.write(string.format('WRKJSON {"requests":%d,"duration_us":%d,"bytes":%d,"p50_us":%d,"p99_us":%d,"mean_us":%.1f,"max_us":%d,"connect":%d,"read":%d,"write":%d,"status":%d,"timeout":%d}\\n',
+    s.requests, s.duration, s.bytes, latency:percentile(50), latency:percentile(99), latency.mean, latency.max,
+    s.errors.connect, s.errors.read, s.errors.write, s.errors.status, s.errors.timeout))
+end
+`);
+
+const freePort = () => new Promise((resolve, reject) => {
+  const s = net.createServer().listen(0, '127.0.0.1', () => { const { port } = s.address(); s.close(() => resolve(port)); }).on('error', reject);
+});
+
+/** Peak RSS (VmHWM) in MB of a process and its direct children, the largest one. */
+function peakRssMB(pid) {
+  const hwm = (p) => Number(/VmHWM:\s+(\d+)/.exec(fs.readFileSync(`/proc/${p}/status`, 'utf8'))?.[1] ?? 0) / 1024;
+  try {
+    const kids = fs.readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean);
+    return Math.max(hwm(pid), ...kids.map(hwm));
+  } catch { return null; }
+}
+
+/** Start one server as a child; resolves { child, port } once it listens. */
+async function startServer(server, root) {
+  let child;
+  let port;
+  if (server.name === 'nginx') {
+    if (missing.includes('nginx') || missing.includes(NGINX_BROTLI)) throw new Error(`nginx or its brotli_static module is missing (${APT_HINT})`);
+    port = await freePort();
+    const prefix = path.join(tmp, 'nginx');
+    await fsp.mkdir(path.join(prefix, 'logs'), { recursive: true });
+    fs.writeFileSync(path.join(prefix, 'nginx.conf'), `load_module ${NGINX_BROTLI};
+daemon off; worker_processes 1; user root; pid ${prefix}/nginx.pid; error_log ${prefix}/logs/error.log warn;
+events { worker_connections 4096; }
+http {
+  include /etc/nginx/mime.types; default_type application/octet-stream;
+  access_log off; sendfile on; tcp_nopush on; keepalive_requests 1000000; keepalive_timeout 60s;
+  client_body_temp_path ${prefix}/body; proxy_temp_path ${prefix}/proxy; fastcgi_temp_path ${prefix}/fastcgi;
+  uwsgi_temp_path ${prefix}/uwsgi; scgi_temp_path ${prefix}/scgi;
+  server { listen 127.0.0.1:${port}; root ${root}; gzip_static on; brotli_static on; }
+}
+`);
+    child = spawn('nginx', ['-p', prefix, '-e', path.join(prefix, 'logs/error.log'), '-c', path.join(prefix, 'nginx.conf')], { stdio: ['ignore', 'ignore', 'pipe'] });
+  } else {
+    const modules = server.peers.length ? await npmInstallCached(`serve-${server.name}`, server.peers) : '';
+    child = spawn(process.execPath, [path.join(here, 'serve-server.js'), server.name, root, modules, repoRoot], { stdio: ['ignore', 'pipe', 'pipe'] });
+  }
+  let stderr = '';
+  child.stderr.on('data', (d) => { stderr = (stderr + d).slice(-4000); });
+  const exited = new Promise((resolve) => child.once('exit', (code) => resolve(code)));
+  const ready = server.name === 'nginx'
+    ? waitForPort(port).then(() => port)
+    : new Promise((resolve) => {
+      let out = '';
+      child.stdout.on('data', (d) => { out += d; const m = /\{"port":(\d+)\}/.exec(out); if (m) resolve(Number(m[1])); });
+    });
+  const timeout = new Promise((resolve) => setTimeout(() => resolve('timeout'), 30_000).unref());
+  const first = await Promise.race([ready, exited.then((code) => ({ code })), timeout]);
+  if (typeof first !== 'number') {
+    child.kill('SIGKILL');
+    throw new Error(`server did not start (${first === 'timeout' ? 'timeout' : `exit ${first.code}`}): ${stderr.trim().split('\n').slice(-3).join(' ')}`);
+  }
+  return { child, port: first, exited };
+}
+
+async function waitForPort(port) {
+  for (let i = 0; i < 300; i++) {
+    const ok = await new Promise((resolve) => net.connect(port, '127.0.0.1').on('connect', function () { this.destroy(); resolve(true); }).on('error', () => resolve(false)));
+    if (ok) return;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`nothing listens on ${port}`);
+}
+
+/** GET `url` with Accept-Encoding br, gzip; check it decodes to `original`. */
+function probe(port, url, original) {
+  return new Promise((resolve) => {
+    http.get({ host: '127.0.0.1', port, path: url, headers: { 'accept-encoding': 'br, gzip' } }, (res) => {
+      const chunks = [];
+      res.on('data', (c) => chunks.push(c));
+      res.on('end', () => {
+        const enc = res.headers['content-encoding'] ?? 'identity';
+        let body = Buffer.concat(chunks);
+        try {
+          if (enc === 'br') body = zlib.brotliDecompressSync(body);
+          else if (enc === 'gzip') body = zlib.gunzipSync(body);
+        } catch { /* reported as a mismatch */ }
+        resolve({ status: res.statusCode, encoding: enc, vary: res.headers.vary ?? null, ok: res.statusCode === 200 && body.equals(original) });
+      });
+    }).on('error', (e) => resolve({ status: null, encoding: null, ok: false, error: e.message }));
+  });
+}
+
+async function runWrk(port, urlsFile, seconds) {
+  const r = await timed('wrk', ['-t1', `-c${connections}`, `-d${seconds}s`, '--timeout', '10s', '-s', luaFile, `http://127.0.0.1:${port}`],
+    { env: { ...process.env, BENCH_URLS: urlsFile } });
+  const m = /WRKJSON (\{.*\})/.exec(r.stdout);
+  if (!m) throw new Error(`wrk failed (${r.code}): ${r.stderr || r.stdout.slice(-300)}`);
+  return JSON.parse(m[1]);
+}
+
+const results = { machine: machineInfo(), date: new Date().toISOString(), duration, connections, warmup, corpora: {}, rows: [] };
+console.error(`machine: ${results.machine.nproc} cores (${results.machine.cpu}), Node ${results.machine.node}; wrk -t1 -c${connections} -d${duration}s`);
+try {
+  for (const kind of kinds) {
+    const root = path.join(tmp, `site-${kind}`);
+    console.error(`\n[${kind}] building and compressing the corpus…`);
+    const corpus = await buildCorpus(kind, root);
+    const originals = await listFiles(root);
+    const pc = await timed(process.execPath, [path.join(repoRoot, 'bin/precompressor.js'), root, '--quiet']);
+    if (pc.code !== 0) {
+      console.error(`[${kind}] precompressor failed (${pc.stderr.slice(-300)}); making the variants with the brotli/gzip CLIs instead`);
+      await timed('sh', ['-c', `find . -type f -size +0 -print0 | xargs -0 -P${os.availableParallelism()} -n 8 sh -c 'brotli -q 11 -f -- "$@" && gzip -9 -k -f -- "$@"' _`], { cwd: root });
+    }
+    const urls = originals.map((f) => '/' + f.rel.split('/').map(encodeURIComponent).join('/'));
+    const urlsFile = path.join(tmp, `urls-${kind}.txt`);
+    fs.writeFileSync(urlsFile, urls.join('\n') + '\n');
+    const sample = originals.filter((f) => /\.(svg|js|css|json)$/.test(f.rel)).sort((a, b) => b.size - a.size)[0] ?? originals[0];
+    const sampleUrl = '/' + sample.rel.split('/').map(encodeURIComponent).join('/');
+    const sampleBytes = fs.readFileSync(sample.abs);
+    results.corpora[kind] = { files: corpus.files, bytes: corpus.bytes, urls: urls.length, probe: sample.rel };
+
+    for (const server of SERVERS) {
+      const row = { server: server.name, corpus: kind, note: server.note };
+      let started = null;
+      try {
+        started = await startServer(server, root);
+        row.probe = await probe(started.port, sampleUrl, sampleBytes);
+        if (warmup > 0) await runWrk(started.port, urlsFile, warmup);
+        const w = await runWrk(started.port, urlsFile, duration);
+        Object.assign(row, {
+          rps: w.requests / (w.duration_us / 1e6), p50ms: w.p50_us / 1000, p99ms: w.p99_us / 1000,
+          mbps: w.bytes / (w.duration_us / 1e6) / 1e6, errors: w.connect + w.read + w.write + w.timeout, non2xx: w.status,
+          rssMB: peakRssMB(started.child.pid), wrk: w,
+        });
+        console.error(`[${kind}] ${server.name}: ${fmt(row.rps, 0)} req/s, p99 ${fmt(row.p99ms)} ms, probe ${row.probe.encoding} ${row.probe.ok ? 'ok' : 'MISMATCH'}`);
+      } catch (e) {
+        row.error = e.message;
+        console.error(`[${kind}] ${server.name}: ERROR ${e.message}`);
+      } finally {
+        if (started) {
+          started.child.kill(server.name === 'nginx' ? 'SIGQUIT' : 'SIGTERM');
+          await Promise.race([started.exited, new Promise((r) => setTimeout(r, 5000).unref())]);
+          if (started.child.exitCode === null && started.child.signalCode === null) started.child.kill('SIGKILL');
+        }
+      }
+      results.rows.push(row);
+    }
+    const sirv = results.rows.find((r) => r.corpus === kind && r.server === 'sirv' && r.rps);
+    for (const r of results.rows.filter((x) => x.corpus === kind)) r.vsSirv = sirv && r.rps ? r.rps / sirv.rps : null;
+  }
+} finally {
+  await fsp.rm(tmp, { recursive: true, force: true });
+}
+
+const table = markdownTable(['server', 'corpus', 'req/s', 'p99 ms', '× sirv', 'MB/s', 'non-2xx', 'errors', 'encoding served (probe)', 'peak RSS MB'],
+  results.rows.map((r) => (r.error
+    ? [r.server, r.corpus, null, null, null, null, null, null, null, `error: ${r.error.slice(0, 160)}`]
+    : [r.server, r.corpus, fmtInt(r.rps), fmt(r.p99ms), fmt(r.vsSirv), fmt(r.mbps, 1), r.non2xx, r.errors,
+      `${r.probe.encoding}${r.probe.ok ? '' : ' (MISMATCH)'}`, fmt(r.rssMB, 0)])), 'llrrrrrrlr');
+const corpora = Object.entries(results.corpora).map(([k, c]) => `- ${k}: ${c.files} files, ${fmt(c.bytes / 1e6, 1)} MB; probe file \`${c.probe}\``).join('\n');
+const notes = SERVERS.map((s) => `- **${s.name}**: ${s.note}`).join('\n');
+console.log(`${corpora}\n\n${table}\n\n${notes}`);
+if (args.out) {
+  fs.writeFileSync(args.out, JSON.stringify(results, null, 2) + '\n');
+  console.error(`results written to ${args.out}`);
+}
