@@ -9,9 +9,9 @@ import parseRange from 'range-parser';
 
 /** Strong comparison against an If-Match list (`*` matches any existing representation). */
 function ifMatchPasses(header, etag) {
-  if (header.trim() === '*') return true;
+  if (String(header).trim() === '*') return true;
   if (!etag || etag.startsWith('W/')) return false;
-  return header.split(',').some((t) => t.trim() === etag);
+  return String(header).split(',').some((t) => t.trim() === etag);
 }
 
 /**
@@ -54,7 +54,7 @@ export function evaluateRange(req, size, rep) {
   if (header === undefined || !/^ *bytes=/.test(header)) return { kind: 'full' };
   const ifRange = req['if-range'];
   if (ifRange !== undefined) {
-    const v = ifRange.trim();
+    const v = String(ifRange).trim();
     if (v.startsWith('"') || v.startsWith('W/')) {
       if (!rep.etag || rep.etag.startsWith('W/') || v !== rep.etag) return { kind: 'full' };
     } else {

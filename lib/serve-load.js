@@ -65,7 +65,7 @@ export function* checkEntry(rel, src, ctx, memory) {
   const dir = path.dirname(logical);
   let realDir = ctx.realDirs.get(dir);
   if (realDir === undefined) {
-    realDir = yield ['realpath', dir];
+    realDir = /** @type {string | null} */ (yield ['realpath', dir]);
     if (realDir !== null && !isInside(ctx.realRoot, realDir)) realDir = null;
     ctx.realDirs.set(dir, realDir);
   }

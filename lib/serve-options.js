@@ -48,7 +48,7 @@ export function parseDuration(value) {
   if (typeof value !== 'string') return NaN;
   const m = DURATION.exec(value.trim());
   if (!m) return NaN;
-  return Number(m[1]) * UNITS[/** @type {keyof UNITS} */ ((m[2] ?? 'ms').toLowerCase())];
+  return Number(m[1]) * UNITS[/** @type {keyof typeof UNITS} */ ((m[2] ?? 'ms').toLowerCase())];
 }
 
 function bool(o, k) {

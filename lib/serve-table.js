@@ -142,10 +142,14 @@ export function planMemory(files, opts) {
   let used = 0;
   for (const [rel, e] of Object.entries(files)) {
     const wanted = [];
-    const candidates = [...opts.encodings.filter((x) => Object.hasOwn(e.variants, x)).map((x) => [x, e.variants[/** @type {'br'} */ (x)]?.size ?? Infinity]), ['identity', e.size]];
+    /** @type {[string, number][]} */
+    const candidates = opts.encodings
+      .filter((x) => Object.hasOwn(e.variants, x))
+      .map((x) => [x, e.variants[/** @type {'br'} */ (x)]?.size ?? Infinity]);
+    candidates.push(['identity', e.size]);
     for (const [enc, size] of candidates) {
       if (size <= opts.memoryFileLimit && used + size <= opts.memoryBudget) {
-        used += /** @type {number} */ (size);
+        used += size;
         wanted.push(enc);
       }
     }

@@ -238,7 +238,7 @@ export function serveStatic(root, options = {}) {
       if (st === null) return null;
       return { rel, logical, real, dir: st.isDirectory() };
     };
-    const hit = p.rel === '' ? { dir: true } : await tryFile(p.rel);
+    const hit = p.rel === '' ? { rel: '', logical: opts.root, real: lctx.realRoot, dir: true } : await tryFile(p.rel);
     if (hit && !hit.dir && !p.slash) return hit;
     if (hit && hit.dir && !p.slash) return opts.redirect ? { redirect: true } : null;
     if (hit && hit.dir) {
