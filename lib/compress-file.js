@@ -3,13 +3,13 @@ import { createReadStream, createWriteStream } from 'node:fs';
 import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { PrecompressorError } from './errors.js';
-import { contentHash, createEncoder, createHasher, encodeBuffer, zlibOptions } from './encode.js';
-import { removeIfPresent, writeAtomic, writeAtomicWith } from './write.js';
+import { createEncoder, createHasher, zlibOptions } from './encode.js';
+import { removeIfPresent, writeAtomicWith } from './write.js';
 
 /**
- * Thin I/O around the encoders: read one source, hash it, write one variant atomically (or
- * remove it when it would not be small enough). Files at or above `streamThreshold` bytes are
- * streamed, so memory stays bounded whatever their size.
+ * Thin I/O around the encoders: hash a source, compress one variant (in a worker, or streamed
+ * for files at or above `streamThreshold` bytes so memory stays bounded whatever their size),
+ * write it atomically or remove it when it would not be small enough.
  *
  * @typedef {{ hash: string, size: number, mtimeMs: number, outSize: number | null }} TaskResult
  */
@@ -23,25 +23,7 @@ function readStreamOf(fh) {
 }
 
 function changed(abs) {
-  return new PrecompressorError('ERR_PRECOMPRESSOR_FILE', `${abs} changed while it was being read`, { path: abs });
-}
-
-/**
- * Read a whole file through one descriptor and check, with fstat before and after, that it did
- * not change meanwhile.
- * @param {string} abs
- */
-export async function readStable(abs) {
-  const fh = await fs.open(abs, 'r');
-  try {
-    const before = await fh.stat();
-    const buf = await fh.readFile();
-    const after = await fh.stat();
-    if (after.mtimeMs !== before.mtimeMs || after.size !== buf.length) throw changed(abs);
-    return { buf, size: buf.length, mtimeMs: after.mtimeMs, mtime: after.mtime };
-  } finally {
-    await fh.close();
-  }
+  return Object.assign(new PrecompressorError('ERR_PRECOMPRESSOR_FILE', `${abs} changed while it was being read`, { path: abs }), { changed: true });
 }
 
 /** Hash a file (streamed when large). */
@@ -70,30 +52,26 @@ export async function hashFile(abs, streamThreshold) {
 }
 
 /**
- * Compress `abs` with `encoding` into `target`.
- * @param {{ abs: string, target: string, encoding: 'br' | 'gzip', mode: 'text' | 'font' | 'generic',
- *   brotliQuality: number, gzipLevel: number, minRatio: number, streamThreshold: number, sizeHint: number }} t
+ * @typedef {{ abs: string, target: string, encoding: 'br' | 'gzip', mode: 'text' | 'font' | 'generic',
+ *   brotliQuality: number, gzipLevel: number, minRatio: number, streamThreshold: number, sizeHint: number }} CompressTask
+ */
+
+/**
+ * Compress `abs` with `encoding` into `target`: in a worker of `pool` (see lib/worker.js), or
+ * streamed on the main thread when the file is at least `streamThreshold` bytes.
+ * @param {CompressTask} t
+ * @param {{ run(task: CompressTask): Promise<TaskResult> }} pool
  * @returns {Promise<TaskResult>}
  */
-export async function compressFile(t) {
+export async function compressFile(t, pool) {
   for (let attempt = 1; ; attempt++) {
     try {
-      return t.sizeHint >= t.streamThreshold ? await compressStreamed(t) : await compressBuffered(t);
+      return t.sizeHint >= t.streamThreshold ? await compressStreamed(t) : await pool.run(t);
     } catch (err) {
       // A file rewritten while we read it is read again; a file that keeps changing is an error.
-      if (!(err instanceof PrecompressorError) || attempt >= 3) throw err;
+      if (!(/** @type {any} */ (err).changed) || attempt >= 3) throw err;
     }
   }
-}
-
-async function compressBuffered(t) {
-  const src = await readStable(t.abs);
-  const hash = contentHash(src.buf);
-  const out = await encodeBuffer(src.buf, t.encoding, zlibOptions(t.encoding, { ...t, size: src.size }));
-  const keep = out.length < src.size * t.minRatio;
-  if (keep) await writeAtomic(t.target, out, { mtime: src.mtime });
-  else await removeIfPresent(t.target);
-  return { hash, size: src.size, mtimeMs: src.mtimeMs, outSize: keep ? out.length : null };
 }
 
 async function compressStreamed(t) {

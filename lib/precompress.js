@@ -7,6 +7,7 @@ import { classify, decide, eligibility, brotliModeFor, estimatedCost } from './p
 import { readManifest, buildManifest, writeManifest, variantPath } from './manifest.js';
 import { compressFile, hashFile } from './compress-file.js';
 import { removeIfPresent } from './write.js';
+import { createPool } from './pool.js';
 import { createReport } from './report.js';
 
 export const VERSION = JSON.parse(fs.readFileSync(new URL('../package.json', import.meta.url), 'utf8')).version;
@@ -62,126 +63,135 @@ export async function precompress(dir, options = {}) {
   const removals = [];
   const io = pLimit(Math.max(4, opts.concurrency * 2));
   const cpu = pLimit(opts.concurrency);
+  const pool = createPool(opts.concurrency, new URL('./worker.js', import.meta.url));
+  try {
+    return await run();
+  } finally {
+    await pool.close();
+  }
 
-  for (const rel of walked.temps) removals.push({ rel, why: 'temp' });
-  for (const rel of classified.orphans) removals.push({ rel, why: 'orphan' });
+  async function run() {
 
-  // Files we only need to hash: skipped ones (for the record) and changed-stat ones (to verify).
-  const hashJobs = [];
-  const toCompress = [];
-  for (const d of decisions) {
-    const { file } = d;
-    if (d.action === 'fresh') {
-      entries.set(file.rel, d.prev);
-      report.count('unchanged', file);
-    } else if (d.action === 'compress') {
-      toCompress.push(file);
-    } else if (d.action === 'skip') {
-      for (const enc of d.onDisk?.keys() ?? []) removals.push({ rel: variantPath(file.rel, enc), why: 'stale' });
-      const prev = previous?.files[file.rel];
-      const record = (hash) => {
-        entries.set(file.rel, { size: file.size, mtimeMs: file.mtimeMs, hash, variants: {}, skipped: d.reason });
-        report.count(d.reason, file);
-      };
-      if (prev && prev.size === file.size && prev.mtimeMs === file.mtimeMs) record(prev.hash);
-      else hashJobs.push(io(() => hashFile(abs(file.rel), opts.streamThreshold).then((h) => record(h.hash))).catch((err) => fail(file.rel, err)));
-    } else {
-      hashJobs.push(
-        io(async () => {
-          const h = await hashFile(abs(file.rel), opts.streamThreshold);
-          if (h.hash === d.prev.hash) {
-            entries.set(file.rel, { ...d.prev, size: h.size, mtimeMs: h.mtimeMs });
-            report.count('unchanged', file);
-          } else schedule(file);
+    for (const rel of walked.temps) removals.push({ rel, why: 'temp' });
+    for (const rel of classified.orphans) removals.push({ rel, why: 'orphan' });
+
+    // Files we only need to hash: skipped ones (for the record) and changed-stat ones (to verify).
+    const hashJobs = [];
+    const toCompress = [];
+    for (const d of decisions) {
+      const { file } = d;
+      if (d.action === 'fresh') {
+        entries.set(file.rel, d.prev);
+        report.count('unchanged', file);
+      } else if (d.action === 'compress') {
+        toCompress.push(file);
+      } else if (d.action === 'skip') {
+        for (const enc of d.onDisk?.keys() ?? []) removals.push({ rel: variantPath(file.rel, enc), why: 'stale' });
+        const prev = previous?.files[file.rel];
+        const record = (hash) => {
+          entries.set(file.rel, { size: file.size, mtimeMs: file.mtimeMs, hash, variants: {}, skipped: d.reason });
+          report.count(d.reason, file);
+        };
+        if (prev && prev.size === file.size && prev.mtimeMs === file.mtimeMs) record(prev.hash);
+        else hashJobs.push(io(() => hashFile(abs(file.rel), opts.streamThreshold).then((h) => record(h.hash))).catch((err) => fail(file.rel, err)));
+      } else {
+        hashJobs.push(
+          io(async () => {
+            const h = await hashFile(abs(file.rel), opts.streamThreshold);
+            if (h.hash === d.prev.hash) {
+              entries.set(file.rel, { ...d.prev, size: h.size, mtimeMs: h.mtimeMs });
+              report.count('unchanged', file);
+            } else schedule(file);
+          }).catch((err) => fail(file.rel, err)),
+        );
+      }
+    }
+
+    function fail(rel, err) {
+      failed.add(rel);
+      entries.delete(rel);
+      report.fail(failureOf(rel, err));
+    }
+
+    const compressJobs = [];
+    /** Queue the (file × encoding) tasks of one file; results are checked together. */
+    function schedule(file, attempt = 1) {
+      if (opts.dryRun) {
+        report.change(file.rel, 'compress');
+        return;
+      }
+      const results = new Map();
+      const tasks = opts.encodings.map((encoding) =>
+        cpu(async () => {
+          if (failed.has(file.rel)) return;
+          const r = await compressFile({
+            abs: abs(file.rel),
+            target: abs(variantPath(file.rel, encoding)),
+            encoding,
+            mode: brotliModeFor(file.rel),
+            brotliQuality: opts.brotliQuality,
+            gzipLevel: opts.gzipLevel,
+            minRatio: opts.minRatio,
+            streamThreshold: opts.streamThreshold,
+            sizeHint: file.size,
+          }, pool);
+          results.set(encoding, r);
+          report.progress(r.size, encoding);
         }).catch((err) => fail(file.rel, err)),
       );
+      compressJobs.push(
+        Promise.all(tasks).then(() => {
+          if (failed.has(file.rel)) return;
+          const rs = [...results.values()];
+          const first = rs[0];
+          if (rs.some((r) => r.hash !== first.hash || r.mtimeMs !== first.mtimeMs)) {
+            // The file changed between its encodings: do it again so that all variants match.
+            if (attempt < MAX_ATTEMPTS) return schedule({ ...file, size: first.size }, attempt + 1);
+            return fail(file.rel, new Error('kept changing while it was being compressed'));
+          }
+          /** @type {import('./manifest.js').FileEntry} */
+          const entry = { size: first.size, mtimeMs: first.mtimeMs, hash: first.hash, variants: {} };
+          for (const enc of opts.encodings) {
+            const size = results.get(enc).outSize;
+            if (size !== null) entry.variants[enc] = { size };
+          }
+          if (Object.keys(entry.variants).length === 0) entry.skipped = 'not-smaller';
+          entries.set(file.rel, entry);
+          report.compressed(file.rel, entry);
+        }),
+      );
     }
-  }
 
-  function fail(rel, err) {
-    failed.add(rel);
-    entries.delete(rel);
-    report.fail(failureOf(rel, err));
-  }
+    // Largest (most expensive) tasks first, so that one big bundle does not finish last.
+    toCompress.sort((a, b) => estimatedCost(b.size, 'br') - estimatedCost(a.size, 'br'));
+    report.plan(toCompress, opts.encodings);
+    for (const file of toCompress) schedule(file);
 
-  const compressJobs = [];
-  /** Queue the (file × encoding) tasks of one file; results are checked together. */
-  function schedule(file, attempt = 1) {
-    if (opts.dryRun) {
-      report.change(file.rel, 'compress');
-      return;
+    await Promise.all(hashJobs);
+    // compressJobs grows while files are verified or retried: drain until it is stable.
+    for (let done = 0; done < compressJobs.length; ) {
+      const batch = compressJobs.slice(done);
+      done = compressJobs.length;
+      await Promise.all(batch);
     }
-    const results = new Map();
-    const tasks = opts.encodings.map((encoding) =>
-      cpu(async () => {
-        if (failed.has(file.rel)) return;
-        const r = await compressFile({
-          abs: abs(file.rel),
-          target: abs(variantPath(file.rel, encoding)),
-          encoding,
-          mode: brotliModeFor(file.rel),
-          brotliQuality: opts.brotliQuality,
-          gzipLevel: opts.gzipLevel,
-          minRatio: opts.minRatio,
-          streamThreshold: opts.streamThreshold,
-          sizeHint: file.size,
-        });
-        results.set(encoding, r);
-        report.progress(r.size, encoding);
-      }).catch((err) => fail(file.rel, err)),
-    );
-    compressJobs.push(
-      Promise.all(tasks).then(() => {
-        if (failed.has(file.rel)) return;
-        const rs = [...results.values()];
-        const first = rs[0];
-        if (rs.some((r) => r.hash !== first.hash || r.mtimeMs !== first.mtimeMs)) {
-          // The file changed between its encodings: do it again so that all variants match.
-          if (attempt < MAX_ATTEMPTS) return schedule({ ...file, size: first.size }, attempt + 1);
-          return fail(file.rel, new Error('kept changing while it was being compressed'));
-        }
-        /** @type {import('./manifest.js').FileEntry} */
-        const entry = { size: first.size, mtimeMs: first.mtimeMs, hash: first.hash, variants: {} };
-        for (const enc of opts.encodings) {
-          const size = results.get(enc).outSize;
-          if (size !== null) entry.variants[enc] = { size };
-        }
-        if (Object.keys(entry.variants).length === 0) entry.skipped = 'not-smaller';
-        entries.set(file.rel, entry);
-        report.compressed(file.rel, entry);
-      }),
-    );
-  }
 
-  // Largest (most expensive) tasks first, so that one big bundle does not finish last.
-  toCompress.sort((a, b) => estimatedCost(b.size, 'br') - estimatedCost(a.size, 'br'));
-  report.plan(toCompress, opts.encodings);
-  for (const file of toCompress) schedule(file);
-
-  await Promise.all(hashJobs);
-  // compressJobs grows while files are verified or retried: drain until it is stable.
-  for (let done = 0; done < compressJobs.length; ) {
-    const batch = compressJobs.slice(done);
-    done = compressJobs.length;
-    await Promise.all(batch);
-  }
-
-  for (const rel of failed) {
-    for (const enc of opts.encodings) removals.push({ rel: variantPath(rel, enc), why: 'failed' });
-  }
-  for (const r of removals) {
-    if (r.why !== 'failed') report.change(r.rel, `remove (${r.why})`);
-    // Cleaning up after a failed file is best effort: its failure is already reported.
-    if (!opts.dryRun) await removeIfPresent(abs(r.rel)).catch((err) => r.why !== 'failed' && report.fail(failureOf(r.rel, err)));
-  }
-
-  const manifest = buildManifest({ tool: TOOL, settings, files: entries });
-  if (!opts.dryRun && !sameContent(previous, manifest)) {
-    try {
-      await writeManifest(opts.manifest, manifest);
-    } catch (err) {
-      report.fail(failureOf(opts.manifest, err));
+    for (const rel of failed) {
+      for (const enc of opts.encodings) removals.push({ rel: variantPath(rel, enc), why: 'failed' });
     }
+    for (const r of removals) {
+      if (r.why !== 'failed') report.change(r.rel, `remove (${r.why})`);
+      // Cleaning up after a failed file is best effort: its failure is already reported.
+      if (!opts.dryRun) await removeIfPresent(abs(r.rel)).catch((err) => r.why !== 'failed' && report.fail(failureOf(r.rel, err)));
+    }
+
+    const manifest = buildManifest({ tool: TOOL, settings, files: entries });
+    if (!opts.dryRun && !sameContent(previous, manifest)) {
+      try {
+        await writeManifest(opts.manifest, manifest);
+      } catch (err) {
+        report.fail(failureOf(opts.manifest, err));
+      }
+    }
+    return report.finish(manifest);
   }
-  return report.finish(manifest);
 }

@@ -1,4 +1,5 @@
 import fs from 'node:fs/promises';
+import fsSync from 'node:fs';
 import path from 'node:path';
 import crypto from 'node:crypto';
 
@@ -73,4 +74,29 @@ export async function writeAtomicWith(target, produce, opts = {}) {
 /** Remove a file if it exists. */
 export async function removeIfPresent(file) {
   await fs.rm(file, { force: true });
+}
+
+/**
+ * Synchronous twin of writeAtomic(), for worker threads (where blocking is the point).
+ * @param {string} target
+ * @param {Uint8Array} data
+ * @param {{ mtime?: Date }} [opts]
+ */
+export function writeAtomicSync(target, data, opts = {}) {
+  const tmp = tempPathFor(target);
+  let fd;
+  try {
+    fd = fsSync.openSync(tmp, 'wx', 0o644);
+    let off = 0;
+    while (off < data.length) off += fsSync.writeSync(fd, data, off, data.length - off);
+    fsSync.fdatasyncSync(fd);
+    if (opts.mtime) fsSync.futimesSync(fd, opts.mtime, opts.mtime);
+    fsSync.closeSync(fd);
+    fd = undefined;
+    fsSync.renameSync(tmp, target);
+  } catch (err) {
+    if (fd !== undefined) fsSync.closeSync(fd);
+    fsSync.rmSync(tmp, { force: true });
+    throw err;
+  }
 }

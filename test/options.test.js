@@ -16,7 +16,7 @@ describe('normalizeOptions', () => {
     [{ brotliQuality: 12 }, 'Expected options.brotliQuality to be an integer from 0 to 11, got 12 (number)'],
     [{ gzipLevel: 0 }, 'Expected options.gzipLevel to be an integer from 1 to 9, got 0 (number)'],
     [{ minRatio: 0 }, 'Expected options.minRatio to be a number greater than 0 and at most 1, got 0 (number)'],
-    [{ encodings: ['lzma'] }, 'Expected options.encodings to be a list of br, gzip, got ["lzma"] (array)'],
+    [{ encodings: ['lzma'] }, /^Expected options\.encodings to be a list of br, .*gzip.*, got \["lzma"\] \(array\)$/],
     [{ include: [3] }, 'Expected options.include to be a string or an array of non-empty strings, got [3] (array)'],
     [{ dotfiles: 'yes' }, 'Expected options.dotfiles to be a boolean, got "yes" (string)'],
   ])('%j is rejected with a clear message', (opts, message) => {

@@ -1,0 +1,48 @@
+import fs from 'node:fs';
+import { parentPort } from 'node:worker_threads';
+import { contentHash, encodeBufferSync, zlibOptions } from './encode.js';
+import { writeAtomicSync } from './write.js';
+
+/**
+ * Worker thread: compress one file with one encoding per message, synchronously (read, hash,
+ * encode, write the variant atomically or remove it). Sync zlib in a worker avoids the
+ * main-thread round trip per output chunk that async zlib makes, and is not capped by libuv's
+ * shared 4-thread pool.
+ */
+
+/** Read a whole file through one descriptor, checking with fstat that it did not change meanwhile. */
+function readStableSync(abs) {
+  const fd = fs.openSync(abs, 'r');
+  try {
+    const before = fs.fstatSync(fd);
+    const buf = fs.readFileSync(fd);
+    const after = fs.fstatSync(fd);
+    if (after.mtimeMs !== before.mtimeMs || after.size !== buf.length) {
+      throw Object.assign(new Error(`${abs} changed while it was being read`), { code: 'ERR_PRECOMPRESSOR_FILE', changed: true });
+    }
+    return { buf, mtimeMs: after.mtimeMs, mtime: after.mtime };
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
+/** @param {import('./compress-file.js').CompressTask} t */
+export function compressBufferedSync(t) {
+  const src = readStableSync(t.abs);
+  const size = src.buf.length;
+  const hash = contentHash(src.buf);
+  const out = encodeBufferSync(src.buf, t.encoding, zlibOptions(t.encoding, { ...t, size }));
+  const keep = out.length < size * t.minRatio;
+  if (keep) writeAtomicSync(t.target, out, { mtime: src.mtime });
+  else fs.rmSync(t.target, { force: true });
+  return { hash, size, mtimeMs: src.mtimeMs, outSize: keep ? out.length : null };
+}
+
+parentPort?.on('message', ({ id, task }) => {
+  try {
+    parentPort?.postMessage({ id, result: compressBufferedSync(task) });
+  } catch (err) {
+    const e = /** @type {any} */ (err);
+    parentPort?.postMessage({ id, error: { message: e.message, code: e.code, changed: !!e.changed } });
+  }
+});
