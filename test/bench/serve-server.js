@@ -9,7 +9,7 @@ import { createRequire } from 'node:module';
 import { pathToFileURL } from 'node:url';
 
 const [kind, root, modules, repoRoot] = process.argv.slice(2);
-const peer = createRequire(path.join(modules || '.', 'bench-entry.js'));
+const peer = createRequire(path.join(path.resolve(modules || '.'), 'bench-entry.js'));
 const notFound = (res) => { res.statusCode = 404; res.end('Not found'); };
 
 /** kind → async () => a node:http server, or { port } when the framework listens itself */

@@ -128,7 +128,7 @@ http {
   const first = await Promise.race([ready, exited.then((code) => ({ code })), timeout]);
   if (typeof first !== 'number') {
     child.kill('SIGKILL');
-    throw new Error(`server did not start (${first === 'timeout' ? 'timeout' : `exit ${first.code}`}): ${stderr.trim().split('\n').slice(-3).join(' ')}`);
+    throw new Error(`server did not start (${first === 'timeout' ? 'timeout' : `exit ${first.code}`}): ${(stderr.match(/^\w*Error.*$/m)?.[0] ?? stderr.trim().split('\n').slice(-3).join(' '))}`);
   }
   return { child, port: first, exited };
 }
