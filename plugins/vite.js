@@ -191,7 +191,14 @@ export default function precompressor(options = {}) {
             extra.setHeaders?.(res, p, stat, enc);
           }
         : extra.setHeaders;
-      const mw = serveStatic(outDir, { manifest: api.manifest, ...extra, setHeaders });
+      let mw;
+      try {
+        mw = serveStatic(outDir, { manifest: api.manifest, ...extra, setHeaders });
+      } catch (err) {
+        // Typically no manifest yet: the build ran without this plugin, or not at all.
+        c.logger.warn(`precompressor: ${/** @type {Error} */ (err).message}; vite preview serves uncompressed files`);
+        return;
+      }
       const base = typeof c.base === 'string' && c.base.startsWith('/') ? c.base.replace(/\/+$/, '') : '';
       if (base) server.middlewares.use(base, mw);
       else server.middlewares.use(mw);
