@@ -31,7 +31,6 @@ export interface PrecompressorCompressOptions {
   streamThreshold?: number;
   /** Progress callback. Default none. */
   onProgress?: ((progress: { filesDone: number; filesTotal: number; bytesDone: number; bytesTotal: number; workDone: number; workTotal: number; elapsedMs: number }) => void) | null;
-  [option: string]: unknown;
 }
 
 /** serveStatic options accepted by `preview` (see the serveStatic section of the README). */
