@@ -1,0 +1,198 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { EventEmitter } from 'node:events';
+
+export type Encoding = 'br' | 'gzip' | 'zstd';
+
+/** Options of `precompress(dir, options)`; the CLI flags map to them one to one. */
+export interface PrecompressOptions {
+  /** Encodings to write. Default `['br', 'gzip']`; add `'zstd'` for `.zst`. */
+  encodings?: Encoding[];
+  /** Brotli quality 0-11. Default 11. */
+  brotliQuality?: number;
+  /** gzip level 1-9. Default 9. */
+  gzipLevel?: number;
+  /** zstd level 1-19 (window capped at 8 MB for HTTP). Default 19. */
+  zstdLevel?: number;
+  /** Produce the gzip variants with zopfli (smaller, much slower). Default false. */
+  zopfli?: boolean;
+  /** Globs (relative to dir) of files to compress. Default `['**\/*']`. */
+  include?: string | string[];
+  /** Globs of files not to compress (still listed in the manifest). Default `[]`. */
+  exclude?: string | string[];
+  /** Extensions of already-compressed formats to skip; replaces the built-in list. */
+  skipExtensions?: string | string[];
+  /** Keep a variant only if compressed < original × minRatio (0 < minRatio ≤ 1). Default 1. */
+  minRatio?: number;
+  /** Compressions at once. Default `os.availableParallelism()`. */
+  concurrency?: number;
+  /** Manifest path (relative paths resolve against dir). Default `<dir>/precompressor-manifest.json`. */
+  manifest?: string;
+  /** Also take dot files and folders. Default false. */
+  dotfiles?: boolean;
+  /** Ignore the cache and compress everything again. Default false. */
+  force?: boolean;
+  /** Report what would change; write nothing. Default false. */
+  dryRun?: boolean;
+  /** Files at or above this size (bytes) are streamed instead of read whole. Default 64 MiB. */
+  streamThreshold?: number;
+  /** Called at most every 100 ms while compressing. */
+  onProgress?: ((progress: Progress) => void) | null;
+}
+
+export interface Progress {
+  filesDone: number;
+  filesTotal: number;
+  bytesDone: number;
+  bytesTotal: number;
+  /** Estimated CPU work done and total (arbitrary units), for an ETA. */
+  workDone: number;
+  workTotal: number;
+  elapsedMs: number;
+}
+
+export interface Failure {
+  /** POSIX path relative to dir (or an absolute path for the manifest). */
+  path: string;
+  code: string;
+  message: string;
+}
+
+export interface Report {
+  /** False when any file failed. */
+  ok: boolean;
+  root: string;
+  manifest: string;
+  dryRun: boolean;
+  encodings: Encoding[];
+  durationMs: number;
+  files: {
+    scanned: number;
+    compressed: number;
+    unchanged: number;
+    notSmaller: number;
+    excluded: number;
+    compressedFormat: number;
+    empty: number;
+    failed: number;
+  };
+  /** Bytes of all listed files, of those that have variants, and of the variants per encoding. */
+  bytes: { original: number; compressible: number; br?: number; gzip?: number; zstd?: number };
+  failures: Failure[];
+  warnings: { path: string; message: string }[];
+  /** What was (or, with dryRun, would be) done: `compress`, `remove (stale|orphan|temp)`. */
+  changes: { path: string; action: string }[];
+}
+
+export interface ManifestFileEntry {
+  size: number;
+  mtimeMs: number;
+  /** `sha256-<base64url>` of the original. */
+  hash: string;
+  /** The variants that exist next to the file, keyed by encoding. */
+  variants: Partial<Record<Encoding, { size: number }>>;
+  skipped?: 'excluded' | 'compressed-format' | 'not-smaller' | 'empty';
+}
+
+export interface Manifest {
+  schema: 1;
+  tool: string;
+  settings: Record<string, unknown> & { encodings: Encoding[] };
+  generatedAt: string;
+  files: Record<string, ManifestFileEntry>;
+}
+
+/**
+ * Compress every eligible file under `dir`, remove stale variants, write the manifest.
+ * Rejects with a PrecompressorError for bad options or a missing folder; per-file failures are in
+ * `report.failures`.
+ */
+export function precompress(dir: string, options?: PrecompressOptions): Promise<Report>;
+
+/** Options of `serveStatic(root, options)`: those of express.static plus a few. */
+export interface ServeOptions {
+  /** Manifest path, or false to serve stat-based without one. Default `<root>/precompressor-manifest.json`. */
+  manifest?: string | false;
+  /** Also serve files the manifest does not list (stat per request, identity only). Default false. */
+  unlisted?: boolean;
+  /** Server preference among equally acceptable encodings. Default `['br', 'zstd', 'gzip']`. */
+  encodings?: Encoding[];
+  /** Index file(s) of a folder, or false. Default `'index.html'`. */
+  index?: string | string[] | false;
+  /** Dotfile policy. Default `'ignore'`. */
+  dotfiles?: 'ignore' | 'deny' | 'allow';
+  /** Strong ETag from the content hash, per encoding. Default true. */
+  etag?: boolean;
+  /** Default true. */
+  lastModified?: boolean;
+  /** Send Cache-Control. Default true. */
+  cacheControl?: boolean;
+  /** max-age in milliseconds or a string like `'1d'`. Default 0. */
+  maxAge?: number | string;
+  /** Add `immutable` to Cache-Control. Default false. */
+  immutable?: boolean;
+  /** Honour Range requests (on the selected representation). Default true. */
+  acceptRanges?: boolean;
+  /** Set custom headers before a response is sent. */
+  setHeaders?: ((res: ServerResponse, path: string, stat: { size: number; mtime: Date; mtimeMs: number }, encoding: string) => void) | null;
+  /** A miss calls next() (true) or answers 404/405 itself (false). Default true. */
+  fallthrough?: boolean;
+  /** Redirect a folder path to its trailing-slash form. Default true. */
+  redirect?: boolean;
+  /** Extensions to try for extension-less paths, e.g. `['html']`. Default false. */
+  extensions?: string[] | false;
+  /** SPA fallback: true for `index.html`, or a file to send for unknown paths that accept HTML. Default false. */
+  spa?: boolean | string;
+  /** Bytes of small files (and their variants) kept in memory. Default 16 MiB. */
+  memoryBudget?: number;
+  /** Files larger than this are always streamed from disk. Default 64 KiB. */
+  memoryFileLimit?: number;
+  /** Watch the served files and the manifest, reloading when they change. Default true. */
+  watch?: boolean;
+}
+
+export type NextFunction = (err?: unknown) => void;
+
+export interface ServeStaticMiddleware {
+  (req: IncomingMessage, res: ServerResponse, next?: NextFunction): void;
+  /** Re-read the manifest and re-check the files. */
+  reload(): Promise<void>;
+  /** Resolves when background re-checks and reloads have finished. */
+  settled(): Promise<void>;
+  /** Stop the watchers. */
+  close(): void;
+  /** Number of paths served from the manifest. */
+  size(): number;
+}
+
+/** The manifest-driven replacement for express.static. Throws a PrecompressorError when the manifest is missing or invalid. */
+export function serveStatic(root: string, options?: ServeOptions): ServeStaticMiddleware;
+
+export interface WatchOptions extends PrecompressOptions {
+  /** Quiet time (ms) after the last event before a batch runs. Default 100. */
+  debounce?: number;
+  /** A file's size must stay unchanged this long (ms) before its event counts; false turns it off. Default 100. */
+  awaitWriteFinish?: number | false;
+  /** Poll instead of native events. Default false. */
+  usePolling?: boolean;
+}
+
+export interface Watcher extends EventEmitter {
+  readonly root: string;
+  readonly manifest: string;
+  /** Resolves with the first pass's report once watching; rejects if the folder is missing. */
+  readonly ready: Promise<Report>;
+  /** Stop watching after the batch in flight; the manifest then matches the files on disk. */
+  close(): Promise<void>;
+  on(event: 'batch', listener: (report: Report) => void): this;
+  on(event: 'error', listener: (err: Error) => void): this;
+  on(event: string, listener: (...args: any[]) => void): this;
+}
+
+/** Compress `dir`, then recompress what changes until closed. */
+export function watch(dir: string, options?: WatchOptions): Watcher;
+
+export class PrecompressorError extends Error {
+  /** Stable: ERR_PRECOMPRESSOR_OPTION, _DIR, _FILE, _MANIFEST, _ENCODING. */
+  code: string;
+  path?: string;
+}

@@ -1,0 +1,34 @@
+// Compiled by `npm run typecheck` (tsc --noEmit): the shipped declarations must describe
+// real usage of every public export.
+import http from 'node:http';
+import { precompress, serveStatic, watch, PrecompressorError, type Report, type Manifest } from 'precompressor';
+import vitePlugin from 'precompressor/vite';
+
+async function main(): Promise<void> {
+  const report: Report = await precompress('dist', { encodings: ['br', 'gzip'], exclude: ['**/*.map'], concurrency: 2, onProgress: (p) => void p.filesDone });
+  const failed: string[] = report.failures.map((f) => `${f.path}: ${f.message}`);
+  const br: number | undefined = report.bytes.br;
+  void failed;
+  void br;
+
+  const mw = serveStatic('dist', { maxAge: '1d', immutable: true, fallthrough: false, spa: true });
+  http.createServer((req, res) => mw(req, res, () => { res.statusCode = 404; res.end(); })).listen(0);
+  await mw.reload();
+  mw.close();
+
+  const w = watch('dist', { debounce: 50, exclude: '**/*.map' });
+  const first: Report = await w.ready;
+  w.on('batch', (r) => console.log(r.changes.length));
+  await w.close();
+  void first;
+
+  try {
+    await precompress('missing');
+  } catch (err) {
+    if (err instanceof PrecompressorError) console.log(err.code);
+  }
+  const m: Manifest | null = null;
+  void m;
+  void vitePlugin({ exclude: ['**/*.map'] });
+}
+void main;
