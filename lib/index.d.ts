@@ -176,14 +176,21 @@ export interface WatchOptions extends PrecompressOptions {
   usePolling?: boolean;
 }
 
+/** The report of one watch batch: an incremental pass, plus the events that started it. */
+export interface WatchBatch extends Report {
+  events: { event: 'add' | 'change' | 'unlink' | 'unlinkDir'; path: string }[];
+  /** True for the first pass, run when the watcher starts. */
+  initial: boolean;
+}
+
 export interface Watcher extends EventEmitter {
   readonly root: string;
   readonly manifest: string;
   /** Resolves with the first pass's report once watching; rejects if the folder is missing. */
-  readonly ready: Promise<Report>;
+  readonly ready: Promise<WatchBatch>;
   /** Stop watching after the batch in flight; the manifest then matches the files on disk. */
   close(): Promise<void>;
-  on(event: 'batch', listener: (report: Report) => void): this;
+  on(event: 'batch', listener: (batch: WatchBatch) => void): this;
   on(event: 'error', listener: (err: Error) => void): this;
   on(event: string, listener: (...args: any[]) => void): this;
 }

@@ -18,7 +18,7 @@ async function main(): Promise<void> {
 
   const w = watch('dist', { debounce: 50, exclude: '**/*.map' });
   const first: Report = await w.ready;
-  w.on('batch', (r) => console.log(r.changes.length));
+  w.on('batch', (b) => console.log(b.initial, b.events.length, b.changes.length));
   await w.close();
   void first;
 
