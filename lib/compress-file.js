@@ -3,7 +3,7 @@ import { createReadStream, createWriteStream } from 'node:fs';
 import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { PrecompressorError } from './errors.js';
-import { createEncoder, createHasher, zlibOptions } from './encode.js';
+import { canStream, createEncoder, createHasher, zlibOptions } from './encode.js';
 import { removeIfPresent, writeAtomicWith } from './write.js';
 
 /**
@@ -52,8 +52,9 @@ export async function hashFile(abs, streamThreshold) {
 }
 
 /**
- * @typedef {{ abs: string, target: string, encoding: 'br' | 'gzip', mode: 'text' | 'font' | 'generic',
- *   brotliQuality: number, gzipLevel: number, minRatio: number, streamThreshold: number, sizeHint: number }} CompressTask
+ * @typedef {{ abs: string, target: string, encoding: 'br' | 'gzip' | 'zstd', mode: 'text' | 'font' | 'generic',
+ *   brotliQuality: number, gzipLevel: number, zstdLevel?: number, zopfli?: boolean, minRatio: number,
+ *   streamThreshold: number, sizeHint: number }} CompressTask
  */
 
 /**
@@ -66,7 +67,8 @@ export async function hashFile(abs, streamThreshold) {
 export async function compressFile(t, pool) {
   for (let attempt = 1; ; attempt++) {
     try {
-      return t.sizeHint >= t.streamThreshold ? await compressStreamed(t) : await pool.run(t);
+      // zopfli and WebAssembly zstd cannot stream: they always hold the whole file.
+      return t.sizeHint >= t.streamThreshold && canStream(t.encoding, t) ? await compressStreamed(t) : await pool.run(t);
     } catch (err) {
       // A file rewritten while we read it is read again; a file that keeps changing is an error.
       if (!(/** @type {any} */ (err).changed) || attempt >= 3) throw err;

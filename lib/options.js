@@ -1,10 +1,12 @@
 import os from 'node:os';
 import path from 'node:path';
 import { optionError } from './errors.js';
+import { ZSTD_MAX_LEVEL } from './zstd.js';
 
 /** Encodings we can write, in server-preference order, with their file suffix. */
 export const ENCODINGS = Object.freeze({
   br: '.br',
+  zstd: '.zst',
   gzip: '.gz',
 });
 
@@ -36,6 +38,8 @@ export const OPTION_DEFAULTS = Object.freeze({
   encodings: Object.freeze(['br', 'gzip']),
   brotliQuality: 11,
   gzipLevel: 9,
+  zstdLevel: 19,
+  zopfli: false,
   include: Object.freeze(['**/*']),
   exclude: Object.freeze([]),
   skipExtensions: DEFAULT_SKIP_EXTENSIONS,
@@ -91,6 +95,10 @@ export function normalizeOptions(dir, options = {}) {
   if (!isInt(o.gzipLevel) || o.gzipLevel < 1 || o.gzipLevel > 9) {
     throw optionError('options.gzipLevel', 'an integer from 1 to 9', o.gzipLevel);
   }
+  // Levels 20-22 exist to use windows above 8 MB, which HTTP forbids (RFC 9659).
+  if (!isInt(o.zstdLevel) || o.zstdLevel < 1 || o.zstdLevel > ZSTD_MAX_LEVEL) {
+    throw optionError('options.zstdLevel', `an integer from 1 to ${ZSTD_MAX_LEVEL}`, o.zstdLevel);
+  }
   if (typeof o.minRatio !== 'number' || !(o.minRatio > 0 && o.minRatio <= 1)) {
     throw optionError('options.minRatio', 'a number greater than 0 and at most 1', o.minRatio);
   }
@@ -98,7 +106,7 @@ export function normalizeOptions(dir, options = {}) {
   if (!isInt(concurrency) || concurrency < 1) {
     throw optionError('options.concurrency', 'a positive integer', o.concurrency);
   }
-  for (const k of ['dotfiles', 'force', 'dryRun']) {
+  for (const k of ['zopfli', 'dotfiles', 'force', 'dryRun']) {
     if (typeof o[k] !== 'boolean') throw optionError(`options.${k}`, 'a boolean', o[k]);
   }
   if (!isInt(o.streamThreshold) || o.streamThreshold < 1) {
@@ -119,6 +127,8 @@ export function normalizeOptions(dir, options = {}) {
     encodings: Object.freeze(Object.keys(ENCODINGS).filter((e) => encodings.includes(e))),
     brotliQuality: o.brotliQuality,
     gzipLevel: o.gzipLevel,
+    zstdLevel: o.zstdLevel,
+    zopfli: o.zopfli,
     include: stringList('options.include', o.include),
     exclude: stringList('options.exclude', o.exclude),
     skipExtensions: Object.freeze(new Set(skipExtensions)),
@@ -143,6 +153,8 @@ export function settingsOf(opts) {
     encodings: [...opts.encodings],
     brotliQuality: opts.brotliQuality,
     gzipLevel: opts.gzipLevel,
+    zstdLevel: opts.zstdLevel,
+    zopfli: opts.zopfli,
     minRatio: opts.minRatio,
   };
 }

@@ -144,8 +144,15 @@ export function decide(classified, previous, ctx) {
   });
 }
 
-/** Rough relative CPU cost of compressing `size` bytes with `encoding`, for largest-first ordering. */
-export function estimatedCost(size, encoding) {
-  const perByte = encoding === 'br' ? 1 : encoding === 'zstd' ? 0.3 : 0.08;
+/**
+ * Rough relative CPU cost of compressing `size` bytes with `encoding`, for largest-first ordering
+ * and progress. Measured on 1 MB of JavaScript: Brotli 11 about 2 s, zopfli (15 iterations)
+ * about 5 s, zstd 19 about 0.4-0.6 s, gzip 9 about 0.06 s.
+ * @param {number} size
+ * @param {string} encoding
+ * @param {{ zopfli?: boolean }} [opts]
+ */
+export function estimatedCost(size, encoding, opts = {}) {
+  const perByte = encoding === 'br' ? 1 : encoding === 'zstd' ? 0.3 : opts.zopfli ? 2.5 : 0.08;
   return 2048 * perByte + size * perByte;
 }

@@ -7,6 +7,7 @@ import { classify, decide, eligibility, brotliModeFor, estimatedCost } from './p
 import { readManifest, buildManifest, writeManifest, variantPath } from './manifest.js';
 import { compressFile, hashFile } from './compress-file.js';
 import { removeIfPresent } from './write.js';
+import { checkEncoders } from './encode.js';
 import { createPool } from './pool.js';
 import { createReport } from './report.js';
 
@@ -45,6 +46,7 @@ export async function precompress(dir, options = {}) {
   const report = createReport(opts);
   const abs = (rel) => path.join(opts.root, ...rel.split('/'));
   const settings = settingsOf(opts);
+  checkEncoders(opts);
 
   const walked = await walk(opts.root, { dotfiles: opts.dotfiles });
   for (const rel of walked.outside) report.warn(rel, 'symlink resolves outside the folder (or is dangling): not taken');
@@ -131,6 +133,8 @@ export async function precompress(dir, options = {}) {
             mode: brotliModeFor(file.rel),
             brotliQuality: opts.brotliQuality,
             gzipLevel: opts.gzipLevel,
+            zstdLevel: opts.zstdLevel,
+            zopfli: opts.zopfli,
             minRatio: opts.minRatio,
             streamThreshold: opts.streamThreshold,
             sizeHint: file.size,

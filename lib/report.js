@@ -40,12 +40,12 @@ export function createReport(opts) {
       progress.filesTotal += files.length;
       for (const f of files) {
         progress.bytesTotal += f.size;
-        for (const e of encodings) progress.workTotal += estimatedCost(f.size, e);
+        for (const e of encodings) progress.workTotal += estimatedCost(f.size, e, opts);
       }
       emit(true);
     },
     progress(size, encoding) {
-      progress.workDone += estimatedCost(size, encoding);
+      progress.workDone += estimatedCost(size, encoding, opts);
       emit(false);
     },
     compressed(path, entry) {
@@ -59,7 +59,9 @@ export function createReport(opts) {
     /** @param {import('./manifest.js').Manifest} manifest */
     finish(manifest) {
       emit(true);
+      /** @type {Record<string, number>} */
       const bytes = { original: 0, compressible: 0, br: 0, gzip: 0 };
+      if (opts.encodings.includes('zstd')) bytes.zstd = 0;
       const files = Object.values(manifest.files);
       for (const e of files) {
         bytes.original += e.size;

@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import { parentPort } from 'node:worker_threads';
-import { contentHash, encodeBufferSync, zlibOptions } from './encode.js';
+import { contentHash, encodeBufferSync, loadEncoder, zlibOptions } from './encode.js';
 import { writeAtomicSync } from './write.js';
 
 /**
@@ -38,8 +38,10 @@ export function compressBufferedSync(t) {
   return { hash, size, mtimeMs: src.mtimeMs, outSize: keep ? out.length : null };
 }
 
-parentPort?.on('message', ({ id, task }) => {
+parentPort?.on('message', async ({ id, task }) => {
   try {
+    // The WebAssembly encoders (zopfli; zstd on Node < 22.15) load once per worker, asynchronously.
+    await loadEncoder(task.encoding, task);
     parentPort?.postMessage({ id, result: compressBufferedSync(task) });
   } catch (err) {
     const e = /** @type {any} */ (err);
