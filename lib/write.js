@@ -6,10 +6,22 @@ import crypto from 'node:crypto';
 /** Suffix of every temporary file we create; the walker ignores and sweeps these. */
 export const TEMP_SUFFIX = '.pctmp';
 
-/** A temp path in the same folder as `target`, so that rename() is atomic. */
+/** Longest file name (bytes) the common file systems take (ext4, XFS, APFS, NTFS in UTF-16 units). */
+const NAME_MAX = 255;
+
+/**
+ * A temp path in the same folder as `target`, so that rename() is atomic. When the target's name
+ * is too long to carry the temp prefix and suffix within NAME_MAX, a hash of it stands in, so that
+ * any target whose own name fits can be written.
+ */
 export function tempPathFor(target) {
   const rand = crypto.randomBytes(6).toString('hex');
-  return path.join(path.dirname(target), `.${path.basename(target)}.${process.pid}-${rand}${TEMP_SUFFIX}`);
+  const base = path.basename(target);
+  const tail = `.${process.pid}-${rand}${TEMP_SUFFIX}`;
+  const name = Buffer.byteLength(base) + 1 + tail.length <= NAME_MAX
+    ? base
+    : crypto.createHash('sha256').update(base).digest('hex').slice(0, 32);
+  return path.join(path.dirname(target), `.${name}${tail}`);
 }
 
 /**
