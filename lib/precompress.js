@@ -110,6 +110,8 @@ export async function precompress(dir, options = {}) {
     }
 
     function fail(rel, err) {
+      // One failure per file: its encodings run apart and usually fail the same way (EACCES, ENOSPC).
+      if (failed.has(rel)) return;
       failed.add(rel);
       entries.delete(rel);
       report.fail(failureOf(rel, err));
