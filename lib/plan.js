@@ -127,10 +127,11 @@ export function variantsIntact(entry, onDisk) {
  * - `compress`: no usable record.
  * @param {{ sources: import('./walk.js').WalkEntry[], variants: Map<string, Map<string, number>> }} classified
  * @param {import('./manifest.js').Manifest | null} previous
- * @param {{ settings: object, force: boolean, eligible: ReturnType<typeof eligibility> }} ctx
+ * @param {{ settings: object, tool: string, force: boolean, eligible: ReturnType<typeof eligibility> }} ctx
  */
 export function decide(classified, previous, ctx) {
-  const reuse = !ctx.force && previous !== null && sameSettings(previous.settings, ctx.settings);
+  // The cache key: content hash (checked per file) + settings + tool version.
+  const reuse = !ctx.force && previous !== null && previous.tool === ctx.tool && sameSettings(previous.settings, ctx.settings);
   return classified.sources.map((file) => {
     const onDisk = classified.variants.get(file.rel);
     const reason = ctx.eligible(file.rel, file.size);

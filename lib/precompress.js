@@ -57,7 +57,7 @@ export async function precompress(dir, options = {}) {
     report.warn(relInside(opts.root, opts.manifest) ?? opts.manifest, `${/** @type {Error} */ (err).message}; starting afresh`);
   }
   const classified = classify(walked.files, relInside(opts.root, opts.manifest), previous);
-  const decisions = decide(classified, previous, { settings, force: opts.force, eligible: eligibility(opts) });
+  const decisions = decide(classified, previous, { settings, tool: TOOL, force: opts.force, eligible: eligibility(opts) });
 
   /** @type {Map<string, import('./manifest.js').FileEntry>} */
   const entries = new Map();

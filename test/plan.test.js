@@ -51,16 +51,17 @@ describe('decide', () => {
   const settings = { encodings: ['br', 'gzip'], brotliQuality: 11, gzipLevel: 9, minRatio: 1 };
   const eligible = () => null;
   const prevEntry = { size: 100, mtimeMs: 1, hash: 'h', variants: { br: { size: 20 }, gzip: { size: 30 } } };
-  const previous = /** @type {any} */ ({ settings, files: { 'a.js': prevEntry } });
+  const previous = /** @type {any} */ ({ tool: 'precompressor@1.0.0', settings, files: { 'a.js': prevEntry } });
   const onDisk = new Map([['br', 20], ['gzip', 30]]);
   const run = (file, disk, prev = previous, force = false) =>
-    decide({ sources: [file], variants: new Map(disk ? [['a.js', disk]] : []) }, prev, { settings, force, eligible })[0].action;
+    decide({ sources: [file], variants: new Map(disk ? [['a.js', disk]] : []) }, prev, { settings, tool: 'precompressor@1.0.0', force, eligible })[0].action;
 
   test('same stat, intact variants → fresh', () => expect(run(f('a.js', 100, 1), onDisk)).toBe('fresh'));
   test('changed mtime → verify (hash decides)', () => expect(run(f('a.js', 100, 2), onDisk)).toBe('verify'));
   test('a variant of another size on disk → compress', () => expect(run(f('a.js'), new Map([['br', 21], ['gzip', 30]]))).toBe('compress'));
   test('a missing variant → compress', () => expect(run(f('a.js'), new Map([['br', 20]]))).toBe('compress'));
   test('other settings → compress', () => expect(run(f('a.js'), onDisk, { ...previous, settings: { ...settings, gzipLevel: 8 } })).toBe('compress'));
+  test('another tool version → compress', () => expect(run(f('a.js'), onDisk, { ...previous, tool: 'precompressor@0.9.0' })).toBe('compress'));
   test('force → compress', () => expect(run(f('a.js'), onDisk, previous, true)).toBe('compress'));
   test('no previous manifest → compress', () => expect(run(f('a.js'), onDisk, null)).toBe('compress'));
   test('variantsIntact needs exactly the recorded variants', () => {
