@@ -1,4 +1,5 @@
 import fs from 'node:fs/promises';
+import fsSync from 'node:fs';
 import { PrecompressorError } from './errors.js';
 import { writeAtomic } from './write.js';
 
@@ -66,6 +67,22 @@ export function validateManifest(data, file = 'manifest') {
   return m;
 }
 
+/** Parse and validate the text of a manifest file. */
+export function parseManifest(text, file) {
+  let data;
+  try {
+    data = JSON.parse(text);
+  } catch (err) {
+    throw bad(file, `not valid JSON (${/** @type {Error} */ (err).message})`);
+  }
+  return validateManifest(data, file);
+}
+
+function unreadable(file, err) {
+  if (/** @type {any} */ (err).code === 'ENOENT') return null;
+  throw new PrecompressorError('ERR_PRECOMPRESSOR_MANIFEST', `Cannot read manifest ${file}: ${/** @type {Error} */ (err).message}`, { path: file, cause: err });
+}
+
 /**
  * Read and validate a manifest. Returns null when the file does not exist.
  * @param {string} file
@@ -76,16 +93,24 @@ export async function readManifest(file) {
   try {
     text = await fs.readFile(file, 'utf8');
   } catch (err) {
-    if (/** @type {any} */ (err).code === 'ENOENT') return null;
-    throw new PrecompressorError('ERR_PRECOMPRESSOR_MANIFEST', `Cannot read manifest ${file}: ${/** @type {Error} */ (err).message}`, { path: file, cause: err });
+    return unreadable(file, err);
   }
-  let data;
+  return parseManifest(text, file);
+}
+
+/**
+ * Synchronous twin of readManifest(), for serveStatic's construction.
+ * @param {string} file
+ * @returns {Manifest | null}
+ */
+export function readManifestSync(file) {
+  let text;
   try {
-    data = JSON.parse(text);
+    text = fsSync.readFileSync(file, 'utf8');
   } catch (err) {
-    throw bad(file, `not valid JSON (${/** @type {Error} */ (err).message})`);
+    return unreadable(file, err);
   }
-  return validateManifest(data, file);
+  return parseManifest(text, file);
 }
 
 /**

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import crypto from 'node:crypto';
 import { PrecompressorError } from './errors.js';
-import { readManifest, validateManifest, VARIANT_SUFFIX } from './manifest.js';
+import { readManifest, readManifestSync, VARIANT_SUFFIX } from './manifest.js';
 import { buildEntry, planMemory, addFolders, settingsTagOf } from './serve-table.js';
 import { TEMP_SUFFIX } from './write.js';
 
@@ -21,23 +21,7 @@ import { TEMP_SUFFIX } from './write.js';
  * watcher event) through one generator, so the two cannot drift.
  */
 
-/** Read and validate the manifest synchronously. Returns null when it does not exist. */
-export function readManifestSync(file) {
-  let text;
-  try {
-    text = fs.readFileSync(file, 'utf8');
-  } catch (err) {
-    if (/** @type {any} */ (err).code === 'ENOENT') return null;
-    throw new PrecompressorError('ERR_PRECOMPRESSOR_MANIFEST', `Cannot read manifest ${file}: ${/** @type {Error} */ (err).message}`, { path: file, cause: err });
-  }
-  let data;
-  try {
-    data = JSON.parse(text);
-  } catch (err) {
-    throw new PrecompressorError('ERR_PRECOMPRESSOR_MANIFEST', `Invalid manifest ${file}: not valid JSON (${/** @type {Error} */ (err).message})`, { path: file });
-  }
-  return validateManifest(data, file);
-}
+export { readManifestSync };
 
 export { readManifest as readManifestAsync };
 
