@@ -1,0 +1,34 @@
+import { formatBytes, formatDuration, formatProgress, formatSummary } from '../lib/format.js';
+
+test('sizes and durations', () => {
+  expect(formatBytes(999)).toBe('999 B');
+  expect(formatBytes(1000)).toBe('1.00 kB');
+  expect(formatBytes(53_100)).toBe('53.1 kB');
+  expect(formatBytes(2_280_000)).toBe('2.28 MB');
+  expect(formatBytes(412_000_000)).toBe('412 MB');
+  expect(formatDuration(12.4)).toBe('12 ms');
+  expect(formatDuration(1234)).toBe('1.2 s');
+  expect(formatDuration(75_000)).toBe('1 min 15 s');
+});
+
+test('the progress line has a bar, files, bytes and an ETA from the work done', () => {
+  const line = formatProgress({ filesDone: 3, filesTotal: 10, bytesDone: 1_000_000, bytesTotal: 4_000_000, workDone: 25, workTotal: 100, elapsedMs: 2000 }, 8);
+  expect(line).toBe('██░░░░░░ 25.0% 3/10 files 1.00 MB/4.00 MB ETA 6.0 s');
+  const done = formatProgress({ filesDone: 10, filesTotal: 10, bytesDone: 5, bytesTotal: 5, workDone: 100, workTotal: 100, elapsedMs: 2000 }, 4);
+  expect(done).toBe('████ 100.0% 10/10 files 5 B/5 B');
+});
+
+test('the summary names counts, skip reasons and bytes per encoding', () => {
+  const report = {
+    root: '/site', dryRun: false, durationMs: 1100, encodings: ['br', 'gzip'], changes: [],
+    files: { scanned: 40, compressed: 35, unchanged: 0, notSmaller: 3, excluded: 0, compressedFormat: 1, empty: 1, failed: 0 },
+    bytes: { original: 266_000, compressible: 244_000, br: 53_100, gzip: 63_500 },
+  };
+  expect(formatSummary(report)).toBe(
+    'precompressor: 40 files in /site (1.1 s)\n' +
+      '  compressed 35, unchanged 0; skipped: 1 compressed format, 3 not smaller, 0 excluded, 1 empty\n' +
+      '  244 kB compressible of 266 kB → br 53.1 kB (21.8%) · gzip 63.5 kB (26.0%)',
+  );
+  const dry = formatSummary({ ...report, dryRun: true, changes: [{ path: 'a.js', action: 'compress' }, { path: 'old.js.br', action: 'remove (orphan)' }] });
+  expect(dry.split('\n').slice(1)).toEqual(['  would compress 1, unchanged 0; skipped: 1 compressed format, 3 not smaller, 0 excluded, 1 empty', '  compress: a.js', '  remove (orphan): old.js.br']);
+});
