@@ -17,7 +17,7 @@ import { parseArgs } from 'node:util';
 import { fileURLToPath } from 'node:url';
 import { buildCorpus, listFiles } from './corpus.js';
 import { CONTENDERS } from './contenders.js';
-import { APT_HINT, freshCopy, fmt, fmtInt, machineInfo, markdownTable, median, missingTools, variantBytes } from './util.js';
+import { APT_HINT, freshCopy, fmt, fmtInt, machineBusyS, machineInfo, markdownTable, median, missingTools, variantBytes } from './util.js';
 import { DEFAULT_SKIP_EXTENSIONS } from '../../lib/options.js';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
@@ -63,6 +63,9 @@ function brotliWindow(size) {
 function measureBound(dir, files) {
   const Z = zlib.constants;
   const ref = new Map();
+  const busy0 = machineBusyS();
+  const own0 = process.cpuUsage();
+  const t0 = performance.now();
   let work = 0;
   let largest = { ms: 0, rel: '', encoding: '' };
   for (const f of files) {
@@ -80,7 +83,15 @@ function measureBound(dir, files) {
     ref.set(f.rel, { size: f.size, br, gz });
   }
   const boundS = Math.max(work / cores, largest.ms) / 1000;
-  return { boundS, workS: work / 1000, largestJob: { ...largest, s: largest.ms / 1000 }, ref };
+  const own = process.cpuUsage(own0);
+  const otherCpuS = busy0 === null ? null : Math.max(0, machineBusyS() - busy0 - (own.user + own.system) / 1e6);
+  const wallS = (performance.now() - t0) / 1000;
+  return { boundS, workS: work / 1000, largestJob: { ...largest, s: largest.ms / 1000 }, ref, otherLoad: otherLoad(otherCpuS, wallS) };
+}
+
+/** Share of the machine (all cores) that other processes used during a measurement, in %. */
+function otherLoad(otherCpuS, wallS) {
+  return otherCpuS === null || otherCpuS === undefined ? null : (100 * otherCpuS) / (wallS * cores);
 }
 
 /** Bytes a server would send per file with these variants: the variant if there is one, else the original. */
@@ -116,7 +127,7 @@ try {
       boundS: bound.boundS, singleThreadWorkS: bound.workS, largestJob: bound.largestJob, referenceBrBytes: sum('br'), referenceGzBytes: sum('gz'),
     };
     console.error(`[${kind}] bound ${fmt(bound.boundS)} s (work ${fmt(bound.workS)} s / ${cores} cores; largest job ${fmt(bound.largestJob.s)} s: ${bound.largestJob.encoding} ${bound.largestJob.rel})`);
-    results.rows.push({ contender: 'lower bound', corpus: kind, wallS: bound.boundS, xBound: 1, brBytes: sum('br'), gzBytes: sum('gz'), rssMB: null,
+    results.rows.push({ contender: 'lower bound', corpus: kind, wallS: bound.boundS, xBound: 1, brBytes: sum('br'), gzBytes: sum('gz'), rssMB: null, otherLoad: bound.otherLoad,
       note: 'max(Σ per-file single-thread time of brotli q11 + gzip 9 / cores, largest single job); bytes: file-by-file zlib, variants smaller than the original' });
 
     for (const c of contenders) {
@@ -148,6 +159,8 @@ try {
           wallS: median(list.map((m) => m.wallS)), wallsS: list.map((m) => m.wallS),
           brBytes: last.bytes.brBytes, gzBytes: last.bytes.gzBytes, brFiles: last.bytes.brFiles, gzFiles: last.bytes.gzFiles,
           rssMB: list.some((m) => m.rssMB === null) ? null : Math.max(...list.map((m) => m.rssMB)),
+          cpuS: median(list.map((m) => m.cpuS ?? NaN)),
+          otherLoad: Math.max(...list.map((m) => otherLoad(m.otherCpuS, m.wallS) ?? NaN)),
           effectiveBr: effectiveBytes(bound.ref, last.bytes.br, 'br'), effectiveGz: effectiveBytes(bound.ref, last.bytes.gz, 'gz'),
           note: c.note,
         };
@@ -181,10 +194,14 @@ function checkTargets(kind) {
   }
 }
 
-const table = markdownTable(['contender', 'corpus', 'wall s', '× bound', '.br bytes', '.gz bytes', 'peak RSS MB'],
+const table = markdownTable(['contender', 'corpus', 'wall s', '× bound', '.br bytes', '.gz bytes', 'peak RSS MB', 'CPU s', 'other load %'],
   results.rows.map((r) => (r.error
-    ? [r.contender, r.corpus, null, null, null, null, `error: ${r.error.slice(0, 160)}`]
-    : [r.contender, r.corpus, fmt(r.wallS), fmt(r.xBound), fmtInt(r.brBytes), fmtInt(r.gzBytes), fmt(r.rssMB, 0)])), 'llrrrrr');
+    ? [r.contender, r.corpus, null, null, null, null, `error: ${r.error.slice(0, 160)}`, null, null]
+    : [r.contender, r.corpus, fmt(r.wallS), fmt(r.xBound), fmtInt(r.brBytes), fmtInt(r.gzBytes), fmt(r.rssMB, 0), fmt(r.cpuS, 1), fmt(r.otherLoad, 0)])), 'llrrrrrrr');
+const loaded = results.rows.filter((r) => r.otherLoad > 5);
+const warning = loaded.length
+  ? `\n\n**Warning:** other processes used more than 5% of the machine during: ${loaded.map((r) => `${r.contender} (${r.corpus}, ${fmt(r.otherLoad, 0)}%)`).join(', ')}; those figures are not reliable.`
+  : '';
 const targets = markdownTable(['corpus', 'target', 'result', 'detail'],
   results.targets.map((t) => [t.corpus, t.target, t.pass ? 'pass' : 'FAIL', t.detail]));
 const corpora = markdownTable(['corpus', 'files', 'MB', 'eligible files', 'bound s', 'single-thread work s', 'largest job'],
@@ -192,7 +209,7 @@ const corpora = markdownTable(['corpus', 'files', 'MB', 'eligible files', 'bound
     `${fmt(c.largestJob.s)} s (${c.largestJob.encoding} ${c.largestJob.rel})`]));
 const notes = [...new Map(results.rows.filter((r) => r.note).map((r) => [r.contender.replace(/ (cold|warm)$/, ''), r.note]))]
   .map(([n, t]) => `- **${n}**: ${t}`).join('\n');
-console.log(`${corpora}\n\n${table}\n\n${targets}\n\n${notes}`);
+console.log(`${corpora}\n\n${table}${warning}\n\n${targets}\n\n${notes}\n- **other load %**: CPU time used by other processes during the measurement, as a share of all cores (from /proc/stat)`);
 if (args.out) {
   fs.writeFileSync(args.out, JSON.stringify(results, null, 2) + '\n');
   console.error(`results written to ${args.out}`);

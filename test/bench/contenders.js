@@ -3,7 +3,7 @@
 //   name     label in the table
 //   note     optional text shown with the results (version, flags, caveats)
 //   measure  async (dir, env) => Measurement[]; `dir` is a fresh copy of the corpus that the
-//            tool may write into; each Measurement is { label?, wallS, rssMB, outDir?, error? }
+//            tool may write into; each Measurement is { label?, wallS, rssMB, cpuS?, otherCpuS?, outDir? }
 //            (outDir: where the .br/.gz files ended up, default `dir`; label: a row suffix).
 // A contender that throws becomes a row with the error; the benchmark goes on.
 
@@ -16,14 +16,14 @@ import { timed } from './util.js';
 
 /**
  * @typedef {{ cores: number, repoRoot: string, skipExtensions: string[], tmp: string }} BenchEnv
- * @typedef {{ label?: string, wallS: number, rssMB: number | null, outDir?: string, error?: string }} Measurement
+ * @typedef {{ label?: string, wallS: number, rssMB: number | null, cpuS?: number | null, otherCpuS?: number | null, outDir?: string }} Measurement
  * @typedef {{ name: string, note?: string, measure: (dir: string, env: BenchEnv) => Promise<Measurement[]> }} Contender
  */
 
 /** Fail with the command's stderr when it exited non-zero. */
 function check(r, what) {
   if (r.code !== 0) throw new Error(`${what} exited with ${r.code}: ${r.stderr.split('\n').slice(-3).join(' ') || '(no stderr)'}`);
-  return { wallS: r.wallS, rssMB: r.rssMB };
+  return { wallS: r.wallS, rssMB: r.rssMB, cpuS: r.cpuS, otherCpuS: r.otherCpuS };
 }
 
 /** Install one peer package (cached) and return its node_modules. */
@@ -88,7 +88,9 @@ export const CONTENDERS = [
       const outDir = path.join(env.tmp, 'vite-out');
       const withPlugin = await run(true, outDir);
       await fsp.rm(path.join(env.tmp, 'vite-out-base'), { recursive: true, force: true });
-      return [{ wallS: withPlugin.wallS - base.wallS, rssMB: withPlugin.rssMB, outDir }];
+      const sub = (a, b) => (a === null || b === null ? null : a - b);
+      return [{ wallS: withPlugin.wallS - base.wallS, rssMB: withPlugin.rssMB, cpuS: sub(withPlugin.cpuS, base.cpuS),
+        otherCpuS: sub(withPlugin.otherCpuS + base.otherCpuS, 0), outDir }];
     },
   },
   {

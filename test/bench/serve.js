@@ -19,7 +19,7 @@ import { spawn } from 'node:child_process';
 import { parseArgs } from 'node:util';
 import { fileURLToPath } from 'node:url';
 import { buildCorpus, listFiles, npmInstallCached } from './corpus.js';
-import { APT_HINT, fmt, fmtInt, machineInfo, markdownTable, missingTools, timed } from './util.js';
+import { APT_HINT, fmt, fmtInt, machineBusyS, machineInfo, markdownTable, missingTools, timed } from './util.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const repoRoot = path.resolve(here, '../..');
@@ -87,6 +87,18 @@ function peakRssMB(pid) {
   try {
     const kids = fs.readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean);
     return Math.max(hwm(pid), ...kids.map(hwm));
+  } catch { return null; }
+}
+
+/** CPU seconds (user + sys) of a process and its direct children so far. */
+function treeCpuS(pid) {
+  const cpu = (p) => {
+    const f = fs.readFileSync(`/proc/${p}/stat`, 'utf8').replace(/^.*\) /, '').split(' ');
+    return (Number(f[11]) + Number(f[12])) / 100; // utime, stime in USER_HZ
+  };
+  try {
+    const kids = fs.readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean);
+    return cpu(pid) + kids.reduce((n, k) => n + cpu(k), 0);
   } catch { return null; }
 }
 
@@ -166,7 +178,7 @@ async function runWrk(port, urlsFile, seconds) {
     { env: { ...process.env, BENCH_URLS: urlsFile } });
   const m = /WRKJSON (\{.*\})/.exec(r.stdout);
   if (!m) throw new Error(`wrk failed (${r.code}): ${r.stderr || r.stdout.slice(-300)}`);
-  return JSON.parse(m[1]);
+  return { ...JSON.parse(m[1]), cpuS: r.cpuS };
 }
 
 const results = { machine: machineInfo(), date: new Date().toISOString(), duration, connections, warmup, corpora: {}, rows: [] };
@@ -197,8 +209,13 @@ try {
         started = await startServer(server, root);
         row.probe = await probe(started.port, sampleUrl, sampleBytes);
         if (warmup > 0) await runWrk(started.port, urlsFile, warmup);
+        const busy0 = machineBusyS();
+        const server0 = treeCpuS(started.child.pid);
         const w = await runWrk(started.port, urlsFile, duration);
+        const serverCpuS = treeCpuS(started.child.pid) - server0;
+        const other = busy0 === null || w.cpuS === null || server0 === null ? null : Math.max(0, machineBusyS() - busy0 - w.cpuS - serverCpuS);
         Object.assign(row, {
+          serverCpuS, otherLoad: other === null ? null : (100 * other) / ((w.duration_us / 1e6) * os.availableParallelism()),
           rps: w.requests / (w.duration_us / 1e6), p50ms: w.p50_us / 1000, p99ms: w.p99_us / 1000,
           mbps: w.bytes / (w.duration_us / 1e6) / 1e6, errors: w.connect + w.read + w.write + w.timeout, non2xx: w.status,
           rssMB: peakRssMB(started.child.pid), wrk: w,
@@ -223,14 +240,18 @@ try {
   await fsp.rm(tmp, { recursive: true, force: true });
 }
 
-const table = markdownTable(['server', 'corpus', 'req/s', 'p99 ms', '× sirv', 'MB/s', 'non-2xx', 'errors', 'encoding served (probe)', 'peak RSS MB'],
+const table = markdownTable(['server', 'corpus', 'req/s', 'p99 ms', '× sirv', 'MB/s', 'non-2xx', 'errors', 'encoding served (probe)', 'peak RSS MB', 'server CPU s', 'other load %'],
   results.rows.map((r) => (r.error
-    ? [r.server, r.corpus, null, null, null, null, null, null, null, `error: ${r.error.slice(0, 160)}`]
+    ? [r.server, r.corpus, null, null, null, null, null, null, null, `error: ${r.error.slice(0, 160)}`, null, null]
     : [r.server, r.corpus, fmtInt(r.rps), fmt(r.p99ms), fmt(r.vsSirv), fmt(r.mbps, 1), r.non2xx, r.errors,
-      `${r.probe.encoding}${r.probe.ok ? '' : ' (MISMATCH)'}`, fmt(r.rssMB, 0)])), 'llrrrrrrlr');
+      `${r.probe.encoding}${r.probe.ok ? '' : ' (MISMATCH)'}`, fmt(r.rssMB, 0), fmt(r.serverCpuS, 1), fmt(r.otherLoad, 0)])), 'llrrrrrrlrrr');
+const loaded = results.rows.filter((r) => r.otherLoad > 5);
+const warning = loaded.length
+  ? `\n\n**Warning:** other processes used more than 5% of the machine during: ${loaded.map((r) => `${r.server} (${r.corpus}, ${fmt(r.otherLoad, 0)}%)`).join(', ')}; those figures are not reliable.`
+  : '';
 const corpora = Object.entries(results.corpora).map(([k, c]) => `- ${k}: ${c.files} files, ${fmt(c.bytes / 1e6, 1)} MB; probe file \`${c.probe}\``).join('\n');
 const notes = SERVERS.map((s) => `- **${s.name}**: ${s.note}`).join('\n');
-console.log(`${corpora}\n\n${table}\n\n${notes}`);
+console.log(`${corpora}\n\n${table}${warning}\n\n${notes}\n- **other load %**: CPU time used by processes other than wrk and the server during the run, as a share of all cores (from /proc)`);
 if (args.out) {
   fs.writeFileSync(args.out, JSON.stringify(results, null, 2) + '\n');
   console.error(`results written to ${args.out}`);

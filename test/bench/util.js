@@ -23,18 +23,33 @@ export function missingTools(names) {
 
 export const APT_HINT = 'apt-get install -y brotli gzip time hyperfine wrk nginx-light libnginx-mod-http-brotli-static';
 
+/** Busy CPU seconds of the whole machine so far (all cores, from /proc/stat), or null. */
+export function machineBusyS() {
+  try {
+    const f = fs.readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).slice(1).map(Number);
+    // user nice system idle iowait irq softirq steal: busy = all but idle and iowait
+    const busy = f[0] + f[1] + f[2] + f[5] + f[6] + (f[7] || 0);
+    return busy / 100; // USER_HZ is 100 on Linux
+  } catch {
+    return null;
+  }
+}
+
 /**
  * Run a command to completion under /usr/bin/time; returns wall seconds (measured here, from
  * spawn to exit), the peak RSS in MB of the largest single process of the tree (GNU time %M,
- * i.e. getrusage of the waited-for children), the exit code and the tail of stderr.
+ * i.e. getrusage of the waited-for children), its CPU seconds (user + sys), the CPU seconds
+ * that the rest of the machine used meanwhile (`otherCpuS`: other processes compete for the
+ * cores and make the figures unreliable), the exit code and the tail of stderr.
  * @param {string} cmd
  * @param {string[]} args
  * @param {{ cwd?: string, env?: NodeJS.ProcessEnv, timeoutMs?: number }} [opts]
  */
 export async function timed(cmd, args, opts = {}) {
   const timeFile = path.join(os.tmpdir(), `bench-time-${process.pid}-${Math.random().toString(36).slice(2)}`);
+  const busy0 = machineBusyS();
   const started = process.hrtime.bigint();
-  const child = spawn('/usr/bin/time', ['-f', '%M', '-o', timeFile, cmd, ...args], {
+  const child = spawn('/usr/bin/time', ['-f', '%M %U %S', '-o', timeFile, cmd, ...args], {
     cwd: opts.cwd, env: opts.env ?? process.env, stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';
@@ -45,13 +60,17 @@ export async function timed(cmd, args, opts = {}) {
   const code = await new Promise((resolve) => child.on('close', (c, sig) => resolve(c ?? sig)));
   if (timer) clearTimeout(timer);
   const wallS = Number(process.hrtime.bigint() - started) / 1e9;
+  const busy1 = machineBusyS();
   let rssMB = null;
+  let cpuS = null;
   try {
-    const kb = Number(fs.readFileSync(timeFile, 'utf8').trim().split('\n').at(-1));
+    const [kb, u, sy] = fs.readFileSync(timeFile, 'utf8').trim().split('\n').at(-1).split(' ').map(Number);
     if (Number.isFinite(kb)) rssMB = kb / 1024;
+    if (Number.isFinite(u + sy)) cpuS = u + sy;
   } catch { /* time did not write: the command could not start */ }
   fs.rmSync(timeFile, { force: true });
-  return { wallS, rssMB, code, stdout: out, stderr: err.replace(/^Command exited with non-zero status \d+\n?/m, '').trim() };
+  const otherCpuS = busy0 === null || busy1 === null || cpuS === null ? null : Math.max(0, busy1 - busy0 - cpuS);
+  return { wallS, rssMB, cpuS, otherCpuS, code, stdout: out, stderr: err.replace(/^Command exited with non-zero status \d+\n?/m, '').trim() };
 }
 
 /** A fresh copy of `src` at `dest` (removed first). */
