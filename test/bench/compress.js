@@ -1,6 +1,9 @@
 // Compression benchmark: precompressor against its lower bound and its peers, on real corpora.
 //
-//   npm run bench -- [--only mixed|small] [--runs N] [--out results.json]
+//   npm run bench -- [--only mixed|small] [--runs N] [--out results.json] [--max-wait S] [--contenders a,b]
+//
+// --max-wait S: before each measurement, wait up to S seconds (default 120, 0 = never) for the
+// machine to be quiet, since other processes on the cores skew every figure.
 //
 // For each corpus shape, on fresh copies of the corpus, it measures wall time, ratio to the
 // lower bound, output bytes and peak RSS of every contender in ./contenders.js, prints a
@@ -17,7 +20,7 @@ import { parseArgs } from 'node:util';
 import { fileURLToPath } from 'node:url';
 import { buildCorpus, listFiles } from './corpus.js';
 import { CONTENDERS } from './contenders.js';
-import { APT_HINT, freshCopy, fmt, fmtInt, machineBusyS, machineInfo, markdownTable, median, missingTools, variantBytes } from './util.js';
+import { APT_HINT, freshCopy, fmt, fmtInt, machineBusyS, machineInfo, markdownTable, median, missingTools, variantBytes, waitForQuiet } from './util.js';
 import { DEFAULT_SKIP_EXTENSIONS } from '../../lib/options.js';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
@@ -27,12 +30,18 @@ const { values: args } = parseArgs({
     runs: { type: 'string', default: '1' },
     out: { type: 'string' },
     contenders: { type: 'string' }, // comma-separated names, default all
+    'max-wait': { type: 'string', default: '120' }, // seconds to wait for a quiet machine before each measurement
   },
 });
 const kinds = args.only ? args.only.split(',') : ['mixed', 'small'];
 const runs = Number(args.runs);
 if (!Number.isInteger(runs) || runs < 1) throw new Error(`Expected --runs to be a positive integer, got ${JSON.stringify(args.runs)}`);
 for (const k of kinds) if (!['mixed', 'small'].includes(k)) throw new Error(`Expected --only to be mixed or small, got ${JSON.stringify(k)}`);
+const maxWaitS = Number(args['max-wait']);
+const quietly = async (what) => {
+  const q = await waitForQuiet({ maxWaitS });
+  if (!q.quiet && maxWaitS > 0) console.error(`(machine still busy after ${fmt(q.waitedS, 0)} s; measuring ${what} anyway)`);
+};
 const contenders = args.contenders ? CONTENDERS.filter((c) => args.contenders.split(',').includes(c.name)) : CONTENDERS;
 
 const cores = os.availableParallelism();
@@ -120,6 +129,7 @@ try {
     const files = await listFiles(base);
     const elig = eligible(files);
     console.error(`[${kind}] ${corpus.files} files, ${fmt(corpus.bytes / 1e6, 1)} MB; ${elig.length} eligible. Measuring the lower bound (single thread)…`);
+    await quietly('the lower bound');
     const bound = measureBound(base, elig);
     const sum = (key) => [...bound.ref.values()].reduce((n, r) => n + (r[key] < r.size ? r[key] : 0), 0);
     results.corpora[kind] = {
@@ -136,6 +146,7 @@ try {
       for (let r = 0; r < runs && !error; r++) {
         const dir = path.join(tmp, `run-${kind}`);
         await freshCopy(base, dir);
+        await quietly(c.name);
         try {
           for (const m of await c.measure(dir, env)) {
             const list = perLabel.get(m.label ?? '') ?? [];

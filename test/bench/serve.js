@@ -1,6 +1,7 @@
 // Serving benchmark: requests/s and p99 latency of static servers sending precompressed files.
 //
 //   npm run bench:serve -- [--duration 10] [--connections 32] [--warmup 2] [--only icons|mixed] [--out r.json]
+//                          [--servers a,b] [--max-wait S]
 //
 // Each corpus is compressed once with bin/precompressor.js (so every server sees the same .br/.gz
 // files next to the originals, plus our manifest). Each server runs in its own child process on
@@ -19,7 +20,7 @@ import { spawn } from 'node:child_process';
 import { parseArgs } from 'node:util';
 import { fileURLToPath } from 'node:url';
 import { buildCorpus, listFiles, npmInstallCached } from './corpus.js';
-import { APT_HINT, fmt, fmtInt, machineBusyS, machineInfo, markdownTable, missingTools, timed } from './util.js';
+import { APT_HINT, fmt, fmtInt, machineBusyS, machineInfo, markdownTable, missingTools, timed, waitForQuiet } from './util.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const repoRoot = path.resolve(here, '../..');
@@ -30,6 +31,7 @@ const { values: args } = parseArgs({
     warmup: { type: 'string', default: '2' },
     only: { type: 'string' },
     servers: { type: 'string' },
+    'max-wait': { type: 'string', default: '120' }, // seconds to wait for a quiet machine before each server
     out: { type: 'string' },
   },
 });
@@ -206,6 +208,8 @@ try {
       const row = { server: server.name, corpus: kind, note: server.note };
       let started = null;
       try {
+        const q = await waitForQuiet({ maxWaitS: Number(args['max-wait']) });
+        if (!q.quiet && Number(args['max-wait']) > 0) console.error(`(machine still busy after ${fmt(q.waitedS, 0)} s; measuring ${server.name} anyway)`);
         started = await startServer(server, root);
         row.probe = await probe(started.port, sampleUrl, sampleBytes);
         if (warmup > 0) await runWrk(started.port, urlsFile, warmup);

@@ -144,3 +144,23 @@ export function machineInfo() {
 export const fmtInt = (n) => (n === null || n === undefined ? null : Math.round(n).toLocaleString('en-US'));
 /** Format a number with `d` decimals. */
 export const fmt = (n, d = 2) => (n === null || n === undefined || !Number.isFinite(n) ? null : n.toFixed(d));
+
+/**
+ * Wait until the machine is quiet (under `maxBusy` of all cores busy for `quietS` seconds in a
+ * row) or `maxWaitS` has passed. Returns the seconds waited and whether it was quiet. On a
+ * shared machine this keeps other processes' work out of the measurement when it can.
+ * @param {{ maxWaitS?: number, quietS?: number, maxBusy?: number }} [opts]
+ */
+export async function waitForQuiet({ maxWaitS = 120, quietS = 2, maxBusy = 0.1 } = {}) {
+  const cores = os.availableParallelism();
+  const start = Date.now();
+  let quiet = 0;
+  while ((Date.now() - start) / 1000 < maxWaitS) {
+    const b0 = machineBusyS();
+    if (b0 === null) return { waitedS: 0, quiet: false };
+    await new Promise((r) => setTimeout(r, 1000));
+    quiet = (machineBusyS() - b0) / cores < maxBusy ? quiet + 1 : 0;
+    if (quiet >= quietS) return { waitedS: (Date.now() - start) / 1000, quiet: true };
+  }
+  return { waitedS: (Date.now() - start) / 1000, quiet: false };
+}
