@@ -206,7 +206,10 @@ export function createEncoder(encoding, options) {
  * here; elsewhere use the WebAssembly decoder (loadWasmZstd()).
  */
 export function decodeBufferSync(buf, encoding) {
-  if (encoding === 'zstd') return Zx.zstdDecompressSync(buf);
+  if (encoding === 'zstd') {
+    if (!nodeHasZstd) throw new PrecompressorError('ERR_PRECOMPRESSOR_ENCODING', `decoding zstd synchronously needs Node >= 22.15 (this is ${process.version}); use loadWasmZstd()`);
+    return Zx.zstdDecompressSync(buf);
+  }
   return encoding === 'br' ? zlib.brotliDecompressSync(buf) : zlib.gunzipSync(buf);
 }
 
