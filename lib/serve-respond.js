@@ -120,33 +120,48 @@ export function respond(req, res, entry, rep, fd, opts, stat) {
     return;
   }
   res.writeHead(status, head);
-  streamFd(res, /** @type {number} */ (fd), start, end, length);
+  streamFd(res, /** @type {number} */ (fd), start, end, length, stat);
 }
 
 /**
  * Stream bytes [start, end] of an open descriptor into the response. The descriptor is closed
- * when the stream ends, fails, or the client goes away. If the file shrank under us (written in
- * place after the fstat), fewer bytes than Content-Length arrive: the connection is destroyed
- * instead of ending a short response, so no client ever takes a truncated body as complete.
+ * when the stream ends, fails, or the client goes away. The response is ended only if exactly
+ * `length` bytes were read and, when `stat` (the fstat taken before the headers) is given, the
+ * file still has the same size, mtime and ctime afterwards: a file that shrank, or was rewritten
+ * in place while it was read (the body may then mix two versions), gets its connection destroyed
+ * instead, so no client ever takes a short or mixed body as complete.
+ * @param {import('node:http').ServerResponse} res
+ * @param {number} fd
+ * @param {number} start
+ * @param {number} end
+ * @param {number} length
+ * @param {import('node:fs').Stats} [stat]
  */
-export function streamFd(res, fd, start, end, length) {
-  const rs = fs.createReadStream('', { fd, start, end, autoClose: true });
+export function streamFd(res, fd, start, end, length, stat) {
+  // autoClose off: the descriptor must outlive 'end' for the fstat; rs.destroy() closes it (after
+  // any read in flight), on every path.
+  const rs = fs.createReadStream('', { fd, start, end, autoClose: false });
   let sent = 0;
-  let done = false;
-  const onClose = () => {
-    if (!done) rs.destroy();
-  };
-  res.on('close', onClose);
+  let finished = false;
+  res.on('close', () => {
+    if (!finished) rs.destroy();
+  });
   rs.on('data', (chunk) => {
     sent += chunk.length;
   });
   rs.on('end', () => {
-    done = true;
-    if (sent === length) res.end();
-    else res.destroy();
+    finished = true;
+    const settle = (/** @type {boolean} */ ok) => {
+      rs.destroy();
+      if (ok) res.end();
+      else res.destroy();
+    };
+    if (sent !== length) return settle(false);
+    if (!stat) return settle(true);
+    fs.fstat(fd, (err, now) => settle(!err && now.size === stat.size && now.mtimeMs === stat.mtimeMs && now.ctimeMs === stat.ctimeMs));
   });
   rs.on('error', () => {
-    done = true;
+    finished = true;
     rs.destroy();
     res.destroy();
   });
