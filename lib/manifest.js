@@ -19,7 +19,7 @@ export const SCHEMA_VERSION = 1;
  * @typedef {{
  *   schema: number,
  *   tool: string,
- *   settings: { encodings: string[], brotliQuality: number, gzipLevel: number, minRatio: number },
+ *   settings: { encodings: string[], brotliQuality: number, gzipLevel: number, zstdLevel: number, zopfli: boolean, minRatio: number },
  *   generatedAt: string,
  *   files: Record<string, FileEntry>,
  * }} Manifest
