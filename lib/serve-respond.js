@@ -125,11 +125,12 @@ export function respond(req, res, entry, rep, fd, opts, stat) {
 
 /**
  * Stream bytes [start, end] of an open descriptor into the response. The descriptor is closed
- * when the stream ends, fails, or the client goes away. The response is ended only if exactly
- * `length` bytes were read and, when `stat` (the fstat taken before the headers) is given, the
- * file still has the same size, mtime and ctime afterwards: a file that shrank, or was rewritten
- * in place while it was read (the body may then mix two versions), gets its connection destroyed
- * instead, so no client ever takes a short or mixed body as complete.
+ * when the stream ends, fails, or the client goes away. If the file shrank under us, fewer bytes
+ * than Content-Length arrive and the connection is destroyed instead of ending a short response.
+ * When `stat` (the fstat taken before the headers) is given, the last chunk is held back until a
+ * second fstat shows the same size, mtime and ctime: a file rewritten in place while it was read
+ * (whose bytes may mix two versions) gets its connection destroyed before the body is complete,
+ * so no client ever takes a short or mixed body as complete.
  * @param {import('node:http').ServerResponse} res
  * @param {number} fd
  * @param {number} start
@@ -138,32 +139,39 @@ export function respond(req, res, entry, rep, fd, opts, stat) {
  * @param {import('node:fs').Stats} [stat]
  */
 export function streamFd(res, fd, start, end, length, stat) {
-  // autoClose off: the descriptor must outlive 'end' for the fstat; rs.destroy() closes it (after
-  // any read in flight), on every path.
+  // autoClose off: the descriptor must stay open for the last fstat; rs.destroy() closes it (after
+  // any read in flight) on every path.
   const rs = fs.createReadStream('', { fd, start, end, autoClose: false });
   let sent = 0;
   let finished = false;
-  res.on('close', () => {
-    if (!finished) rs.destroy();
-  });
-  rs.on('data', (chunk) => {
-    sent += chunk.length;
-  });
-  rs.on('end', () => {
-    finished = true;
-    const settle = (/** @type {boolean} */ ok) => {
-      rs.destroy();
-      if (ok) res.end();
-      else res.destroy();
-    };
-    if (sent !== length) return settle(false);
-    if (!stat) return settle(true);
-    fs.fstat(fd, (err, now) => settle(!err && now.size === stat.size && now.mtimeMs === stat.mtimeMs && now.ctimeMs === stat.ctimeMs));
-  });
-  rs.on('error', () => {
+  const finish = (/** @type {Buffer | null} */ last) => {
     finished = true;
     rs.destroy();
-    res.destroy();
+    if (last) res.end(last);
+    else res.destroy();
+  };
+  res.on('close', () => {
+    if (!finished) finish(null);
   });
-  rs.pipe(res, { end: false });
+  res.on('drain', () => rs.resume());
+  rs.on('data', (chunk) => {
+    sent += chunk.length;
+    if (sent < length) {
+      if (!res.write(chunk)) rs.pause();
+      return;
+    }
+    rs.pause();
+    if (!stat) return finish(/** @type {Buffer} */ (chunk));
+    fs.fstat(fd, (err, now) => {
+      if (finished) return;
+      const same = !err && now.size === stat.size && now.mtimeMs === stat.mtimeMs && now.ctimeMs === stat.ctimeMs;
+      finish(same ? /** @type {Buffer} */ (chunk) : null);
+    });
+  });
+  rs.on('end', () => {
+    if (!finished && sent < length) finish(null);
+  });
+  rs.on('error', () => {
+    if (!finished) finish(null);
+  });
 }
