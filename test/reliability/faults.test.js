@@ -62,7 +62,7 @@ asNobody('an unreadable file (EACCES): exit 1, one error line naming it, the oth
   const secret = await write('secret.js', text(20_000, 2));
   chownTree(root, /** @type {any} */ (user));
   await fsp.chmod(secret, 0o000);
-  const r = await runCli([root, '--json'], /** @type {any} */ (user));
+  const r = await runCli([root, '--json', '--quiet'], /** @type {any} */ (user));
   expect(r.code).toBe(1);
   expect(r.stderr).toMatch(/^error: secret\.js: EACCES: permission denied/m);
   expect(r.stderr.trim().split('\n')).toHaveLength(1);
@@ -93,7 +93,7 @@ asNobody('a read-only output folder: exit 1, each file and the manifest named, n
   await fsp.chmod(root, 0o755);
   await fsp.chmod(path.join(root, 'sub'), 0o755);
   // Owned by root, readable by all, writable by nobody but root.
-  const r = await runCli([root], /** @type {any} */ (user));
+  const r = await runCli([root, '--quiet'], /** @type {any} */ (user));
   expect(r.code).toBe(1);
   expect(r.stderr).toMatch(/^error: a\.js: EACCES/m);
   expect(r.stderr).toMatch(/^error: sub\/b\.css: EACCES/m);
@@ -145,7 +145,7 @@ afterAll(() => {
   figures.diskFull = { exit: r.code, errorLines: r.stderr.trim().split('\n').length, variantsLeft: inv.variants, manifest: inv.manifest, sample: r.stderr.split('\n')[0] };
   // Free space: remove half the originals; the next run completes and everything is consistent.
   for (const name of names.slice(3)) await fsp.rm(path.join(dir, name));
-  const again = await runCli([dir]);
+  const again = await runCli([dir, '--quiet']);
   expect(again.stderr).toBe('');
   expect(again.code).toBe(0);
   expect(await checkConsistent(dir, names.slice(0, 3))).toEqual([]);
@@ -188,7 +188,7 @@ test('a file rewritten without pause during the run: named as changing, exit 1, 
     for (;;) fs.writeFileSync(${JSON.stringify(big)}, base.subarray(0, base.length - (i++ % 1000)));
   `], { stdio: 'ignore' });
   try {
-    const r = await runCli([root]);
+    const r = await runCli([root, '--quiet']);
     expect(r.code).toBe(1);
     expect(r.stderr).toMatch(/^error: busy\.js: .*(changed while it was being read|kept changing)/m);
     figures.keptChanging = { exit: r.code, message: r.stderr.trim() };
@@ -198,7 +198,7 @@ test('a file rewritten without pause during the run: named as changing, exit 1, 
   }
   expect(fs.existsSync(`${big}.br`) || fs.existsSync(`${big}.gz`)).toBe(false);
   expect((await checkCrashInvariants(root)).corrupt).toEqual([]);
-  const again = await runCli([root]);
+  const again = await runCli([root, '--quiet']);
   expect(again.code).toBe(0);
   expect(await checkConsistent(root, ['busy.js', 'calm.js'])).toEqual([]);
 });
@@ -212,7 +212,7 @@ test('a folder of 20,000 files: completes, consistent; the second run changes no
     originals.push(rel);
   }
   let t = Date.now();
-  const first = await runCli([root, '--json']);
+  const first = await runCli([root, '--json', '--quiet']);
   const firstMs = Date.now() - t;
   expect(first.stderr).toBe('');
   expect(first.code).toBe(0);
@@ -220,7 +220,7 @@ test('a folder of 20,000 files: completes, consistent; the second run changes no
   expect(report.files.compressed).toBe(20_000);
   expect(await checkConsistent(root, originals)).toEqual([]);
   t = Date.now();
-  const second = await runCli([root, '--json']);
+  const second = await runCli([root, '--json', '--quiet']);
   const secondMs = Date.now() - t;
   expect(second.code).toBe(0);
   expect(JSON.parse(second.stdout).files.unchanged).toBe(20_000);
@@ -236,7 +236,7 @@ test('very long and unicode names: compressed and listed under their exact names
   // A deep path: 14 folders of 200 bytes (about 2,900 bytes in all).
   names.push([...Array.from({ length: 14 }, (_, i) => `${i}`.padEnd(200, 'x')), 'deep.js'].join('/'));
   for (const [i, rel] of names.entries()) await write(rel, text(10_000, i + 10));
-  const r = await runCli([root, '--json']);
+  const r = await runCli([root, '--json', '--quiet']);
   const report = JSON.parse(r.stdout);
   const m = JSON.parse(await fsp.readFile(path.join(root, MANIFEST), 'utf8'));
   const failed = new Set(report.failures.map((f) => f.path));

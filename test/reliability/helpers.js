@@ -138,7 +138,7 @@ export async function checkConsistent(root, originals) {
 
 /**
  * A real corpus: JavaScript, CSS, JSON, Markdown and maps copied from installed packages in
- * node_modules (sorted, deterministic), until `bytes` are reached. Files over 1.5 MB are skipped.
+ * node_modules (sorted, deterministic), until `bytes` are reached. Files over 600 kB are skipped.
  * @returns {Promise<{ files: string[], bytes: number }>}
  */
 export async function buildRealCorpus(dir, bytes) {
@@ -153,7 +153,7 @@ export async function buildRealCorpus(dir, bytes) {
       if (!/\.(m?js|cjs|css|json|md|map|d\.ts)$/.test(rel)) continue;
       const from = path.join(base, rel);
       const st = await fsp.stat(from);
-      if (st.size < 200 || st.size > 1.5e6) continue;
+      if (st.size < 200 || st.size > 6e5) continue;
       const to = path.join(dir, src.replaceAll('/', '_'), rel);
       await fsp.mkdir(path.dirname(to), { recursive: true });
       await fsp.copyFile(from, to);

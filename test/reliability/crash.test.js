@@ -1,0 +1,167 @@
+// kill -9 the real CLI at 20 random moments on a real multi-MB corpus (files copied from
+// installed packages), with the default settings (Brotli 11, gzip 9, all cores).
+//
+// - 10 kills during a run from scratch (no variant, no manifest yet): every .br/.gz present under
+//   its final name must decode to its current original; the manifest is absent (or complete, if
+//   the kill came after it was written).
+// - 10 kills during incremental runs after a quarter of the files were rewritten: every .br/.gz
+//   must decode to its current original or to the version before the rewrite (not redone yet), and
+//   the manifest on disk must be valid and never vouch for a variant that does not match: for each
+//   entry whose hash is the current original's, each listed variant decodes to that original.
+// After every kill, the next run must complete (exit 0) and leave everything consistent.
+
+import fsp from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { spawn } from 'node:child_process';
+import {
+  BIN, MANIFEST, buildRealCorpus, checkConsistent, decodedHash, hashFileStreamed, listTree, record, runCli,
+} from './helpers.js';
+
+const CORPUS_BYTES = 4 * 1024 * 1024;
+const KILLS_PER_KIND = 10;
+
+let root;
+afterAll(async () => {
+  if (root) await fsp.rm(root, { recursive: true, force: true });
+});
+
+/** Deterministic pseudo-random numbers in [0, 1). */
+function rng(seed) {
+  let x = seed >>> 0;
+  return () => {
+    x = (x * 1664525 + 1013904223) >>> 0;
+    return x / 2 ** 32;
+  };
+}
+
+/** Start the CLI, SIGKILL it after `delayMs` (if it is still running); resolves with what happened. */
+function runAndKill(dir, delayMs) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [BIN, dir, '--quiet'], { stdio: 'ignore' });
+    let killed = false;
+    const timer = setTimeout(() => {
+      killed = child.kill('SIGKILL');
+    }, delayMs);
+    child.on('error', reject);
+    child.on('close', (code, signal) => {
+      clearTimeout(timer);
+      resolve({ killed: killed && signal === 'SIGKILL', code });
+    });
+  });
+}
+
+async function removeOutputs(dir) {
+  for (const rel of await listTree(dir)) {
+    if (rel === MANIFEST || /\.(br|gz|pctmp)$/.test(rel)) await fsp.rm(path.join(dir, rel));
+  }
+}
+
+/** sha256 hex of each original, keyed by relative path. */
+async function hashesOf(dir, files) {
+  const out = new Map();
+  for (const rel of files) out.set(rel, await hashFileStreamed(path.join(dir, rel)));
+  return out;
+}
+
+/**
+ * The invariants after a kill. `allowed` maps each original to the set of hashes a variant may
+ * decode to (current, and before this round's rewrite).
+ */
+async function afterKill(dir, current, allowed) {
+  const problems = [];
+  const all = await listTree(dir);
+  let variants = 0;
+  for (const rel of all) {
+    const m = /^(.*)\.(br|gz)$/.exec(rel);
+    if (!m || !current.has(m[1])) continue;
+    variants++;
+    const h = await decodedHash(path.join(dir, rel));
+    if (h === null || !allowed.get(m[1]).has(h)) problems.push(`${rel}: decodes to ${h === null ? 'nothing (corrupt)' : 'another content'}`);
+  }
+  let manifest = 'absent';
+  if (all.includes(MANIFEST)) {
+    try {
+      const doc = JSON.parse(await fsp.readFile(path.join(dir, MANIFEST), 'utf8'));
+      manifest = doc.schema === 1 && typeof doc.files === 'object' ? 'valid' : 'invalid';
+      for (const [rel, e] of Object.entries(doc.files ?? {})) {
+        const hex = current.get(rel);
+        if (hex === undefined || e.hash !== `sha256-${Buffer.from(hex, 'hex').toString('base64url')}`) continue;
+        for (const enc of Object.keys(e.variants)) {
+          const file = path.join(dir, rel + (enc === 'br' ? '.br' : '.gz'));
+          const st = await fsp.stat(file).catch(() => null);
+          if (st === null || st.size !== e.variants[enc].size || (await decodedHash(file)) !== hex) {
+            problems.push(`${rel}: the manifest lists a ${enc} variant that does not match`);
+          }
+        }
+      }
+    } catch (err) {
+      manifest = 'invalid';
+      problems.push(`manifest: ${/** @type {Error} */ (err).message}`);
+    }
+  }
+  return { problems, variants, manifest, temps: all.filter((f) => f.endsWith('.pctmp')).length };
+}
+
+test('20 SIGKILLs at random moments: no corrupt output, manifest absent or valid, next run consistent', async () => {
+  root = await fsp.mkdtemp(path.join(os.tmpdir(), 'pc-crash-'));
+  const corpus = await buildRealCorpus(root, CORPUS_BYTES);
+  expect(corpus.bytes).toBeGreaterThan(CORPUS_BYTES * 0.9);
+  const random = rng(20261122);
+
+  // Calibrate: a full run from scratch, timed; kills are spread over [0, that time].
+  let t = Date.now();
+  const first = await runCli([root, '--quiet']);
+  expect(first.code).toBe(0);
+  const fullMs = Date.now() - t;
+  expect(await checkConsistent(root, corpus.files)).toEqual([]);
+
+  const rounds = [];
+  let current = await hashesOf(root, corpus.files);
+  for (const kind of ['scratch', 'incremental']) {
+    let kills = 0;
+    let attempts = 0;
+    let incrementalMs = fullMs;
+    while (kills < KILLS_PER_KIND && attempts < KILLS_PER_KIND * 4) {
+      attempts++;
+      const allowed = new Map([...current].map(([rel, h]) => [rel, new Set([h])]));
+      if (kind === 'scratch') {
+        await removeOutputs(root);
+      } else {
+        // Rewrite a quarter of the files (grown by one line), so this run has real work to do.
+        for (const rel of corpus.files) {
+          if (random() >= 0.25) continue;
+          await fsp.appendFile(path.join(root, rel), `\n/* round ${attempts} ${random()} */\n`);
+        }
+        current = await hashesOf(root, corpus.files);
+        for (const [rel, h] of current) allowed.get(rel).add(h);
+      }
+      const delayMs = Math.round(random() * (kind === 'scratch' ? fullMs : incrementalMs));
+      const r = await runAndKill(root, delayMs);
+      const check = await afterKill(root, current, allowed);
+      expect(check.problems).toEqual([]);
+      expect(check.manifest).not.toBe('invalid');
+
+      t = Date.now();
+      const next = await runCli([root, '--quiet']);
+      const nextMs = Date.now() - t;
+      expect(next.code).toBe(0);
+      expect(await checkConsistent(root, corpus.files)).toEqual([]);
+      if (!r.killed) {
+        // It finished before the kill: no kill happened, try again with a new moment.
+        if (kind === 'incremental') incrementalMs = Math.max(200, nextMs);
+        continue;
+      }
+      if (kind === 'incremental') incrementalMs = Math.max(incrementalMs, nextMs * 2);
+      kills++;
+      rounds.push({ kind, delayMs, variantsPresent: check.variants, tempsLeft: check.temps, manifest: check.manifest, nextRunMs: nextMs });
+    }
+    expect(kills).toBe(KILLS_PER_KIND);
+  }
+  record('crash', {
+    corpusFiles: corpus.files.length, corpusBytes: corpus.bytes, fullRunMs: fullMs,
+    kills: rounds.length, corrupt: 0, invalidManifests: 0, nextRunFailures: 0,
+    delaysMs: rounds.map((r) => r.delayMs), variantsPresentAfterKill: rounds.map((r) => r.variantsPresent),
+    killsWithTempFilesLeft: rounds.filter((r) => r.tempsLeft > 0).length, rounds,
+  });
+});
