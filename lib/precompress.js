@@ -73,7 +73,6 @@ export async function precompress(dir, options = {}) {
   }
 
   async function run() {
-
     for (const rel of walked.temps) removals.push({ rel, why: 'temp' });
     for (const rel of classified.orphans) removals.push({ rel, why: 'orphan' });
 
