@@ -1,6 +1,6 @@
 // Shared pieces of the reliability suite: running the real CLI, checking a compressed tree by
-// streaming (never loading big files), reading a process's RSS and descriptors from /proc, and
-// recording the figures each suite measured (the README's Guarantees section quotes them).
+// streaming (never loading big files), serveStatic in a child process that reports its RSS and
+// open descriptors, and recording the figures each suite measured (the README quotes them).
 
 import fs from 'node:fs';
 import fsp from 'node:fs/promises';
@@ -164,17 +164,6 @@ export async function buildRealCorpus(dir, bytes) {
   return { files, bytes: total };
 }
 
-/** Resident set size of a process in bytes (Linux /proc). */
-export function rssOf(pid) {
-  const m = /VmRSS:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'));
-  return m ? Number(m[1]) * 1024 : NaN;
-}
-
-/** Open file descriptors of a process (Linux /proc). */
-export function fdCountOf(pid) {
-  return fs.readdirSync(`/proc/${pid}/fd`).length;
-}
-
 /** Free bytes on the file system holding `dir`. */
 export function freeBytes(dir) {
   const s = fs.statfsSync(dir);
@@ -182,7 +171,6 @@ export function freeBytes(dir) {
 }
 
 export const MB = 1024 * 1024;
-export const fmtMB = (n) => `${(n / MB).toFixed(1)} MB`;
 
 /**
  * serveStatic on node:http in a child process (test/reliability/server-child.js).
