@@ -128,7 +128,7 @@ export function respond(req, res, entry, rep, fd, opts, stat) {
  * when the stream ends, fails, or the client goes away. If the file shrank under us, fewer bytes
  * than Content-Length arrive and the connection is destroyed instead of ending a short response.
  * When `stat` (the fstat taken before the headers) is given, the last chunk is held back until a
- * second fstat shows the same size, mtime and ctime: a file rewritten in place while it was read
+ * second fstat shows the same size and mtime: a file rewritten in place while it was read
  * (whose bytes may mix two versions) gets its connection destroyed before the body is complete,
  * so no client ever takes a short or mixed body as complete.
  * @param {import('node:http').ServerResponse} res
@@ -164,7 +164,8 @@ export function streamFd(res, fd, start, end, length, stat) {
     if (!stat) return finish(/** @type {Buffer} */ (chunk));
     fs.fstat(fd, (err, now) => {
       if (finished) return;
-      const same = !err && now.size === stat.size && now.mtimeMs === stat.mtimeMs && now.ctimeMs === stat.ctimeMs;
+      // Not ctime: replacing the file by rename (which cannot mix versions) changes the old inode's ctime.
+      const same = !err && now.size === stat.size && now.mtimeMs === stat.mtimeMs;
       finish(same ? /** @type {Buffer} */ (chunk) : null);
     });
   });

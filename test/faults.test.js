@@ -4,7 +4,7 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import http from 'node:http';
-import { openSync } from 'node:fs';
+import { openSync, fstatSync, writeFileSync, renameSync } from 'node:fs';
 import { spawn, execFileSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { precompress } from '../lib/precompress.js';
@@ -81,6 +81,37 @@ test('a streamed file whose stat moved while it was read ends in a destroyed con
     moved = true;
     const r = /** @type {any} */ (await fetchOnce());
     expect(r.complete).toBe(false);
+  } finally {
+    server.closeAllConnections();
+    await new Promise((resolve) => server.close(resolve));
+  }
+});
+
+test('a streamed file replaced by rename meanwhile is still sent complete (the open descriptor keeps the old version)', async () => {
+  const file = path.join(root, 'f.js');
+  const old = textOf(300_000);
+  await fs.writeFile(file, old);
+  const server = http.createServer((_req, res) => {
+    const fd = openSync(file, 'r'); // streamFd owns and closes it
+    const st = fstatSync(fd);
+    // An atomic deploy lands before the last chunk: it changes the old inode's ctime, not its bytes.
+    writeFileSync(`${file}.tmp`, textOf(300_000, 9));
+    renameSync(`${file}.tmp`, file);
+    res.writeHead(200, { 'Content-Length': String(st.size) });
+    streamFd(res, fd, 0, st.size - 1, st.size, st);
+  });
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(undefined)));
+  const port = /** @type {import('node:net').AddressInfo} */ (server.address()).port;
+  try {
+    const body = await new Promise((resolve, reject) => {
+      http.get({ host: '127.0.0.1', port, path: '/', agent: false }, (res) => {
+        const chunks = [];
+        res.on('data', (c) => chunks.push(c));
+        res.on('end', () => resolve(res.complete ? Buffer.concat(chunks).toString() : null));
+        res.on('error', reject);
+      }).on('error', reject);
+    });
+    expect(body).toBe(old);
   } finally {
     server.closeAllConnections();
     await new Promise((resolve) => server.close(resolve));
