@@ -5,13 +5,15 @@ import { pipeline } from 'node:stream/promises';
 import { PrecompressorError } from './errors.js';
 import { canStream, createEncoder, createHasher, zlibOptions } from './encode.js';
 import { removeIfPresent, writeAtomicWith } from './write.js';
+import { VARIANT_SUFFIX } from './manifest.js';
 
 /**
  * Thin I/O around the encoders: hash a source, compress one variant (in a worker, or streamed
  * for files at or above `streamThreshold` bytes so memory stays bounded whatever their size),
  * write it atomically or remove it when it would not be small enough.
  *
- * @typedef {{ hash: string, size: number, mtimeMs: number, outSize: number | null }} TaskResult
+ * @typedef {{ hash: string, size: number, mtimeMs: number, out: Record<string, number | null> }} TaskResult
+ *   `out`: per encoding, the variant's size, or null when it was not kept (not small enough)
  */
 
 /**
@@ -52,23 +54,26 @@ export async function hashFile(abs, streamThreshold) {
 }
 
 /**
- * @typedef {{ abs: string, target: string, encoding: 'br' | 'gzip' | 'zstd', mode: 'text' | 'font' | 'generic',
+ * @typedef {{ abs: string, encodings: Array<'br' | 'gzip' | 'zstd'>, mode: 'text' | 'font' | 'generic',
  *   brotliQuality: number, gzipLevel: number, zstdLevel?: number, zopfli?: boolean, minRatio: number,
  *   streamThreshold: number, sizeHint: number }} CompressTask
  */
 
 /**
- * Compress `abs` with `encoding` into `target`: in a worker of `pool` (see lib/worker.js), or
- * streamed on the main thread when the file is at least `streamThreshold` bytes.
+ * Compress `abs` with each of `encodings` into `<abs>.br` etc.: in a worker of `pool` (see
+ * lib/worker.js), or, for a single encoding of a file of at least `streamThreshold` bytes,
+ * streamed on the main thread.
  * @param {CompressTask} t
  * @param {{ run(task: CompressTask): Promise<TaskResult> }} pool
  * @returns {Promise<TaskResult>}
  */
 export async function compressFile(t, pool) {
+  const [encoding] = t.encodings;
+  // zopfli and WebAssembly zstd cannot stream: they always hold the whole file.
+  const streamed = t.encodings.length === 1 && t.sizeHint >= t.streamThreshold && canStream(encoding, t);
   for (let attempt = 1; ; attempt++) {
     try {
-      // zopfli and WebAssembly zstd cannot stream: they always hold the whole file.
-      return t.sizeHint >= t.streamThreshold && canStream(t.encoding, t) ? await compressStreamed(t) : await pool.run(t);
+      return streamed ? await compressStreamed(t, encoding) : await pool.run(t);
     } catch (err) {
       // A file rewritten while we read it is read again; a file that keeps changing is an error.
       if (!(/** @type {any} */ (err).changed) || attempt >= 3) throw err;
@@ -76,7 +81,8 @@ export async function compressFile(t, pool) {
   }
 }
 
-async function compressStreamed(t) {
+async function compressStreamed(t, encoding) {
+  const target = t.abs + VARIANT_SUFFIX[encoding];
   const fh = await fs.open(t.abs, 'r');
   try {
     const before = await fh.stat();
@@ -96,16 +102,16 @@ async function compressStreamed(t) {
         cb(null, chunk);
       },
     });
-    const encoder = createEncoder(t.encoding, zlibOptions(t.encoding, { ...t, size: before.size }));
+    const encoder = createEncoder(encoding, zlibOptions(encoding, { ...t, size: before.size }));
     const produce = async (/** @type {import('node:fs/promises').FileHandle} */ out) => {
       await pipeline(readStreamOf(fh), tapIn, encoder, countOut, createWriteStream('', { fd: out.fd, autoClose: false }));
       const after = await fh.stat();
       if (after.mtimeMs !== before.mtimeMs || after.size !== inSize) throw changed(t.abs);
       return outSize < inSize * t.minRatio;
     };
-    const keep = await writeAtomicWith(t.target, produce, { mtime: before.mtime });
-    if (!keep) await removeIfPresent(t.target);
-    return { hash: hasher.digest(), size: inSize, mtimeMs: before.mtimeMs, outSize: keep ? outSize : null };
+    const keep = await writeAtomicWith(target, produce, { mtime: before.mtime });
+    if (!keep) await removeIfPresent(target);
+    return { hash: hasher.digest(), size: inSize, mtimeMs: before.mtimeMs, out: { [encoding]: keep ? outSize : null } };
   } finally {
     await fh.close();
   }

@@ -56,7 +56,7 @@ export function zlibOptions(encoding, p) {
       },
     };
   }
-  if (encoding === 'gzip') return { chunkSize, level: p.gzipLevel, memLevel: 9 };
+  if (encoding === 'gzip') return { chunkSize, level: p.gzipLevel };
   throw new Error(`Unknown encoding ${encoding}`);
 }
 
@@ -149,7 +149,13 @@ function notLoaded(what) {
  * @returns {Buffer}
  */
 export function encodeBufferSync(buf, encoding, options) {
-  if (encoding === 'br') return zlib.brotliCompressSync(buf, options);
+  if (encoding === 'br') {
+    const out = zlib.brotliCompressSync(buf, options);
+    if (options.params[Z.BROTLI_PARAM_MODE] !== Z.BROTLI_MODE_FONT) return out;
+    // Font mode is a hint that loses on some fonts (icon fonts): keep the smaller of it and generic.
+    const generic = zlib.brotliCompressSync(buf, { ...options, params: { ...options.params, [Z.BROTLI_PARAM_MODE]: Z.BROTLI_MODE_GENERIC } });
+    return generic.length < out.length ? generic : out;
+  }
   if (encoding === 'gzip' && !options.zopfli) return zlib.gzipSync(buf, options);
   if (encoding === 'gzip') {
     if (!loaded.zopfli) throw notLoaded('zopfli');

@@ -15,6 +15,20 @@ export const VERSION = JSON.parse(fs.readFileSync(new URL('../package.json', imp
 const TOOL = `precompressor@${VERSION}`;
 const MAX_ATTEMPTS = 3;
 
+/** Files below this size are compressed to all encodings in one task (one read, one hash). */
+const SPLIT_THRESHOLD = 256 * 1024;
+
+/**
+ * The tasks of one file: one for all encodings when the file is small, else one per encoding
+ * so that a big file's encodings run in parallel.
+ * @param {number} size
+ * @param {{ encodings: readonly string[] }} opts
+ */
+export function splitTasks(size, opts) {
+  if (size < SPLIT_THRESHOLD) return [{ encodings: [...opts.encodings] }];
+  return opts.encodings.map((e) => ({ encodings: [e] }));
+}
+
 /** Would writing `next` change nothing but the date? Then the manifest is left as it is. */
 function sameContent(previous, next) {
   if (previous === null) return false;
@@ -66,6 +80,8 @@ export async function precompress(dir, options = {}) {
   const io = pLimit(Math.max(4, opts.concurrency * 2));
   const cpu = pLimit(opts.concurrency);
   const pool = createPool(opts.concurrency, new URL('./worker.js', import.meta.url));
+  const { brotliQuality, gzipLevel, zstdLevel, zopfli, minRatio, streamThreshold } = opts;
+  const taskBase = { brotliQuality, gzipLevel, zstdLevel, zopfli, minRatio, streamThreshold };
   try {
     return await run();
   } finally {
@@ -102,7 +118,10 @@ export async function precompress(dir, options = {}) {
             if (h.hash === d.prev.hash) {
               entries.set(file.rel, { ...d.prev, size: h.size, mtimeMs: h.mtimeMs });
               report.count('unchanged', file);
-            } else schedule(file);
+            } else {
+              schedule(file);
+              flush();
+            }
           }).catch((err) => fail(file.rel, err)),
         );
       }
@@ -117,60 +136,66 @@ export async function precompress(dir, options = {}) {
     }
 
     const compressJobs = [];
-    /** Queue the (file × encoding) tasks of one file; results are checked together. */
+    /** @type {{ cost: number, submit: () => void }[]} */
+    let queued = [];
+    /** Prepare the tasks of one file; flush() submits them. Its results are checked together. */
     function schedule(file, attempt = 1) {
       if (opts.dryRun) {
         report.change(file.rel, 'compress');
         return;
       }
-      const results = new Map();
-      const tasks = opts.encodings.map((encoding) =>
-        cpu(async () => {
-          if (failed.has(file.rel)) return;
-          const r = await compressFile({
-            abs: abs(file.rel),
-            target: abs(variantPath(file.rel, encoding)),
-            encoding,
-            mode: brotliModeFor(file.rel),
-            brotliQuality: opts.brotliQuality,
-            gzipLevel: opts.gzipLevel,
-            zstdLevel: opts.zstdLevel,
-            zopfli: opts.zopfli,
-            minRatio: opts.minRatio,
-            streamThreshold: opts.streamThreshold,
-            sizeHint: file.size,
-          }, pool);
-          results.set(encoding, r);
-          report.progress(r.size, encoding);
-        }).catch((err) => fail(file.rel, err)),
-      );
-      compressJobs.push(
-        Promise.all(tasks).then(() => {
-          if (failed.has(file.rel)) return;
-          const rs = [...results.values()];
-          const first = rs[0];
-          if (rs.some((r) => r.hash !== first.hash || r.mtimeMs !== first.mtimeMs)) {
-            // The file changed between its encodings: do it again so that all variants match.
-            if (attempt < MAX_ATTEMPTS) return schedule({ ...file, size: first.size }, attempt + 1);
-            return fail(file.rel, new Error('kept changing while it was being compressed'));
-          }
-          /** @type {import('./manifest.js').FileEntry} */
-          const entry = { size: first.size, mtimeMs: first.mtimeMs, hash: first.hash, variants: {} };
-          for (const enc of opts.encodings) {
-            const size = results.get(enc).outSize;
-            if (size !== null) entry.variants[enc] = { size };
-          }
-          if (Object.keys(entry.variants).length === 0) entry.skipped = 'not-smaller';
-          entries.set(file.rel, entry);
-          report.compressed(file.rel, entry);
-        }),
-      );
+      const results = [];
+      const done = splitTasks(file.size, opts).map((t) => {
+        let submit = () => {};
+        const settled = new Promise((resolve) => {
+          submit = () =>
+            cpu(async () => {
+              if (failed.has(file.rel)) return;
+              const r = await compressFile({ ...taskBase, abs: abs(file.rel), encodings: t.encodings, mode: brotliModeFor(file.rel), sizeHint: file.size }, pool);
+              results.push(r);
+              for (const enc of t.encodings) report.progress(r.size, enc);
+            })
+              .catch((err) => fail(file.rel, err))
+              .then(resolve);
+        });
+        queued.push({ cost: t.encodings.reduce((n, e) => n + estimatedCost(file.size, e, opts), 0), submit });
+        return settled;
+      });
+      compressJobs.push(Promise.all(done).then(() => finish(file, results, attempt)));
     }
 
-    // Largest (most expensive) tasks first, so that one big bundle does not finish last.
-    toCompress.sort((a, b) => estimatedCost(b.size, 'br') - estimatedCost(a.size, 'br'));
+    /** Submit the prepared tasks, most expensive first (the CPU queue runs in submission order). */
+    function flush() {
+      const batch = queued.sort((a, b) => b.cost - a.cost);
+      queued = [];
+      for (const t of batch) t.submit();
+    }
+
+    /** All tasks of a file are done: record it, or redo it if they saw different contents. */
+    function finish(file, results, attempt) {
+      if (failed.has(file.rel)) return;
+      const [first] = results;
+      if (results.some((r) => r.hash !== first.hash || r.mtimeMs !== first.mtimeMs)) {
+        // The file changed between its encodings: do it again so that all variants match.
+        if (attempt < MAX_ATTEMPTS) {
+          schedule({ ...file, size: first.size }, attempt + 1);
+          return flush();
+        }
+        return fail(file.rel, new Error('kept changing while it was being compressed'));
+      }
+      const out = Object.assign({}, ...results.map((r) => r.out));
+      /** @type {import('./manifest.js').FileEntry} */
+      const entry = { size: first.size, mtimeMs: first.mtimeMs, hash: first.hash, variants: {} };
+      for (const enc of opts.encodings) if (out[enc] !== null) entry.variants[enc] = { size: out[enc] };
+      if (Object.keys(entry.variants).length === 0) entry.skipped = 'not-smaller';
+      entries.set(file.rel, entry);
+      report.compressed(file.rel, entry);
+    }
+
+    // Largest (most expensive) work first, so that one big bundle does not finish last.
     report.plan(toCompress, opts.encodings);
     for (const file of toCompress) schedule(file);
+    flush();
 
     await Promise.all(hashJobs);
     // compressJobs grows while files are verified or retried: drain until it is stable.

@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import { parentPort } from 'node:worker_threads';
 import { contentHash, encodeBufferSync, loadEncoder, zlibOptions } from './encode.js';
 import { writeAtomicSync } from './write.js';
+import { VARIANT_SUFFIX } from './manifest.js';
 
 /**
  * Worker thread: compress one file with one encoding per message, synchronously (read, hash,
@@ -26,22 +27,33 @@ function readStableSync(abs) {
   }
 }
 
-/** @param {import('./compress-file.js').CompressTask} t */
+/**
+ * Read the file once, then write each of the task's encodings (a small file's encodings travel
+ * together: one read, one hash, one message for all of them).
+ * @param {import('./compress-file.js').CompressTask} t
+ * @returns {import('./compress-file.js').TaskResult}
+ */
 export function compressBufferedSync(t) {
   const src = readStableSync(t.abs);
   const size = src.buf.length;
   const hash = contentHash(src.buf);
-  const out = encodeBufferSync(src.buf, t.encoding, zlibOptions(t.encoding, { ...t, size }));
-  const keep = out.length < size * t.minRatio;
-  if (keep) writeAtomicSync(t.target, out, { mtime: src.mtime });
-  else fs.rmSync(t.target, { force: true });
-  return { hash, size, mtimeMs: src.mtimeMs, outSize: keep ? out.length : null };
+  /** @type {Record<string, number | null>} */
+  const out = {};
+  for (const encoding of t.encodings) {
+    const target = t.abs + VARIANT_SUFFIX[encoding];
+    const data = encodeBufferSync(src.buf, encoding, zlibOptions(encoding, { ...t, size }));
+    const keep = data.length < size * t.minRatio;
+    if (keep) writeAtomicSync(target, data, { mtime: src.mtime });
+    else fs.rmSync(target, { force: true });
+    out[encoding] = keep ? data.length : null;
+  }
+  return { hash, size, mtimeMs: src.mtimeMs, out };
 }
 
 parentPort?.on('message', async ({ id, task }) => {
   try {
     // The WebAssembly encoders (zopfli; zstd on Node < 22.15) load once per worker, asynchronously.
-    await loadEncoder(task.encoding, task);
+    for (const encoding of task.encodings) await loadEncoder(encoding, task);
     parentPort?.postMessage({ id, result: compressBufferedSync(task) });
   } catch (err) {
     const e = /** @type {any} */ (err);
