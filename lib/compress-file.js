@@ -56,7 +56,7 @@ export async function hashFile(abs, streamThreshold) {
 /**
  * @typedef {{ abs: string, encodings: Array<'br' | 'gzip' | 'zstd'>, mode: 'text' | 'font' | 'generic',
  *   brotliQuality: number, gzipLevel: number, zstdLevel?: number, zopfli?: boolean, minRatio: number,
- *   streamThreshold: number, sizeHint: number }} CompressTask
+ *   streamThreshold: number, sizeHint: number, tempDir?: string | null }} CompressTask
  */
 
 /**

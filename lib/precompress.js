@@ -6,7 +6,7 @@ import { walk } from './walk.js';
 import { classify, decide, eligibility, brotliModeFor, estimatedCost } from './plan.js';
 import { readManifest, buildManifest, writeManifest, variantPath } from './manifest.js';
 import { compressFile, hashFile } from './compress-file.js';
-import { removeIfPresent } from './write.js';
+import { makeTempDir, removeIfPresent, removeTemp } from './write.js';
 import { checkEncoders } from './encode.js';
 import { createPool } from './pool.js';
 import { createReport } from './report.js';
@@ -81,11 +81,14 @@ export async function precompress(dir, options = {}) {
   const cpu = pLimit(opts.concurrency);
   const pool = createPool(opts.concurrency, new URL('./worker.js', import.meta.url));
   const { brotliQuality, gzipLevel, zstdLevel, zopfli, minRatio, streamThreshold } = opts;
-  const taskBase = { brotliQuality, gzipLevel, zstdLevel, zopfli, minRatio, streamThreshold };
+  const taskBase = { brotliQuality, gzipLevel, zstdLevel, zopfli, minRatio, streamThreshold, tempDir: null };
+  /** @type {Promise<string> | null} made on the first compression (see makeTempDir) */
+  let tempDir = null;
   try {
     return await run();
   } finally {
     await pool.close();
+    if (tempDir) await tempDir.then(removeTemp, () => {});
   }
 
   async function run() {
@@ -151,7 +154,8 @@ export async function precompress(dir, options = {}) {
           submit = () =>
             cpu(async () => {
               if (failed.has(file.rel)) return;
-              const r = await compressFile({ ...taskBase, abs: abs(file.rel), encodings: t.encodings, mode: brotliModeFor(file.rel), sizeHint: file.size }, pool);
+              tempDir ??= makeTempDir(opts.root);
+              const r = await compressFile({ ...taskBase, tempDir: await tempDir, abs: abs(file.rel), encodings: t.encodings, mode: brotliModeFor(file.rel), sizeHint: file.size }, pool);
               results.push(r);
               for (const enc of t.encodings) report.progress(r.size, enc);
             })
@@ -210,8 +214,10 @@ export async function precompress(dir, options = {}) {
     }
     for (const r of removals) {
       if (r.why !== 'failed') report.change(r.rel, `remove (${r.why})`);
+      if (opts.dryRun) continue;
+      const remove = r.why === 'temp' ? removeTemp : removeIfPresent;
       // Cleaning up after a failed file is best effort: its failure is already reported.
-      if (!opts.dryRun) await removeIfPresent(abs(r.rel)).catch((err) => r.why !== 'failed' && report.fail(failureOf(r.rel, err)));
+      await remove(abs(r.rel)).catch((err) => r.why !== 'failed' && report.fail(failureOf(r.rel, err)));
     }
 
     const manifest = buildManifest({ tool: TOOL, settings, files: entries });

@@ -12,7 +12,7 @@ import { TEMP_SUFFIX } from './write.js';
 /**
  * Every regular file under `root` (POSIX relative paths), with size and mtime, in one pass.
  * Symlinks are never followed into folders; a symlink to a file is taken only if its target
- * resolves inside `root` (else reported in `outside`). Our own temp files are returned apart
+ * resolves inside `root` (else reported in `outside`). Our own temp files and folders are returned apart
  * so that the caller can sweep them. Nothing is filtered by include/exclude here: the manifest
  * lists every file.
  * @param {string} root absolute path
@@ -52,9 +52,10 @@ export async function walk(root, opts) {
   for (const e of entries) {
     const s = /** @type {import('node:fs').Stats} */ (e.stats);
     if (e.path.endsWith(TEMP_SUFFIX)) {
-      if (s.isFile()) temps.push(e.path);
+      if (s.isFile() || s.isDirectory()) temps.push(e.path);
       continue;
     }
+    if (e.path.includes(`${TEMP_SUFFIX}/`)) continue; // inside a temp folder (listed with dotfiles)
     if (!opts.dotfiles && isDotPath(e.path)) continue;
     if (s.isFile()) {
       files.push({ rel: e.path, size: s.size, mtimeMs: s.mtimeMs });
@@ -63,6 +64,10 @@ export async function walk(root, opts) {
       if (target === null) outside.push(e.path);
       else if (target.isFile()) files.push({ rel: e.path, size: target.size, mtimeMs: target.mtimeMs });
     }
+  }
+  // Temp folders (makeTempDir) live at the top; the glob does not list dot folders' own entries.
+  for (const d of await fs.readdir(root, { withFileTypes: true })) {
+    if (d.isDirectory() && d.name.endsWith(TEMP_SUFFIX) && !temps.includes(d.name)) temps.push(d.name);
   }
   files.sort((a, b) => (a.rel < b.rel ? -1 : a.rel > b.rel ? 1 : 0));
   return { files, temps, outside };

@@ -43,7 +43,7 @@ export function compressBufferedSync(t) {
     const target = t.abs + VARIANT_SUFFIX[encoding];
     const data = encodeBufferSync(src.buf, encoding, zlibOptions(encoding, { ...t, size }));
     const keep = data.length < size * t.minRatio;
-    if (keep) writeAtomicSync(target, data, { mtime: src.mtime });
+    if (keep) writeAtomicSync(target, data, { mtime: src.mtime, tempDir: t.tempDir });
     else fs.rmSync(target, { force: true });
     out[encoding] = keep ? data.length : null;
   }

@@ -90,14 +90,35 @@ export async function removeIfPresent(file) {
 }
 
 /**
+ * A private folder for the temp files of one run, at the top of the folder being compressed.
+ * Creating a file in a folder that already holds thousands is slow on ext4 (about 1 ms each
+ * here, against 0.1 ms in a fresh folder, measured), so variants are written there and renamed
+ * into place: the same atomic rename, one insertion into the big folder instead of two.
+ * @param {string} root
+ */
+export async function makeTempDir(root) {
+  const dir = path.join(root, `.precompressor-${process.pid}-${crypto.randomBytes(6).toString('hex')}${TEMP_SUFFIX}`);
+  await fs.mkdir(dir);
+  return dir;
+}
+
+/** Remove one of our temp files or temp folders (names ending in TEMP_SUFFIX only). */
+export async function removeTemp(p) {
+  if (!p.endsWith(TEMP_SUFFIX)) throw new Error(`Refusing to remove ${p}: not a temp file of ours`);
+  await fs.rm(p, { force: true, recursive: true });
+}
+
+/**
  * Synchronous twin of writeAtomicWith() for a buffer, for worker threads (where blocking is the
  * point). Like writeAtomicWith() and unlike writeAtomic(), it does not fsync: see writeAtomicWith().
+ * With `tempDir` (from makeTempDir()) the temp file is made there; if that folder is on another
+ * file system than the target (a mount inside the tree), it falls back to the target's folder.
  * @param {string} target
  * @param {Uint8Array} data
- * @param {{ mtime?: Date }} [opts]
+ * @param {{ mtime?: Date, tempDir?: string | null }} [opts]
  */
 export function writeAtomicSync(target, data, opts = {}) {
-  const tmp = tempPathFor(target);
+  const tmp = opts.tempDir ? path.join(opts.tempDir, crypto.randomBytes(9).toString('hex')) : tempPathFor(target);
   let fd;
   try {
     fd = fsSync.openSync(tmp, 'wx', 0o644);
@@ -110,6 +131,7 @@ export function writeAtomicSync(target, data, opts = {}) {
   } catch (err) {
     if (fd !== undefined) fsSync.closeSync(fd);
     fsSync.rmSync(tmp, { force: true });
+    if (opts.tempDir && /** @type {any} */ (err).code === 'EXDEV') return writeAtomicSync(target, data, { mtime: opts.mtime });
     throw err;
   }
 }
