@@ -196,7 +196,7 @@ function checkTargets(kind) {
   add(`cold ≤ ${limit} × bound`, cold.xBound <= limit, `${fmt(cold.xBound)} ×`);
   const peers = rows.filter((r) => !r.contender.startsWith('precompressor') && r.contender !== 'lower bound' && !r.error);
   const slowest = peers.filter((p) => p.wallS <= cold.wallS).map((p) => `${p.contender} ${fmt(p.wallS)} s`);
-  add('cold faster than every peer that ran', slowest.length === 0, slowest.length ? `not faster than: ${slowest.join(', ')}` : `${peers.length} peers`);
+  if (peers.length) add('cold faster than every peer that ran', slowest.length === 0, slowest.length ? `not faster than: ${slowest.join(', ')}` : `${peers.length} peers`);
   add('warm ≤ 2% of cold', warm.wallS <= 0.02 * cold.wallS, `${fmt((100 * warm.wallS) / cold.wallS, 1)} %`);
   for (const [key, label] of [['effectiveBr', '.br'], ['effectiveGz', '.gz']]) {
     const e = cold[key];
