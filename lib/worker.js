@@ -1,5 +1,6 @@
 import fs from 'node:fs';
-import { parentPort } from 'node:worker_threads';
+import path from 'node:path';
+import { parentPort, threadId } from 'node:worker_threads';
 import { contentHash, encodeBufferSync, loadEncoder, zlibOptions } from './encode.js';
 import { writeAtomicSync } from './write.js';
 import { VARIANT_SUFFIX } from './manifest.js';
@@ -27,6 +28,25 @@ function readStableSync(abs) {
   }
 }
 
+/** @type {Map<string, string>} */
+const ownTemp = new Map();
+
+/**
+ * This worker's own folder inside the run's temp folder: workers creating files in one shared
+ * folder wait on its lock in the kernel (6.7 % of a small-file run's samples in perf).
+ * @param {string | null | undefined} runTemp
+ */
+function ownTempDir(runTemp) {
+  if (!runTemp) return null;
+  let dir = ownTemp.get(runTemp);
+  if (dir === undefined) {
+    dir = path.join(runTemp, `w${threadId}`);
+    fs.mkdirSync(dir, { recursive: true });
+    ownTemp.set(runTemp, dir);
+  }
+  return dir;
+}
+
 /**
  * Read the file once, then write each of the task's encodings (a small file's encodings travel
  * together: one read, one hash, one message for all of them).
@@ -43,7 +63,7 @@ export function compressBufferedSync(t) {
     const target = t.abs + VARIANT_SUFFIX[encoding];
     const data = encodeBufferSync(src.buf, encoding, zlibOptions(encoding, { ...t, size }));
     const keep = data.length < size * t.minRatio;
-    if (keep) writeAtomicSync(target, data, { mtime: src.mtime, tempDir: t.tempDir });
+    if (keep) writeAtomicSync(target, data, { mtime: src.mtime, tempDir: ownTempDir(t.tempDir) });
     else fs.rmSync(target, { force: true });
     out[encoding] = keep ? data.length : null;
   }

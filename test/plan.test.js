@@ -78,10 +78,10 @@ describe('encoding parameters', () => {
     expect(brotliModeFor('x.wasm')).toBe('generic');
     expect(extensionOf('noext')).toBe('');
   });
-  test('window covers the file, within 10..24 bits', () => {
-    expect(brotliWindowBits(0)).toBe(10);
-    expect(brotliWindowBits(1000)).toBe(10);
-    expect(brotliWindowBits(1009)).toBe(11);
+  test('window covers the file, within 16..24 bits', () => {
+    expect(brotliWindowBits(0)).toBe(16);
+    expect(brotliWindowBits(65_520)).toBe(16);
+    expect(brotliWindowBits(65_521)).toBe(17);
     expect(brotliWindowBits(1 << 20)).toBe(21);
     expect(brotliWindowBits(2 ** 30)).toBe(24);
   });
