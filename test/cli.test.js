@@ -4,21 +4,12 @@ import zlib from 'node:zlib';
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { tempDir, writeTree, textOf } from './helpers/tmp.js';
+import { runCommand } from './helpers/spawn.js';
 
 const BIN = fileURLToPath(new URL('../bin/precompressor.js', import.meta.url));
 
 /** Run the CLI to completion; resolves { code, stdout, stderr }. */
-function run(args, opts = {}) {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, ...args], { stdio: ['ignore', 'pipe', 'pipe'], ...opts });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d) => (stdout += d));
-    child.stderr.on('data', (d) => (stderr += d));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
-}
+const run = (args) => runCommand(process.execPath, [BIN, ...args]);
 
 let root;
 beforeEach(async () => {

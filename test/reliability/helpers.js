@@ -8,9 +8,10 @@ import os from 'node:os';
 import path from 'node:path';
 import zlib from 'node:zlib';
 import crypto from 'node:crypto';
-import { spawn, execFileSync } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { pipeline } from 'node:stream/promises';
 import { fileURLToPath } from 'node:url';
+import { runCommand } from '../helpers/spawn.js';
 
 export const REPO = fileURLToPath(new URL('../..', import.meta.url));
 export const BIN = path.join(REPO, 'bin', 'precompressor.js');
@@ -32,15 +33,7 @@ export function record(name, figures) {
  * @returns {Promise<{ code: number | null, signal: string | null, stdout: string, stderr: string }>}
  */
 export function runCli(args, opts = {}) {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, ...args], { stdio: ['ignore', 'pipe', 'pipe'], uid: opts.uid, gid: opts.gid, env: process.env });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d) => (stdout += d));
-    child.stderr.on('data', (d) => (stderr += d));
-    child.on('error', reject);
-    child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr }));
-  });
+  return runCommand(process.execPath, [BIN, ...args], { uid: opts.uid, gid: opts.gid, env: process.env });
 }
 
 /** The uid/gid of `nobody`, or null when there is no such user or we are not root. */

@@ -4,12 +4,12 @@
 // Brotli runs at quality 5 here: quality 11 measured about 0.2 MB/s on this generated text on
 // one core, so a 2 GiB file would take hours. The streaming path is the same at every quality.
 
+import { runCommand } from '../helpers/spawn.js';
 import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import crypto from 'node:crypto';
-import { spawn } from 'node:child_process';
 import { BIN, MANIFEST, MB, decodedHash, freeBytes, record } from './helpers.js';
 
 const SIZE = 2 * 1024 * MB;
@@ -66,15 +66,7 @@ if (!haveTime) console.warn(`[reliability] size: SKIPPED, ${TIME} is not install
   const genSeconds = (Date.now() - t0) / 1000;
 
   const args = [BIN, dir, '--encodings', 'br,gzip', '--brotli-quality', '5', '--json'];
-  const res = await new Promise((resolve, reject) => {
-    const child = spawn(TIME, ['-f', 'TIME %M %e', process.execPath, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d) => (stdout += d));
-    child.stderr.on('data', (d) => (stderr += d));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
+  const res = await runCommand(TIME, ['-f', 'TIME %M %e', process.execPath, ...args]);
   const m = /TIME (\d+) ([\d.]+)/.exec(res.stderr);
   expect(res.code).toBe(0);
   expect(m).not.toBeNull();
