@@ -31,7 +31,7 @@ export async function walk(root, opts) {
   if (!st.isDirectory()) throw new PrecompressorError('ERR_PRECOMPRESSOR_DIR', `${root} is not a directory`, { path: root });
   const realRoot = await fs.realpath(root);
 
-  const entries = await fg('**/*', {
+  const entries = await fgWalk({
     cwd: root,
     // Dot entries are always listed so that our own temp files (".name.pctmp") are found and
     // swept; dot folders are not entered unless dotfiles are wanted.
@@ -71,6 +71,16 @@ export async function walk(root, opts) {
   }
   files.sort((a, b) => (a.rel < b.rel ? -1 : a.rel > b.rel ? 1 : 0));
   return { files, temps, outside };
+}
+
+/**
+ * fast-glob's synchronous walk: its lstat calls do not each wait for a turn on libuv's thread
+ * pool, which made the async walk of 21,000 entries 15-30 % slower here. Sync is fine: the walk
+ * runs once per pass, before any other work.
+ * @param {import('fast-glob').Options} options
+ */
+async function fgWalk(options) {
+  return fg.sync('**/*', options);
 }
 
 /** Does any segment of the POSIX path start with a dot? */
