@@ -68,6 +68,32 @@ function stringList(name, value) {
 }
 
 /**
+ * Split the options of an integration (watch, the Vite plugin) into the compressor's (returned
+ * as given, for normalizeOptions) and its own (filled from `ownDefaults`, for it to validate).
+ * An unknown key is reported against both lists, with the one error template.
+ * @template {Record<string, unknown>} T
+ * @param {object} options
+ * @param {T} ownDefaults
+ * @returns {{ api: Record<string, unknown>, own: T }}
+ */
+export function splitOptions(options, ownDefaults) {
+  if (options === null || typeof options !== 'object' || Array.isArray(options)) throw optionError('options', 'an object', options);
+  const api = {};
+  const own = /** @type {any} */ ({ ...ownDefaults });
+  for (const [k, v] of Object.entries(options)) {
+    if (Object.hasOwn(ownDefaults, k)) {
+      if (v !== undefined) own[k] = v;
+    } else if (Object.hasOwn(OPTION_DEFAULTS, k)) {
+      api[k] = v;
+    } else {
+      const known = [...Object.keys(OPTION_DEFAULTS), ...Object.keys(ownDefaults)].join(', ');
+      throw optionError(`options.${k}`, `one of the known options (${known})`, k);
+    }
+  }
+  return { api, own };
+}
+
+/**
  * Validate and fill the options of `precompress(dir, options)`. Returns a frozen object;
  * nothing downstream re-checks or re-defaults.
  * @param {string} dir

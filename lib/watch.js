@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { watch as chokidarWatch } from 'chokidar';
 import { PrecompressorError, optionError } from './errors.js';
-import { OPTION_DEFAULTS, normalizeOptions } from './options.js';
+import { normalizeOptions, splitOptions } from './options.js';
 import { readManifest, variantPath, VARIANT_SUFFIX } from './manifest.js';
 import { precompress } from './precompress.js';
 import { TEMP_SUFFIX } from './write.js';
@@ -34,19 +34,7 @@ function nonNegativeMs(name, v) {
  * @param {object} [options]
  */
 export function splitWatchOptions(options = {}) {
-  if (options === null || typeof options !== 'object' || Array.isArray(options)) throw optionError('options', 'an object', options);
-  const api = {};
-  const w = { ...WATCH_DEFAULTS };
-  for (const [k, v] of Object.entries(options)) {
-    if (Object.hasOwn(WATCH_DEFAULTS, k)) {
-      if (v !== undefined) w[k] = v;
-    } else if (Object.hasOwn(OPTION_DEFAULTS, k)) {
-      api[k] = v;
-    } else {
-      const known = [...Object.keys(OPTION_DEFAULTS), ...Object.keys(WATCH_DEFAULTS)].join(', ');
-      throw optionError(`options.${k}`, `one of the known options (${known})`, k);
-    }
-  }
+  const { api, own: w } = splitOptions(options, WATCH_DEFAULTS);
   nonNegativeMs('debounce', w.debounce);
   if (w.awaitWriteFinish !== false) nonNegativeMs('awaitWriteFinish', w.awaitWriteFinish);
   if (typeof w.usePolling !== 'boolean') throw optionError('options.usePolling', 'a boolean', w.usePolling);

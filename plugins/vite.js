@@ -4,7 +4,7 @@ import path from 'node:path';
 import { optionError } from '../lib/errors.js';
 import { formatBytes, formatDuration } from '../lib/format.js';
 import { readManifest, variantPath } from '../lib/manifest.js';
-import { OPTION_DEFAULTS, normalizeOptions } from '../lib/options.js';
+import { normalizeOptions, splitOptions } from '../lib/options.js';
 import { precompress } from '../lib/precompress.js';
 
 /**
@@ -27,19 +27,7 @@ export const VITE_DEFAULTS = Object.freeze({
  * @param {object} [options]
  */
 export function splitViteOptions(options = {}) {
-  if (options === null || typeof options !== 'object' || Array.isArray(options)) throw optionError('options', 'an object', options);
-  const api = {};
-  const own = { ...VITE_DEFAULTS };
-  for (const [k, v] of Object.entries(options)) {
-    if (Object.hasOwn(VITE_DEFAULTS, k)) {
-      if (v !== undefined) own[k] = v;
-    } else if (Object.hasOwn(OPTION_DEFAULTS, k)) {
-      api[k] = v;
-    } else {
-      const known = [...Object.keys(OPTION_DEFAULTS), ...Object.keys(VITE_DEFAULTS)].join(', ');
-      throw optionError(`options.${k}`, `one of the known options (${known})`, k);
-    }
-  }
+  const { api, own } = splitOptions(options, VITE_DEFAULTS);
   for (const k of ['ssr', 'cache', 'verbose']) if (typeof own[k] !== 'boolean') throw optionError(`options.${k}`, 'a boolean', own[k]);
   const p = own.preview;
   if (typeof p !== 'boolean' && (p === null || typeof p !== 'object' || Array.isArray(p))) {
