@@ -10,6 +10,7 @@ import { makeTempDir, removeIfPresent, removeTemp } from './write.js';
 import { checkEncoders } from './encode.js';
 import { createPool } from './pool.js';
 import { createReport } from './report.js';
+import { relInside } from './paths.js';
 
 export const VERSION = JSON.parse(fs.readFileSync(new URL('../package.json', import.meta.url), 'utf8')).version;
 const TOOL = `precompressor@${VERSION}`;
@@ -34,13 +35,6 @@ function sameContent(previous, next) {
   if (previous === null) return false;
   const strip = ({ generatedAt: _g, ...rest }) => JSON.stringify(rest);
   return strip(previous) === strip(next);
-}
-
-/** Relative POSIX path of `abs` inside `root`, or null when outside. */
-function relInside(root, abs) {
-  const rel = path.relative(root, abs);
-  if (rel === '' || rel.startsWith('..') || path.isAbsolute(rel)) return null;
-  return rel.split(path.sep).join('/');
 }
 
 function failureOf(rel, err) {

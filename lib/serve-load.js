@@ -5,6 +5,7 @@ import { PrecompressorError } from './errors.js';
 import { readManifest, readManifestSync, VARIANT_SUFFIX } from './manifest.js';
 import { buildEntry, planMemory, addFolders, settingsTagOf } from './serve-table.js';
 import { TEMP_SUFFIX } from './write.js';
+import { relInside } from './paths.js';
 
 /**
  * Manifest + disk → table. Checks every listed file against the disk once (at startup and on each
@@ -144,8 +145,7 @@ export function loadContext(opts, maskOf) {
   } catch (err) {
     throw new PrecompressorError('ERR_PRECOMPRESSOR_DIR', `Cannot serve ${opts.root}: ${/** @type {Error} */ (err).message}`, { path: opts.root, cause: err });
   }
-  const rel = opts.manifest === null ? null : path.relative(opts.root, opts.manifest);
-  const manifestRel = rel !== null && rel !== '' && !rel.startsWith('..') && !path.isAbsolute(rel) ? rel.split(path.sep).join('/') : null;
+  const manifestRel = opts.manifest === null ? null : relInside(opts.root, opts.manifest);
   return { root: opts.root, realRoot, opts, maskOf, manifestRel };
 }
 

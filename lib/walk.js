@@ -3,6 +3,7 @@ import path from 'node:path';
 import fg from 'fast-glob';
 import { PrecompressorError } from './errors.js';
 import { TEMP_SUFFIX } from './write.js';
+import { relInside } from './paths.js';
 
 /**
  * @typedef {{ rel: string, size: number, mtimeMs: number }} WalkEntry
@@ -92,8 +93,7 @@ function isDotPath(rel) {
 async function resolveInside(realRoot, link) {
   try {
     const real = await fs.realpath(link);
-    const rel = path.relative(realRoot, real);
-    if (rel === '' || rel.startsWith('..') || path.isAbsolute(rel)) return null;
+    if (relInside(realRoot, real) === null) return null;
     return await fs.stat(real);
   } catch {
     return null;

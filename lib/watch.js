@@ -7,6 +7,7 @@ import { normalizeOptions, splitOptions } from './options.js';
 import { readManifest, variantPath, VARIANT_SUFFIX } from './manifest.js';
 import { precompress } from './precompress.js';
 import { TEMP_SUFFIX } from './write.js';
+import { relInside } from './paths.js';
 
 /**
  * Watch mode: one incremental `precompress()` pass per debounced batch of file-system events,
@@ -98,8 +99,7 @@ export class Watcher extends EventEmitter {
     super();
     this.root = root;
     this.manifest = manifest;
-    const rel = path.relative(root, manifest);
-    this.#manifestRel = rel.startsWith('..') || path.isAbsolute(rel) ? null : rel.split(path.sep).join('/');
+    this.#manifestRel = relInside(root, manifest);
     this.#api = api;
     this.#w = w;
     /** Resolves with the first pass's report once the watcher is listening; rejects if the folder is missing. */
