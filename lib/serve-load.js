@@ -1,11 +1,11 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import crypto from 'node:crypto';
 import { PrecompressorError } from './errors.js';
 import { readManifest, readManifestSync, VARIANT_SUFFIX } from './manifest.js';
 import { buildEntry, planMemory, addFolders, settingsTagOf } from './serve-table.js';
 import { TEMP_SUFFIX } from './write.js';
 import { relInside } from './paths.js';
+import { contentHash } from './encode.js';
 
 /**
  * Manifest + disk → table. Checks every listed file against the disk once (at startup and on each
@@ -30,10 +30,6 @@ export { readManifest as readManifestAsync };
 export function isInside(root, p) {
   const prefix = root.endsWith(path.sep) ? root : root + path.sep;
   return p === root || p.startsWith(prefix);
-}
-
-function sha256(buf) {
-  return 'sha256-' + crypto.createHash('sha256').update(buf).digest('base64url');
 }
 
 /**
@@ -72,7 +68,7 @@ export function* checkEntry(rel, src, ctx, memory) {
   let stale = orig.st.size !== src.size;
   if (!stale && memory.includes('identity')) {
     const buf = /** @type {Buffer | null} */ (yield ['read', orig.file]);
-    if (buf !== null && buf.length === src.size && sha256(buf) === src.hash) bodies.identity = buf;
+    if (buf !== null && buf.length === src.size && contentHash(buf) === src.hash) bodies.identity = buf;
     else stale = true;
   } else if (!stale) {
     stale = orig.st.mtimeMs !== src.mtimeMs;
