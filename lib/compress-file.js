@@ -24,8 +24,17 @@ function readStreamOf(fh) {
   return createReadStream('', { fd: fh.fd, autoClose: false, start: 0, highWaterMark: 1 << 20 });
 }
 
-function changed(abs) {
-  return Object.assign(new PrecompressorError('ERR_PRECOMPRESSOR_FILE', `${abs} changed while it was being read`, { path: abs }), { changed: true });
+/**
+ * Throw (a retryable error, `changed: true`) if the file changed while it was read: its fstat
+ * after the read differs from before, or from the bytes actually read.
+ * @param {string} abs
+ * @param {{ mtimeMs: number }} before
+ * @param {{ mtimeMs: number, size: number }} after
+ * @param {number} bytesRead
+ */
+export function assertUnchanged(abs, before, after, bytesRead) {
+  if (after.mtimeMs === before.mtimeMs && after.size === bytesRead) return;
+  throw Object.assign(new PrecompressorError('ERR_PRECOMPRESSOR_FILE', `${abs} changed while it was being read`, { path: abs }), { changed: true });
 }
 
 /** Hash a file (streamed when large). */
@@ -46,7 +55,7 @@ export async function hashFile(abs, streamThreshold) {
       }
     }
     const after = await fh.stat();
-    if (after.mtimeMs !== before.mtimeMs || after.size !== size) throw changed(abs);
+    assertUnchanged(abs, before, after, size);
     return { hash: hasher.digest(), size, mtimeMs: after.mtimeMs };
   } finally {
     await fh.close();
@@ -106,7 +115,7 @@ async function compressStreamed(t, encoding) {
     const produce = async (/** @type {import('node:fs/promises').FileHandle} */ out) => {
       await pipeline(readStreamOf(fh), tapIn, encoder, countOut, createWriteStream('', { fd: out.fd, autoClose: false }));
       const after = await fh.stat();
-      if (after.mtimeMs !== before.mtimeMs || after.size !== inSize) throw changed(t.abs);
+      assertUnchanged(t.abs, before, after, inSize);
       return outSize < inSize * t.minRatio;
     };
     const keep = await writeAtomicWith(target, produce, { mtime: before.mtime });

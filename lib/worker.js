@@ -4,6 +4,7 @@ import { parentPort, threadId } from 'node:worker_threads';
 import { contentHash, encodeBufferSync, loadEncoder, zlibOptions } from './encode.js';
 import { writeAtomicSync } from './write.js';
 import { VARIANT_SUFFIX } from './manifest.js';
+import { assertUnchanged } from './compress-file.js';
 
 /**
  * Worker thread: compress one file with one encoding per message, synchronously (read, hash,
@@ -19,9 +20,7 @@ function readStableSync(abs) {
     const before = fs.fstatSync(fd);
     const buf = fs.readFileSync(fd);
     const after = fs.fstatSync(fd);
-    if (after.mtimeMs !== before.mtimeMs || after.size !== buf.length) {
-      throw Object.assign(new Error(`${abs} changed while it was being read`), { code: 'ERR_PRECOMPRESSOR_FILE', changed: true });
-    }
+    assertUnchanged(abs, before, after, buf.length);
     return { buf, mtimeMs: after.mtimeMs, mtime: after.mtime };
   } finally {
     fs.closeSync(fd);
