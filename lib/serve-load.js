@@ -3,7 +3,7 @@ import path from 'node:path';
 import { PrecompressorError } from './errors.js';
 import { readManifest, readManifestSync, VARIANT_SUFFIX } from './manifest.js';
 import { buildEntry, planMemory, addFolders, settingsTagOf } from './serve-table.js';
-import { TEMP_SUFFIX } from './write.js';
+import { isTempPath } from './write.js';
 import { relInside } from './paths.js';
 import { contentHash } from './encode.js';
 
@@ -126,7 +126,7 @@ export async function runAsync(gen) {
 
 /** Listed paths the middleware never serves: the manifest itself and our temp files. */
 function servable(rel, manifestRel) {
-  return rel !== manifestRel && !rel.endsWith(TEMP_SUFFIX);
+  return rel !== manifestRel && !isTempPath(rel);
 }
 
 /**

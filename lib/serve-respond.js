@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import { STATUS_CODES } from 'node:http';
-import { appendVary } from './serve-table.js';
+import { appendVary, varyHead } from './serve-table.js';
 import { evaluatePreconditions, evaluateRange } from './serve-http.js';
 
 /**
@@ -71,8 +71,6 @@ export function respond(req, res, entry, rep, fd, opts, stat) {
     const userLm = res.getHeader('last-modified');
     if (userLm !== undefined) lastModified = String(userLm);
   }
-  const vary = entry.vary ? ['Vary', appendVary(res.getHeader('vary'))] : [];
-
   const pre = evaluatePreconditions(req.headers, { etag, lastModified });
   if (pre !== 200) {
     closeFd(fd);
@@ -81,7 +79,7 @@ export function respond(req, res, entry, rep, fd, opts, stat) {
       res.writeHead(304, head304);
       res.end();
     } else {
-      res.writeHead(412, [...vary, 'Content-Length', '0']);
+      res.writeHead(412, [...varyHead(res, entry), 'Content-Length', '0']);
       res.end();
     }
     return;
@@ -95,7 +93,7 @@ export function respond(req, res, entry, rep, fd, opts, stat) {
     const r = evaluateRange(req.headers, size, { etag, lastModified });
     if (r.kind === 'unsatisfiable') {
       closeFd(fd);
-      res.writeHead(416, [...vary, 'Accept-Ranges', 'bytes', 'Content-Range', `bytes */${size}`, 'Content-Length', '0']);
+      res.writeHead(416, [...varyHead(res, entry), 'Accept-Ranges', 'bytes', 'Content-Range', `bytes */${size}`, 'Content-Length', '0']);
       res.end();
       return;
     }

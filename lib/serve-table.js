@@ -12,7 +12,7 @@ import { VARIANT_SUFFIX } from './manifest.js';
 /**
  * @typedef {{
  *   encoding: string, file: string, size: number, etag: string, lastModified: string,
- *   mtimeMs: number, body: Buffer | null, head: string[], head304: string[], lengthAt: number,
+ *   mtimeMs: number, body: Buffer | null, head: string[], head304: string[],
  *   stat: { size: number, mtime: Date, mtimeMs: number },
  * }} Rep
  * @typedef {{
@@ -65,7 +65,6 @@ export function etagOf(hash, encoding, size, settingsTag) {
 function makeRep(encoding, file, size, etag, mtimeMs, body, entryInfo, opts) {
   const lastModified = new Date(mtimeMs).toUTCString();
   const head = ['Content-Type', entryInfo.type, 'Content-Length', String(size)];
-  const lengthAt = 3;
   if (encoding !== 'identity') head.push('Content-Encoding', encoding);
   if (opts.acceptRanges) head.push('Accept-Ranges', 'bytes');
   const validators = [];
@@ -78,7 +77,7 @@ function makeRep(encoding, file, size, etag, mtimeMs, body, entryInfo, opts) {
   const head304 = [...validators];
   if (opts.lastModified && !opts.etag) head304.push('Last-Modified', lastModified);
   const stat = Object.freeze({ size, mtimeMs, mtime: new Date(mtimeMs) });
-  return { encoding, file, size, etag, lastModified, mtimeMs, body, head, head304, lengthAt, stat };
+  return { encoding, file, size, etag, lastModified, mtimeMs, body, head, head304, stat };
 }
 
 /**
@@ -191,4 +190,14 @@ export function resolveEntry(table, p, opts) {
     if (hit) return { entry: hit };
   }
   return null;
+}
+
+/**
+ * The Vary header of a response of `entry` that carries no representation (406, 412, 416),
+ * appended to what is already set: built only on those paths, not per 200.
+ * @param {import('node:http').ServerResponse} res
+ * @param {{ vary: boolean }} entry
+ */
+export function varyHead(res, entry) {
+  return entry.vary ? ['Vary', appendVary(res.getHeader('vary'))] : [];
 }

@@ -5,11 +5,12 @@ import { VARIANT_SUFFIX } from './manifest.js';
 import { normalizeServeOptions } from './serve-options.js';
 import { createNegotiator } from './negotiate.js';
 import { parseRequestPath, folderRedirectLocation } from './serve-path.js';
-import { resolveEntry, statRep, contentTypeOf, appendVary } from './serve-table.js';
+import { resolveEntry, statRep, contentTypeOf, varyHead } from './serve-table.js';
 import { readManifestSync, readManifestAsync, loadContext, buildTable, recheckEntry, isInside } from './serve-load.js';
 import { respond, endWith, isGone } from './serve-respond.js';
 import { createWatcher } from './serve-watch.js';
-import { TEMP_SUFFIX } from './write.js';
+import { isTempPath } from './write.js';
+import { relInside } from './paths.js';
 
 const OPEN_FLAGS = fs.constants.O_RDONLY | (fs.constants.O_NOFOLLOW ?? 0);
 const GONE = new Set(['ENOENT', 'ENOTDIR', 'ELOOP', 'EISDIR']);
@@ -81,7 +82,8 @@ export function serveStatic(root, options = {}) {
   }
 
   function onFile(abs) {
-    const rel = path.relative(opts.root, abs).split(path.sep).join('/');
+    const rel = relInside(opts.root, abs);
+    if (rel === null) return;
     const files = state.table.files;
     const touched = [];
     if (rel === '*' || rel.endsWith('/*')) {
@@ -188,7 +190,7 @@ export function serveStatic(root, options = {}) {
     }
     const choice = neg.negotiate(req.headers['accept-encoding'], entry.mask);
     if (choice === null) {
-      return endWith(req, res, 406, entry.vary ? ['Vary', appendVary(res.getHeader('vary'))] : []);
+      return endWith(req, res, 406, varyHead(res, entry));
     }
     const rep = choice === 'identity' ? entry.identity : entry.reps[choice];
     if (rep.body !== null) {
@@ -232,7 +234,7 @@ export function serveStatic(root, options = {}) {
     const tryFile = async (rel) => {
       const logical = path.join(opts.root, ...rel.split('/'));
       const real = await fs.promises.realpath(logical).catch(() => null);
-      if (real === null || !isInside(lctx.realRoot, real) || real.endsWith(TEMP_SUFFIX)) return null;
+      if (real === null || !isInside(lctx.realRoot, real) || isTempPath(real)) return null;
       if (opts.manifest !== null && real === (await fs.promises.realpath(opts.manifest).catch(() => null))) return null;
       const st = await fs.promises.stat(real).catch(() => null);
       if (st === null) return null;

@@ -2,7 +2,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import fg from 'fast-glob';
 import { PrecompressorError } from './errors.js';
-import { TEMP_SUFFIX } from './write.js';
+import { TEMP_SUFFIX, isTempPath } from './write.js';
 import { relInside } from './paths.js';
 
 /**
@@ -56,7 +56,7 @@ export async function walk(root, opts) {
       if (s.isFile() || s.isDirectory()) temps.push(e.path);
       continue;
     }
-    if (e.path.includes(`${TEMP_SUFFIX}/`)) continue; // inside a temp folder (listed with dotfiles)
+    if (isTempPath(e.path)) continue; // inside a temp folder (listed with dotfiles)
     if (!opts.dotfiles && isDotPath(e.path)) continue;
     if (s.isFile()) {
       files.push({ rel: e.path, size: s.size, mtimeMs: s.mtimeMs });

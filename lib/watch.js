@@ -6,7 +6,7 @@ import { PrecompressorError, optionError } from './errors.js';
 import { normalizeOptions, splitOptions } from './options.js';
 import { readManifest, variantPath, VARIANT_SUFFIX } from './manifest.js';
 import { precompress } from './precompress.js';
-import { TEMP_SUFFIX } from './write.js';
+import { isTempPath } from './write.js';
 import { relInside } from './paths.js';
 
 /**
@@ -52,7 +52,7 @@ export function splitWatchOptions(options = {}) {
  * @param {{ manifestRel: string | null, ours: Set<string>, exists: (rel: string) => boolean }} ctx
  */
 export function isOwnOutput(rel, ctx) {
-  if (rel.endsWith(TEMP_SUFFIX) || rel === ctx.manifestRel) return true;
+  if (isTempPath(rel) || rel === ctx.manifestRel) return true;
   const ext = path.posix.extname(rel);
   if (!SUFFIXES.has(ext)) return false;
   return ctx.ours.has(rel) || ctx.exists(rel.slice(0, -ext.length));
@@ -125,7 +125,7 @@ export class Watcher extends EventEmitter {
       ignored: (abs) => {
         const rel = this.#rel(abs);
         if (rel === '' || rel.startsWith('..')) return false;
-        return rel.endsWith(TEMP_SUFFIX) || rel === this.#manifestRel || (!dotfiles && hasDotSegment(rel));
+        return isTempPath(rel) || rel === this.#manifestRel || (!dotfiles && hasDotSegment(rel));
       },
     });
     this.#fsw = fsw;

@@ -6,6 +6,14 @@ import crypto from 'node:crypto';
 /** Suffix of every temporary file we create; the walker ignores and sweeps these. */
 export const TEMP_SUFFIX = '.pctmp';
 
+/**
+ * Is this (POSIX or native) path one of our temp files or folders, or inside a temp folder?
+ * @param {string} p
+ */
+export function isTempPath(p) {
+  return p.endsWith(TEMP_SUFFIX) || p.includes(`${TEMP_SUFFIX}/`) || p.includes(`${TEMP_SUFFIX}\\`);
+}
+
 /** Longest file name (bytes) the common file systems take (ext4, XFS, APFS, NTFS in UTF-16 units). */
 const NAME_MAX = 255;
 
