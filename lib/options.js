@@ -53,7 +53,6 @@ export const OPTION_DEFAULTS = Object.freeze({
   onProgress: null,
 });
 
-const KNOWN = new Set(Object.keys(OPTION_DEFAULTS));
 
 function isInt(v) {
   return typeof v === 'number' && Number.isInteger(v);
@@ -65,6 +64,24 @@ function stringList(name, value) {
     throw optionError(name, 'a string or an array of non-empty strings', value);
   }
   return Object.freeze([...list]);
+}
+
+/**
+ * The options object merged over `defaults` (an `undefined` value keeps the default), after
+ * checking that it is an object with only known keys. Shared by every normalizer.
+ * @template {Record<string, unknown>} T
+ * @param {unknown} options
+ * @param {T} defaults
+ * @returns {Record<string, any>}
+ */
+export function fillOptions(options, defaults) {
+  if (options === null || typeof options !== 'object' || Array.isArray(options)) throw optionError('options', 'an object', options);
+  const o = /** @type {Record<string, any>} */ ({ ...defaults });
+  for (const [k, v] of Object.entries(options)) {
+    if (!Object.hasOwn(defaults, k)) throw optionError(`options.${k}`, `one of the known options (${Object.keys(defaults).join(', ')})`, k);
+    if (v !== undefined) o[k] = v;
+  }
+  return o;
 }
 
 /**
@@ -101,14 +118,7 @@ export function splitOptions(options, ownDefaults) {
  */
 export function normalizeOptions(dir, options = {}) {
   if (typeof dir !== 'string' || dir === '') throw optionError('dir', 'a non-empty string', dir);
-  if (options === null || typeof options !== 'object' || Array.isArray(options)) {
-    throw optionError('options', 'an object', options);
-  }
-  for (const key of Object.keys(options)) {
-    if (!KNOWN.has(key)) throw optionError(`options.${key}`, `one of the known options (${[...KNOWN].join(', ')})`, key);
-  }
-  const o = { ...OPTION_DEFAULTS };
-  for (const [k, v] of Object.entries(options)) if (v !== undefined) o[k] = v;
+  const o = fillOptions(options, OPTION_DEFAULTS);
 
   const encodings = stringList('options.encodings', o.encodings);
   for (const e of encodings) {

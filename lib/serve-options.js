@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { optionError } from './errors.js';
-import { MANIFEST_NAME } from './options.js';
+import { MANIFEST_NAME, fillOptions } from './options.js';
 import { VARIANT_SUFFIX } from './manifest.js';
 
 /** serve-static caps max-age at one year; so do we. */
@@ -32,7 +32,6 @@ export const SERVE_DEFAULTS = Object.freeze({
   watch: true,
 });
 
-const KNOWN = new Set(Object.keys(SERVE_DEFAULTS));
 
 const UNITS = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000, w: 604_800_000, y: 31_557_600_000 };
 const DURATION = /^(\d+(?:\.\d+)?|\.\d+)\s*(ms|s|m|h|d|w|y)?$/i;
@@ -93,15 +92,7 @@ function names(o, k, { allowFalse, strip }) {
  */
 export function normalizeServeOptions(root, options = {}) {
   if (typeof root !== 'string' || root === '') throw optionError('root', 'a non-empty string', root);
-  if (options === null || typeof options !== 'object' || Array.isArray(options)) {
-    throw optionError('options', 'an object', options);
-  }
-  for (const key of Object.keys(options)) {
-    if (!KNOWN.has(key)) throw optionError(`options.${key}`, `one of the known options (${[...KNOWN].join(', ')})`, key);
-  }
-  /** @type {Record<string, any>} */
-  const o = { ...SERVE_DEFAULTS };
-  for (const [k, v] of Object.entries(options)) if (v !== undefined) o[k] = v;
+  const o = fillOptions(options, SERVE_DEFAULTS);
   const absRoot = path.resolve(root);
 
   let manifest = null;
