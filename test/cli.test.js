@@ -127,3 +127,22 @@ test('killed with SIGKILL mid-run: no corrupt variant under its final name, mani
     expect(br.length).toBe(e.variants.br.size);
   }
 });
+
+test('a file given as the folder exits 2; --json on a failure reports it with exit 1; an outside symlink warns', async () => {
+  await writeTree(root, { 'f.txt': 'x', 'site/ok.js': textOf(5000), 'site/bad.js': textOf(5000, 3) });
+  const notDir = await run([path.join(root, 'f.txt')]);
+  expect(notDir.code).toBe(2);
+  expect(notDir.stderr).toBe(`precompressor: ${path.join(root, 'f.txt')} is not a directory\n`);
+
+  await fs.mkdir(path.join(root, 'site/bad.js.br/x'), { recursive: true });
+  await fs.symlink(path.join(root, 'f.txt'), path.join(root, 'site/leak.txt'));
+  const r = await run([path.join(root, 'site'), '--json']);
+  expect(r.code).toBe(1);
+  const report = JSON.parse(r.stdout);
+  expect(report.ok).toBe(false);
+  expect(report.failures).toEqual([{ path: 'bad.js', code: expect.any(String), message: expect.stringContaining('bad.js.br') }]);
+  expect(r.stderr.split('\n')).toEqual(expect.arrayContaining([
+    expect.stringMatching(/^warning: leak\.txt: symlink resolves outside the folder/),
+    expect.stringMatching(/^error: bad\.js: /),
+  ]));
+});

@@ -70,11 +70,12 @@ test('every eligible file gets .br and .gz that decode to it byte for byte', asy
 test('a warm re-run rewrites nothing; one changed file is recompressed alone', async () => {
   await writeTree(root, site());
   await precompress(root);
+  // Every file of the tree (sources, variants, manifest): mtime and inode.
   const statsOf = async () => {
     const out = {};
-    for (const rel of ['assets/app.js.br', 'assets/app.js.gz', 'index.html.br', 'precompressor-manifest.json']) {
+    for (const rel of await fs.readdir(root, { recursive: true })) {
       const s = await fs.stat(path.join(root, rel));
-      out[rel] = [s.mtimeMs, s.ino];
+      if (s.isFile()) out[rel] = [s.mtimeMs, s.ino];
     }
     return out;
   };
@@ -205,4 +206,38 @@ test('the manifest can live elsewhere and is never taken as an input', async () 
   expect(Object.keys(inside.files)).toEqual(['a.js']);
   await precompress(path.join(root, 'site'));
   expect(Object.keys((await readManifest(path.join(root, 'site'))).files)).toEqual(['a.js']);
+});
+
+test('a dry run on a compressed tree changes nothing, though a source changed and one is gone', async () => {
+  await writeTree(root, site());
+  await precompress(root);
+  await fs.rm(path.join(root, 'assets/style.css'));
+  await fs.writeFile(path.join(root, 'index.html'), textOf(6000, 12));
+  const snapshot = async () => {
+    const out = {};
+    for (const rel of (await fs.readdir(root, { recursive: true })).sort()) {
+      const s = await fs.stat(path.join(root, rel));
+      if (s.isFile()) out[rel] = [s.mtimeMs, s.ino, s.size];
+    }
+    return out;
+  };
+  const before = await snapshot();
+  const manifestBefore = await fs.readFile(path.join(root, 'precompressor-manifest.json'));
+  const r = await precompress(root, { dryRun: true });
+  expect(r.changes).toEqual([
+    { path: 'assets/style.css.br', action: 'remove (orphan)' },
+    { path: 'assets/style.css.gz', action: 'remove (orphan)' },
+    { path: 'index.html', action: 'compress' },
+  ]);
+  expect(await snapshot()).toEqual(before);
+  expect(Buffer.compare(await fs.readFile(path.join(root, 'precompressor-manifest.json')), manifestBefore)).toBe(0);
+});
+
+test('the most expensive work runs first (one worker: variants are created in decreasing size order)', async () => {
+  await writeTree(root, { 'small.js': textOf(2000, 1), 'large.js': textOf(120_000, 2), 'medium.js': textOf(30_000, 3) });
+  await precompress(root, { concurrency: 1, encodings: ['br'] });
+  const born = async (rel) => (await fs.stat(path.join(root, `${rel}.br`))).birthtimeMs;
+  const order = ['small.js', 'large.js', 'medium.js'];
+  const times = await Promise.all(order.map(born));
+  expect(order.slice().sort((a, b) => times[order.indexOf(a)] - times[order.indexOf(b)])).toEqual(['large.js', 'medium.js', 'small.js']);
 });

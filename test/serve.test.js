@@ -133,6 +133,13 @@ describe.each([
     expect(bad.status).toBe(416);
     expect(bad.headers['content-range']).toBe(`bytes */${BIG.length}`);
     expect(bad.headers.vary).toBe('Accept-Encoding');
+    // Range is checked against the selected representation: past the end of the br bytes is 416
+    // although it is well inside the original.
+    const badBr = await s.get('/big.txt', { 'accept-encoding': 'br', range: `bytes=${full.body.length}-` });
+    expect(full.body.length).toBeLessThan(BIG.length);
+    expect(badBr.status).toBe(416);
+    expect(badBr.headers['content-range']).toBe(`bytes */${full.body.length}`);
+    expect(badBr.headers.vary).toBe('Accept-Encoding');
     const stale = await s.get('/big.txt', { range: 'bytes=0-9', 'if-range': '"not-it"' });
     expect(stale.status).toBe(200);
     expect(stale.body.equals(BIG)).toBe(true);
