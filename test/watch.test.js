@@ -217,6 +217,8 @@ describe('serveStatic beside the watcher', () => {
       const batch = nextBatch(w, compressed('app.js'), 'app.js compressed').then(() => (batched = true));
       await fsp.writeFile(path.join(root, 'app.js'), newText);
       // While the batch runs: every response is whole and labelled right (old or new content).
+      // No batch can start before the write's event has settled (awaitWriteFinish) and been
+      // debounced: the loop must have run, or nothing here was checked during the batch.
       const seen = [];
       while (!batched) {
         const r = await get();
@@ -225,6 +227,7 @@ describe('serveStatic beside the watcher', () => {
         seen.push(r.text === newText);
         if (seen.length > 200) break;
       }
+      expect(seen.length).toBeGreaterThan(0);
       await batch;
       // After the batch: the new content, and (once the manifest is reloaded) as br.
       const deadline = Date.now() + WAIT_MS;
