@@ -162,6 +162,68 @@ describe.each([
   });
 });
 
+/**
+ * Does a read show in the atime here? On relatime mounts (the Linux default) it does when the atime
+ * is older than the mtime; on noatime mounts never.
+ */
+function readsMoveAtime() {
+  const dir = fssync.mkdtempSync(path.join(os.tmpdir(), 'pc-atime-'));
+  try {
+    const file = path.join(dir, 'f');
+    fssync.writeFileSync(file, 'x');
+    fssync.utimesSync(file, 1_000_000, 2_000_000);
+    fssync.readFileSync(file);
+    return fssync.statSync(file).atimeMs !== 1_000_000_000;
+  } finally {
+    fssync.rmSync(dir, { recursive: true, force: true });
+  }
+}
+const atimeShowsReads = readsMoveAtime();
+if (!atimeShowsReads) console.warn('serve.test.js: reads do not move the atime on this mount; the HEAD-never-reads test is SKIPPED');
+
+(atimeShowsReads ? test : test.skip)('HEAD never reads the file (listed, variant, range, unlisted): the atime stays, while GET moves it', async () => {
+  const site = await makeSite({ 'app.js': JS, 'big.txt': BIG });
+  cleanup.push(() => fs.rm(site.dir, { recursive: true, force: true }));
+  await fs.writeFile(path.join(site.dir, 'extra.txt'), 'not in the manifest '.repeat(50));
+  const files = ['app.js', 'app.js.br', 'app.js.gz', 'big.txt', 'extra.txt'];
+  // Whole seconds, which utimes sets exactly: the manifest's mtime of each original stays true.
+  const mtime = Math.floor(Date.now() / 1000) - 60;
+  const atime = mtime - 2 * 86400; // older than the mtime: the next read moves it, even with relatime
+  const age = () => Promise.all(files.map((f) => fs.utimes(path.join(site.dir, f), atime, mtime)));
+  const atimes = async () => Object.fromEntries(await Promise.all(files.map(async (f) => [f, (await fs.stat(path.join(site.dir, f))).atimeMs])));
+  await age();
+  for (const rel of ['app.js', 'big.txt']) site.manifest.files[rel].mtimeMs = mtime * 1000;
+  await fs.writeFile(site.manifestPath, JSON.stringify(site.manifest));
+
+  // From disk (no memory budget), fstat-checked; no watcher, so nothing but requests touches the files.
+  const mw = serveStatic(site.dir, { memoryBudget: 0, watch: false, unlisted: true });
+  const srv = await listen(mw);
+  cleanup.push(async () => { mw.close(); await srv.close(); });
+  const requests = [
+    ['/app.js', { 'accept-encoding': 'br' }],
+    ['/app.js', { 'accept-encoding': 'gzip' }],
+    ['/app.js', {}],
+    ['/big.txt', { range: 'bytes=10-99' }],
+    ['/extra.txt', {}],
+  ];
+  await age();
+  const lengths = [];
+  for (const [p, headers] of requests) {
+    const r = await request(srv.port, p, { method: 'HEAD', headers });
+    expect([p, r.status, r.body.length]).toEqual([p, r.headers['content-range'] ? 206 : 200, 0]);
+    lengths.push(Number(r.headers['content-length']));
+  }
+  const untouched = Object.fromEntries(files.map((f) => [f, atime * 1000]));
+  expect(await atimes()).toEqual(untouched);
+
+  // The same requests as GET read every one of these files: the atime shows reads on this mount.
+  for (const [i, [p, headers]] of requests.entries()) {
+    const r = await request(srv.port, p, { headers });
+    expect([p, r.body.length]).toEqual([p, lengths[i]]);
+  }
+  for (const [f, t] of Object.entries(await atimes())) expect([f, t > atime * 1000]).toEqual([f, true]);
+});
+
 describe('options', () => {
   test('Vary is appended to an existing Vary, never overwriting it', async () => {
     const site = await makeSite({ 'a.js': JS });
