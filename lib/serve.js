@@ -6,10 +6,11 @@ import { normalizeServeOptions } from './serve-options.js';
 import { createNegotiator } from './negotiate.js';
 import { parseRequestPath, folderRedirectLocation } from './serve-path.js';
 import { resolveEntry, statRep, contentTypeOf, varyHead } from './serve-table.js';
-import { readManifestSync, readManifestAsync, loadContext, buildTable, recheckEntry, isInside } from './serve-load.js';
+import { readManifestSync, readManifestAsync, loadContext, buildTable } from './serve-load.js';
+import { createStaleQueue } from './serve-stale.js';
 import { respond, endWith, isGone } from './serve-respond.js';
 import { createWatcher } from './serve-watch.js';
-import { isTempPath } from './write.js';
+import { createUnlistedLookup } from './serve-unlisted.js';
 import { relInside } from './paths.js';
 
 const OPEN_FLAGS = fs.constants.O_RDONLY | (fs.constants.O_NOFOLLOW ?? 0);
@@ -35,6 +36,7 @@ export function serveStatic(root, options = {}) {
   const opts = normalizeServeOptions(root, options);
   const neg = createNegotiator(opts.encodings);
   const lctx = loadContext(opts, neg.maskOf);
+  const unlisted = createUnlistedLookup(opts, lctx.realRoot);
   const windows = process.platform === 'win32';
   let manifest = null;
   if (opts.manifest !== null) {
@@ -48,38 +50,9 @@ export function serveStatic(root, options = {}) {
   const state = { table: /** @type {import('./serve-table.js').Table} */ (buildTable(manifest, lctx, 'sync')), closed: false };
 
   // ---- staleness: watcher events mark entries stale, then re-check them against the disk ----
-  const queue = new Set();
-  let draining = false;
-  /** @type {Promise<void>} */
-  let drained = Promise.resolve();
+  const { markStale, settled } = createStaleQueue(state);
   let reloading = false;
   const dirty = new Set();
-
-  function markStale(entry) {
-    entry.stale = true;
-    queue.add(entry.rel);
-    if (!draining && !state.closed) {
-      draining = true;
-      drained = new Promise((resolve) => setImmediate(() => drain().then(resolve)));
-    }
-  }
-
-  async function drain() {
-    while (queue.size > 0 && !state.closed) {
-      const rels = [...queue];
-      queue.clear();
-      const table = state.table;
-      await Promise.all(rels.map(async (rel) => {
-        const old = table.files.get(rel);
-        if (!old) return;
-        const fresh = await recheckEntry(table, old).catch(() => null);
-        if (queue.has(rel) || state.table !== table || table.files.get(rel) !== old) return;
-        if (fresh === null) table.files.delete(rel);
-        else table.files.set(rel, fresh);
-      }));
-    }
-    draining = false;
-  }
 
   function onFile(abs) {
     const rel = relInside(opts.root, abs);
@@ -114,6 +87,7 @@ export function serveStatic(root, options = {}) {
     reloading = true;
     dirty.clear();
     try {
+      await unlisted.refresh();
       const m = await readManifestAsync(opts.manifest);
       if (m === null && !opts.unlisted) {
         throw new PrecompressorError('ERR_PRECOMPRESSOR_MANIFEST', `No manifest at ${opts.manifest}`, { path: opts.manifest });
@@ -163,16 +137,25 @@ export function serveStatic(root, options = {}) {
     else res.destroy();
   }
 
-  /** The file at `target.file` from disk with fstat-based headers (stale entries, unlisted files). */
-  function serveFromDisk(req, res, next, target, onMissing) {
-    fs.open(target.file, OPEN_FLAGS, (err, fd) => {
+  /**
+   * Open `file` (never through a final symlink), fstat it, and respond with `repOf(stat)` through
+   * that descriptor, so the headers describe the bytes sent. When the file is gone or not a
+   * regular file, `repOf` rejects it (null) or the fstat fails (`err`), calls `onMissing(err)`
+   * instead; when the client has gone away, does nothing. Every path closes the descriptor.
+   * @param {{ path: string, vary: boolean }} target
+   * @param {string} file
+   * @param {(st: fs.Stats) => import('./serve-table.js').Rep | null} repOf
+   * @param {(err?: Error | null) => void} onMissing
+   */
+  function openAndRespond(req, res, next, target, file, repOf, onMissing) {
+    fs.open(file, OPEN_FLAGS, (err, fd) => {
       if (err) return GONE.has(/** @type {string} */ (err.code)) ? onMissing() : fail(req, res, next, err);
       fs.fstat(fd, (err2, st) => {
-        if (err2 || !st.isFile() || isGone(res)) {
+        const rep = err2 || !st.isFile() || isGone(res) ? null : repOf(st);
+        if (rep === null) {
           fs.close(fd, () => {});
-          return err2 ? fail(req, res, next, err2) : isGone(res) ? undefined : onMissing();
+          return isGone(res) ? undefined : onMissing(err2);
         }
-        const rep = statRep(target.file, target.type, target.vary, st, opts);
         try {
           respond(req, res, target, rep, fd, opts, st);
         } catch (e) {
@@ -181,6 +164,12 @@ export function serveStatic(root, options = {}) {
         }
       });
     });
+  }
+
+  /** The file at `target.file` from disk with fstat-based headers (stale entries, unlisted files). */
+  function serveFromDisk(req, res, next, target, onMissing) {
+    const repOf = (st) => statRep(target.file, target.type, target.vary, st, opts);
+    openAndRespond(req, res, next, target, target.file, repOf, (err) => (err ? fail(req, res, next, err) : onMissing()));
   }
 
   function serveEntry(req, res, next, entry) {
@@ -200,63 +189,17 @@ export function serveStatic(root, options = {}) {
         return fail(req, res, next, e);
       }
     }
-    fs.open(rep.file, OPEN_FLAGS, (err, fd) => {
-      if (err) {
-        if (!GONE.has(/** @type {string} */ (err.code))) return fail(req, res, next, err);
-        markStale(entry);
-        return serveEntry(req, res, next, entry);
-      }
-      fs.fstat(fd, (err2, st) => {
-        const changed = err2 || !st.isFile() || st.size !== rep.size || (rep.encoding === 'identity' && st.mtimeMs !== rep.mtimeMs);
-        if (changed || isGone(res)) {
-          fs.close(fd, () => {});
-          if (isGone(res)) return;
-          markStale(entry);
-          return serveEntry(req, res, next, entry);
-        }
-        try {
-          respond(req, res, entry, rep, fd, opts, st);
-        } catch (e) {
-          fs.close(fd, () => {});
-          fail(req, res, next, e);
-        }
-      });
+    // streamed: the file must still be the one the table describes, else the entry turns stale
+    const unchanged = (st) => st.size === rep.size && (rep.encoding !== 'identity' || st.mtimeMs === rep.mtimeMs);
+    openAndRespond(req, res, next, entry, rep.file, (st) => (unchanged(st) ? rep : null), () => {
+      markStale(entry);
+      serveEntry(req, res, next, entry);
     });
   }
 
   function redirect(req, res) {
     const location = folderRedirectLocation(/** @type {any} */ (req).originalUrl ?? req.url ?? '/');
     endWith(req, res, 301, ['Location', location]);
-  }
-
-  /** Stat-based lookup of a file the manifest does not list (only with `unlisted`). */
-  async function findUnlisted(p) {
-    const tryFile = async (rel) => {
-      const logical = path.join(opts.root, ...rel.split('/'));
-      const real = await fs.promises.realpath(logical).catch(() => null);
-      if (real === null || !isInside(lctx.realRoot, real) || isTempPath(real)) return null;
-      if (opts.manifest !== null && real === (await fs.promises.realpath(opts.manifest).catch(() => null))) return null;
-      const st = await fs.promises.stat(real).catch(() => null);
-      if (st === null) return null;
-      return { rel, logical, real, dir: st.isDirectory() };
-    };
-    const hit = p.rel === '' ? { rel: '', logical: opts.root, real: lctx.realRoot, dir: true } : await tryFile(p.rel);
-    if (hit && !hit.dir && !p.slash) return hit;
-    if (hit && hit.dir && !p.slash) return opts.redirect ? { redirect: true } : null;
-    if (hit && hit.dir) {
-      for (const name of opts.index) {
-        const f = await tryFile(p.rel === '' ? name : `${p.rel}/${name}`);
-        if (f && !f.dir) return f;
-      }
-      return null;
-    }
-    if (!hit && !p.slash && p.rel !== '') {
-      for (const ext of opts.extensions) {
-        const f = await tryFile(`${p.rel}.${ext}`);
-        if (f && !f.dir) return f;
-      }
-    }
-    return null;
   }
 
   function spaOrPass(req, res, next, p) {
@@ -283,7 +226,7 @@ export function serveStatic(root, options = {}) {
     const hit = resolveEntry(state.table, p, opts);
     if (hit !== null) return 'redirect' in hit ? redirect(req, res) : serveEntry(req, res, next, hit.entry);
     if (!opts.unlisted || p.rel === state.table.manifestRel) return spaOrPass(req, res, next, p);
-    findUnlisted(p).then((f) => {
+    unlisted.find(p).then((f) => {
       if (f === null) return spaOrPass(req, res, next, p);
       if ('redirect' in f) return redirect(req, res);
       serveFromDisk(req, res, next, { file: f.real, path: f.logical, type: contentTypeOf(f.rel), vary: false }, () => spaOrPass(req, res, next, p));
@@ -294,7 +237,7 @@ export function serveStatic(root, options = {}) {
   /** Resolves when pending re-checks (after watcher events) and reloads have finished. */
   middleware.settled = async () => {
     await current?.catch(() => {});
-    await drained;
+    await settled();
   };
   /** Stop the watchers (they never keep the process alive, but tests and servers close them). */
   middleware.close = () => {

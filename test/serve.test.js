@@ -351,6 +351,42 @@ describe('manifest', () => {
     expect((await d.get('/precompressor-manifest.json')).status).toBe(404);
   });
 
+  test('unlisted: no other name reaches the manifest, at startup, when it appears later, and after it is re-linked', async () => {
+    const open = async (site, options) => {
+      const mw = serveStatic(site.dir, { unlisted: true, watch: false, ...options });
+      const srv = await listen(mw);
+      cleanup.push(async () => { mw.close(); await srv.close(); await fs.rm(site.dir, { recursive: true, force: true }); });
+      return { mw, get: async (p) => (await request(srv.port, p)).status };
+    };
+    // a symlink inside root to a manifest kept outside the served names
+    const a = await makeSite({ 'a.txt': 'aaa' }, { manifest: 'build/m.json' });
+    await fs.symlink(path.join(a.dir, 'build', 'm.json'), path.join(a.dir, 'alias.json'));
+    const sa = await open(a, { manifest: 'build/m.json' });
+    expect(await sa.get('/alias.json')).toBe(404);
+    expect(await sa.get('/a.txt')).toBe(200);
+
+    // no manifest at startup: one written later is refused at once, without a reload
+    const b = await makeSite({ 'a.txt': 'aaa' }, { manifest: null });
+    await fs.symlink(path.join(b.dir, 'precompressor-manifest.json'), path.join(b.dir, 'alias.json'));
+    const sb = await open(b, {});
+    expect(await sb.get('/alias.json')).toBe(404);
+    await fs.writeFile(path.join(b.dir, 'precompressor-manifest.json'), await fs.readFile(a.manifestPath));
+    expect(await sb.get('/alias.json')).toBe(404);
+
+    // the manifest path is a symlink; re-pointed, then reloaded: the new target is the manifest
+    const c = await makeSite({ 'a.txt': 'aaa' }, { manifest: 'one.json' });
+    const link = path.join(c.dir, 'precompressor-manifest.json');
+    await fs.symlink(path.join(c.dir, 'one.json'), link);
+    const sc = await open(c, {});
+    expect(await sc.get('/one.json')).toBe(404);
+    await fs.copyFile(path.join(c.dir, 'one.json'), path.join(c.dir, 'two.json'));
+    await fs.rm(link);
+    await fs.symlink(path.join(c.dir, 'two.json'), link);
+    await sc.mw.reload();
+    expect(await sc.get('/two.json')).toBe(404);
+    expect(await sc.get('/one.json')).toBe(200);
+  });
+
   test('files missing from the manifest are served only with unlisted (stat-based, identity)', async () => {
     const s = await serve({ 'a.txt': 'aaa' });
     await fs.writeFile(path.join(s.dir, 'new.txt'), 'new');
