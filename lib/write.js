@@ -2,6 +2,7 @@ import fs from 'node:fs/promises';
 import fsSync from 'node:fs';
 import path from 'node:path';
 import crypto from 'node:crypto';
+import { threadId } from 'node:worker_threads';
 
 /** Suffix of every temporary file we create; the walker ignores and sweeps these. */
 export const TEMP_SUFFIX = '.pctmp';
@@ -116,6 +117,8 @@ export async function removeTemp(p) {
   await fs.rm(p, { force: true, recursive: true });
 }
 
+let tempCounter = 0;
+
 /**
  * Synchronous twin of writeAtomicWith() for a buffer, for worker threads (where blocking is the
  * point). Like writeAtomicWith() and unlike writeAtomic(), it does not fsync: see writeAtomicWith().
@@ -126,7 +129,8 @@ export async function removeTemp(p) {
  * @param {{ mtime?: Date, tempDir?: string | null }} [opts]
  */
 export function writeAtomicSync(target, data, opts = {}) {
-  const tmp = opts.tempDir ? path.join(opts.tempDir, crypto.randomBytes(9).toString('hex')) : tempPathFor(target);
+  // In a private temp folder a counter is a unique name (and cheaper than random bytes per file).
+  const tmp = opts.tempDir ? path.join(opts.tempDir, `${threadId}-${tempCounter++}`) : tempPathFor(target);
   let fd;
   try {
     fd = fsSync.openSync(tmp, 'wx', 0o644);

@@ -1,0 +1,12 @@
+// Worker for test/pool.test.js: answers a batch with one result per task (see lib/pool.js).
+import { parentPort, threadId } from 'node:worker_threads';
+
+parentPort?.on('message', ({ id, tasks }) => {
+  if (tasks.some((t) => t.crash)) throw new Error('worker crashed');
+  const end = Date.now() + Math.max(0, ...tasks.map((t) => t.ms ?? 0));
+  while (Date.now() < end); // busy, like a sync encoder
+  parentPort?.postMessage({
+    id,
+    results: tasks.map((t) => (t.fail ? { error: { message: `task ${t.n} failed`, code: 'E_TASK' } } : { result: { n: t.n, batch: tasks.length, thread: threadId } })),
+  });
+});

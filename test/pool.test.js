@@ -1,0 +1,81 @@
+import { createPool } from '../lib/pool.js';
+
+const WORKER = new URL('./helpers/echo-worker.js', import.meta.url);
+
+describe('createPool', () => {
+  test('small tasks share a message up to batchCost; a task over it travels alone', async () => {
+    const pool = createPool(1, WORKER, { batchCost: 10, aheadCost: 20 });
+    try {
+      const runs = [pool.run({ n: 0 }, 100), ...[1, 2, 3, 4, 5, 6].map((n) => pool.run({ n }, 4))];
+      const results = await Promise.all(runs);
+      expect(results.map((r) => r.n)).toEqual([0, 1, 2, 3, 4, 5, 6]);
+      expect(results[0].batch).toBe(1);
+      // 4 + 4 fit in 10, a third does not: batches of 2, 2, 2
+      expect(results.slice(1).map((r) => r.batch)).toEqual([2, 2, 2, 2, 2, 2]);
+    } finally {
+      await pool.close();
+    }
+  });
+
+  test('an error fails its own task only; the other tasks of its batch resolve', async () => {
+    const pool = createPool(1, WORKER, { batchCost: 100, aheadCost: 100 });
+    try {
+      const settled = await Promise.allSettled([1, 2, 3].map((n) => pool.run({ n, fail: n === 2 }, 1)));
+      expect(settled.map((s) => s.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
+      expect(/** @type {any} */ (settled[1]).reason).toMatchObject({ message: 'task 2 failed', code: 'E_TASK' });
+    } finally {
+      await pool.close();
+    }
+  });
+
+  test('expensive tasks go only to idle workers, never queued behind another one', async () => {
+    const pool = createPool(2, WORKER, { batchCost: 10, aheadCost: 20 });
+    try {
+      // task 0 keeps one worker busy; 1, 2 and 3 must all run on the other one, in turn
+      const results = await Promise.all([600, 10, 10, 10].map((ms, n) => pool.run({ n, ms }, 1000)));
+      for (const r of results) expect(r.batch).toBe(1);
+      for (const r of results.slice(1)) expect(r.thread).not.toBe(results[0].thread);
+    } finally {
+      await pool.close();
+    }
+  });
+
+  test('exclusive work holds a whole slot: with one slot, workers wait for it', async () => {
+    const pool = createPool(1, WORKER, { batchCost: 10, aheadCost: 20 });
+    try {
+      const order = [];
+      const ex = pool.exclusive(async () => {
+        await new Promise((r) => setTimeout(r, 100));
+        order.push('exclusive');
+        return 'done';
+      });
+      const task = pool.run({ n: 1 }, 1).then(() => order.push('task'));
+      expect(await ex).toBe('done');
+      await task;
+      expect(order).toEqual(['exclusive', 'task']);
+    } finally {
+      await pool.close();
+    }
+  });
+
+  test('a crashed worker fails the tasks it held, and a new worker takes the next ones', async () => {
+    const pool = createPool(1, WORKER, { batchCost: 1, aheadCost: 1 });
+    try {
+      await expect(pool.run({ n: 1, crash: true }, 5)).rejects.toThrow('worker crashed');
+      await expect(pool.run({ n: 2 }, 5)).resolves.toMatchObject({ n: 2 });
+    } finally {
+      await pool.close();
+    }
+  });
+
+  test('close() rejects queued tasks and later ones', async () => {
+    const pool = createPool(1, WORKER);
+    const first = pool.run({ n: 1, ms: 100 });
+    const queued = expect(pool.run({ n: 2 })).rejects.toThrow('pool is closed');
+    const inflight = expect(first).rejects.toThrow('pool is closed');
+    await pool.close();
+    await queued;
+    await inflight;
+    await expect(pool.run({ n: 3 })).rejects.toThrow('pool is closed');
+  });
+});
