@@ -70,6 +70,39 @@ test.each([
   expect(r.stdout).toBe('');
 });
 
+test('without a terminal, a long run prints a plain progress line on stderr every 2 s', async () => {
+  // 100 files of 200 kB to Brotli 11 on one worker: several seconds of work even on a fast machine.
+  // The run is stopped once two lines are in, so the test takes about 4 s wherever it runs.
+  const text = textOf(200_000);
+  await writeTree(root, Object.fromEntries(Array.from({ length: 100 }, (_, i) => [`f${String(i).padStart(3, '0')}.js`, text])));
+  const child = spawn(process.execPath, [BIN, root, '--concurrency', '1'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (d) => (stdout += d));
+  const closed = new Promise((resolve) => child.on('close', resolve));
+  await new Promise((resolve) => {
+    child.stderr.on('data', (d) => {
+      stderr += d;
+      if (stderr.split('\n').length > 2) resolve(undefined);
+    });
+    closed.then(resolve);
+  });
+  child.kill('SIGKILL');
+  await closed;
+  const lines = stderr.split('\n').slice(0, 2);
+  expect(lines).toEqual([expect.any(String), expect.any(String)]);
+  // Plain lines: no bar, no carriage return, no escape code; the totals, the files done so far.
+  for (const c of ['\r', '\x1b', '█', '░']) expect(stderr).not.toContain(c);
+  const done = lines.map((l) => {
+    const m = /^\d+\.\d% (\d+)\/100 files [\d.]+ (?:B|kB|MB)\/20\.0 MB(?: ETA .+)?$/.exec(l);
+    expect([l, m !== null]).toEqual([l, true]);
+    return Number(m?.[1]);
+  });
+  expect(done[0]).toBeLessThanOrEqual(done[1]);
+  expect(done[1]).toBeLessThan(100);
+  expect(stdout).toBe(''); // still running: no summary yet
+});
+
 test('a failing file: one error line naming it, exit 1, others done', async () => {
   await writeTree(root, { 'ok.js': textOf(5000), 'bad.js': textOf(5000, 3) });
   await fs.mkdir(path.join(root, 'bad.js.gz', 'x'), { recursive: true });
