@@ -1,6 +1,6 @@
 import path from 'node:path';
 import picomatch from 'picomatch';
-import { VARIANT_SUFFIX, variantPath as variantPathOf } from './manifest.js';
+import { VARIANT_SUFFIX } from './manifest.js';
 
 /**
  * Pure decisions: which walked files are sources and which are our variants, what to do with
@@ -16,6 +16,13 @@ const TEXT_EXTENSIONS = new Set([
   'scss', 'sass', 'styl', 'hbs', 'ejs', 'pug', 'njk', 'liquid', 'ini', 'conf', 'log', 'rtf', 'tex',
 ]);
 const FONT_EXTENSIONS = new Set(['ttf', 'otf', 'eot', 'ttc']);
+
+/** The encoding whose suffix (`.br`, `.gz`, `.zst`) ends the path, if any. */
+function suffixEncoding(rel) {
+  const dot = rel.lastIndexOf('.');
+  if (dot <= rel.lastIndexOf('/')) return undefined;
+  return SUFFIX_TO_ENCODING.get(rel.slice(dot));
+}
 
 /** Lower-case extension without the dot ('' when none). */
 export function extensionOf(rel) {
@@ -41,46 +48,45 @@ export function brotliModeFor(rel) {
  * @param {import('./manifest.js').Manifest | null} [previous]
  */
 export function classify(files, manifestRel, previous = null) {
-  const ours = new Set();
-  if (previous) {
-    for (const [rel, e] of Object.entries(previous.files)) {
-      for (const enc of Object.keys(e.variants)) ours.add(variantPathOf(rel, enc));
-    }
-  }
-  const orphans = [];
-  const byRel = new Map(files.map((f) => [f.rel, f]));
+  const byRel = new Set(files.map((f) => f.rel));
+  /** @type {Map<string, boolean>} */
   const isSource = new Map();
   const sourceOf = (rel) => {
-    if (isSource.has(rel)) return isSource.get(rel);
-    let result = true;
-    const ext = path.posix.extname(rel);
-    const enc = SUFFIX_TO_ENCODING.get(ext);
-    if (enc !== undefined) {
-      const stem = rel.slice(0, -ext.length);
-      if (byRel.has(stem) && stem !== manifestRel && sourceOf(stem)) result = false;
+    const enc = suffixEncoding(rel);
+    if (enc === undefined) return true; // most files: no variant suffix at all
+    let result = isSource.get(rel);
+    if (result === undefined) {
+      const stem = rel.slice(0, -VARIANT_SUFFIX[enc].length);
+      result = !(byRel.has(stem) && stem !== manifestRel && sourceOf(stem));
+      isSource.set(rel, result);
     }
-    isSource.set(rel, result);
     return result;
   };
-  const orphan = (rel) => ours.has(rel) && !byRel.has(rel.slice(0, -path.posix.extname(rel).length));
+  // A variant the previous manifest recorded, whose source is gone.
+  const orphan = (rel, enc) => {
+    const stem = rel.slice(0, -VARIANT_SUFFIX[enc].length);
+    if (byRel.has(stem) || previous === null || !Object.hasOwn(previous.files, stem)) return false;
+    return Object.hasOwn(previous.files[stem].variants, enc);
+  };
+  const orphans = [];
   const sources = [];
   /** @type {Map<string, Map<string, number>>} */
   const variants = new Map();
   for (const f of files) {
     if (f.rel === manifestRel) continue;
-    if (orphan(f.rel)) {
+    const enc = suffixEncoding(f.rel);
+    if (enc !== undefined && orphan(f.rel, enc)) {
       orphans.push(f.rel);
       continue;
     }
-    if (sourceOf(f.rel)) {
+    if (enc === undefined || sourceOf(f.rel)) {
       sources.push(f);
       continue;
     }
-    const ext = path.posix.extname(f.rel);
-    const stem = f.rel.slice(0, -ext.length);
+    const stem = f.rel.slice(0, -VARIANT_SUFFIX[enc].length);
     let m = variants.get(stem);
     if (!m) variants.set(stem, (m = new Map()));
-    m.set(/** @type {string} */ (SUFFIX_TO_ENCODING.get(ext)), f.size);
+    m.set(enc, f.size);
   }
   return { sources, variants, orphans };
 }

@@ -3,7 +3,7 @@ import path from 'node:path';
 import pLimit from 'p-limit';
 import { normalizeOptions, settingsOf } from './options.js';
 import { walk } from './walk.js';
-import { classify, decide, eligibility, brotliModeFor, estimatedCost } from './plan.js';
+import { classify, decide, eligibility, brotliModeFor, estimatedCost, sameSettings } from './plan.js';
 import { readManifest, buildManifest, writeManifest, variantPath } from './manifest.js';
 import { compressFile, hashFile } from './compress-file.js';
 import { makeTempDir, removeIfPresent, removeTemp } from './write.js';
@@ -223,7 +223,11 @@ export async function precompress(dir, options = {}) {
     }
 
     const manifest = buildManifest({ tool: TOOL, settings, files: entries });
-    if (!opts.dryRun && !sameContent(previous, manifest)) {
+    // Every file fresh and nothing removed: the previous manifest's entries were kept as they are.
+    const untouched = previous !== null && previous.tool === TOOL && sameSettings(previous.settings, settings) &&
+      removals.length === 0 && failed.size === 0 && decisions.every((d) => d.action === 'fresh') &&
+      decisions.length === Object.keys(previous.files).length;
+    if (!opts.dryRun && !untouched && !sameContent(previous, manifest)) {
       try {
         await writeManifest(opts.manifest, manifest);
       } catch (err) {
