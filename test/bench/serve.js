@@ -7,7 +7,9 @@
 // files next to the originals, plus our manifest). Each server runs in its own child process on
 // 127.0.0.1; wrk (one thread) cycles through every URL of the corpus with `Accept-Encoding: br, gzip`.
 // Before the load, one probe request per server checks the status, the encoding served and that
-// the body decodes to the original bytes.
+// the body decodes to the original bytes. The `node-http-ceiling` row is not a usable server but
+// the upper bound of anything on node:http (fixed in-memory responses, one Map lookup per
+// request); the table gives every node:http server's req/s as a share of it.
 
 import fs from 'node:fs';
 import fsp from 'node:fs/promises';
@@ -44,15 +46,30 @@ for (const [n, v] of [['--duration', duration], ['--connections', connections]])
 const kinds = args.only ? args.only.split(',') : ['icons', 'mixed'];
 const NGINX_BROTLI = '/usr/lib/nginx/modules/ngx_http_brotli_static_module.so';
 
-/** The servers, in order; `peers` are installed from npm into the bench cache at run time. */
+/**
+ * The servers, in order; `peers` are installed from npm into the bench cache at run time. `label`
+ * (default: name) is what the table shows; `ceiling` marks the node:http upper bound, and
+ * `nodeHttp: false` a server whose req/s is not compared with it.
+ */
 const SERVERS = [
   { name: 'sirv', peers: ['sirv@3.0.2'], note: 'sirv 3.0.2, `{ dev: false, brotli: true, gzip: true }` on node:http' },
   { name: 'precompressor', peers: [], note: 'our `serveStatic(root)` (defaults) on node:http' },
+  {
+    name: 'node-http-ceiling', label: 'node:http, fixed responses (ceiling)', peers: [], ceiling: true,
+    note: 'not a usable server: the upper bound of any middleware on node:http. At startup it reads every file ' +
+      '(its `.br` when there is one) into a Map from URL path to a precomputed header array (the headers ours sends: ' +
+      'Content-Type, Content-Length, Content-Encoding, Accept-Ranges, Last-Modified, Vary, ETag, Cache-Control) and the body; ' +
+      'each request is one lookup on `req.url` and `res.writeHead(200, head); res.end(body)`. No negotiation (br to every ' +
+      'client), no path decoding or security checks, no conditional or Range requests, no freshness checks, everything in memory',
+  },
   { name: 'express-static-gzip', peers: ['express-static-gzip@3.0.2', 'express@5.3.0'], note: 'express-static-gzip 3.0.2 `{ enableBrotli: true, orderPreference: ["br"] }` on express 5.3.0' },
   { name: 'fastify-static', peers: ['@fastify/static@10.1.11', 'fastify@5.12.8'], note: '@fastify/static 10.1.11 `{ preCompressed: true }` on fastify 5.12.8' },
   { name: 'express-compression', peers: ['compression@1.8.2', 'express@5.3.0'], note: '`express.static` + `compression()` 1.8.2 (compresses per request, its defaults) on express 5.3.0' },
-  { name: 'nginx', peers: [], note: 'Debian nginx-light, `gzip_static on; brotli_static on;` (libnginx-mod-http-brotli-static), 1 worker, sendfile on' },
+  { name: 'nginx', peers: [], nodeHttp: false, note: 'Debian nginx-light, `gzip_static on; brotli_static on;` (libnginx-mod-http-brotli-static), 1 worker, sendfile on' },
 ].filter((s) => !args.servers || args.servers.split(',').includes(s.name));
+const serverOf = (name) => SERVERS.find((s) => s.name === name);
+const labelOf = (name) => serverOf(name).label ?? name;
+const pctOfCeiling = (r) => (typeof r.ofCeiling === 'number' ? fmt(100 * r.ofCeiling, 0) : null);
 
 const missing = missingTools(['wrk', 'nginx', NGINX_BROTLI, 'brotli']);
 if (missing.includes('wrk')) {
@@ -238,24 +255,32 @@ try {
       results.rows.push(row);
     }
     const sirv = results.rows.find((r) => r.corpus === kind && r.server === 'sirv' && r.rps);
-    for (const r of results.rows.filter((x) => x.corpus === kind)) r.vsSirv = sirv && r.rps ? r.rps / sirv.rps : null;
+    const ceiling = results.rows.find((r) => r.corpus === kind && serverOf(r.server).ceiling && r.rps);
+    for (const r of results.rows.filter((x) => x.corpus === kind)) {
+      r.vsSirv = sirv && r.rps ? r.rps / sirv.rps : null;
+      r.ofCeiling = ceiling && r.rps && serverOf(r.server).nodeHttp !== false ? r.rps / ceiling.rps : null;
+    }
+    const ours = results.rows.find((r) => r.corpus === kind && r.server === 'precompressor' && r.rps);
+    if (ours) console.error(`[${kind}] precompressor: ${fmt(ours.vsSirv) ?? '—'} × sirv, ${pctOfCeiling(ours) ?? '—'} % of the node:http ceiling`);
   }
 } finally {
   await fsp.rm(tmp, { recursive: true, force: true });
 }
 
-const table = markdownTable(['server', 'corpus', 'req/s', 'p99 ms', '× sirv', 'MB/s', 'non-2xx', 'errors', 'encoding served (probe)', 'peak RSS MB', 'server CPU s', 'other load %'],
+const table = markdownTable(['server', 'corpus', 'req/s', 'p99 ms', '× sirv', '% of ceiling', 'MB/s', 'non-2xx', 'errors', 'encoding served (probe)', 'peak RSS MB', 'server CPU s', 'other load %'],
   results.rows.map((r) => (r.error
-    ? [r.server, r.corpus, null, null, null, null, null, null, null, `error: ${r.error.slice(0, 160)}`, null, null]
-    : [r.server, r.corpus, fmtInt(r.rps), fmt(r.p99ms), fmt(r.vsSirv), fmt(r.mbps, 1), r.non2xx, r.errors,
-      `${r.probe.encoding}${r.probe.ok ? '' : ' (MISMATCH)'}`, fmt(r.rssMB, 0), fmt(r.serverCpuS, 1), fmt(r.otherLoad, 0)])), 'llrrrrrrlrrr');
+    ? [labelOf(r.server), r.corpus, null, null, null, null, null, null, null, null, `error: ${r.error.slice(0, 160)}`, null, null]
+    : [labelOf(r.server), r.corpus, fmtInt(r.rps), fmt(r.p99ms), fmt(r.vsSirv), pctOfCeiling(r), fmt(r.mbps, 1), r.non2xx, r.errors,
+      `${r.probe.encoding}${r.probe.ok ? '' : ' (MISMATCH)'}`, fmt(r.rssMB, 0), fmt(r.serverCpuS, 1), fmt(r.otherLoad, 0)])), 'llrrrrrrrlrrr');
 const loaded = results.rows.filter((r) => r.otherLoad > 5);
 const warning = loaded.length
-  ? `\n\n**Warning:** other processes used more than 5% of the machine during: ${loaded.map((r) => `${r.server} (${r.corpus}, ${fmt(r.otherLoad, 0)}%)`).join(', ')}; those figures are not reliable.`
+  ? `\n\n**Warning:** other processes used more than 5% of the machine during: ${loaded.map((r) => `${labelOf(r.server)} (${r.corpus}, ${fmt(r.otherLoad, 0)}%)`).join(', ')}; those figures are not reliable.`
   : '';
 const corpora = Object.entries(results.corpora).map(([k, c]) => `- ${k}: ${c.files} files, ${fmt(c.bytes / 1e6, 1)} MB; probe file \`${c.probe}\``).join('\n');
-const notes = SERVERS.map((s) => `- **${s.name}**: ${s.note}`).join('\n');
-console.log(`${corpora}\n\n${table}${warning}\n\n${notes}\n- **other load %**: CPU time used by processes other than wrk and the server during the run, as a share of all cores (from /proc)`);
+const notes = SERVERS.map((s) => `- **${s.label ?? s.name}**: ${s.note}`).join('\n');
+console.log(`${corpora}\n\n${table}${warning}\n\n${notes}
+- **% of ceiling**: req/s as a share of the node:http ceiling row on the same corpus, for the servers that run on node:http (not nginx)
+- **other load %**: CPU time used by processes other than wrk and the server during the run, as a share of all cores (from /proc)`);
 if (args.out) {
   fs.writeFileSync(args.out, JSON.stringify(results, null, 2) + '\n');
   console.error(`results written to ${args.out}`);
