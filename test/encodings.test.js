@@ -224,3 +224,22 @@ describe('serving zstd', () => {
     }
   });
 });
+
+describe('Brotli mode for fonts', () => {
+  const { constants: Z } = zlib;
+  test('fonts up to FONT_TRIAL_MAX try font mode and keep the smaller of it and generic; bigger ones use generic', async () => {
+    const { zlibOptions, encodeBufferSync, FONT_TRIAL_MAX } = await import('../lib/encode.js');
+    const base = { brotliQuality: 11, gzipLevel: 9, mode: /** @type {const} */ ('font') };
+    expect(zlibOptions('br', { ...base, size: FONT_TRIAL_MAX }).params[Z.BROTLI_PARAM_MODE]).toBe(Z.BROTLI_MODE_FONT);
+    expect(zlibOptions('br', { ...base, size: FONT_TRIAL_MAX + 1 }).params[Z.BROTLI_PARAM_MODE]).toBe(Z.BROTLI_MODE_GENERIC);
+    // a font-like table: big-endian records with small deltas
+    const buf = Buffer.alloc(20000);
+    for (let i = 0; i < buf.length; i += 4) buf.writeUInt32BE((i * 7919) % 65536, i);
+    const opts = zlibOptions('br', { ...base, size: buf.length });
+    const out = encodeBufferSync(buf, 'br', opts);
+    const font = zlib.brotliCompressSync(buf, opts);
+    const generic = zlib.brotliCompressSync(buf, { ...opts, params: { ...opts.params, [Z.BROTLI_PARAM_MODE]: Z.BROTLI_MODE_GENERIC } });
+    expect(out.length).toBe(Math.min(font.length, generic.length));
+    expect(zlib.brotliDecompressSync(out).equals(buf)).toBe(true);
+  });
+});
