@@ -125,6 +125,11 @@ export function createPool(size, workerUrl, limits = {}) {
     exclusive(fn) {
       return new Promise((resolve, reject) => enqueue({ fn, cost: Infinity, resolve, reject }));
     },
+    /** Start every worker now (they load their modules while the caller prepares the work). */
+    warm() {
+      if (closed) return;
+      for (const s of slots) if (s.worker === null) spawn(s);
+    },
     async close() {
       closed = true;
       for (const j of queue.splice(0)) j.reject(new Error('pool is closed'));

@@ -63,14 +63,26 @@ export async function precompress(dir, options = {}) {
   const settings = settingsOf(opts);
   checkEncoders(opts);
 
-  const walked = await walk(opts.root, { dotfiles: opts.dotfiles });
-  for (const rel of walked.outside) report.warn(rel, 'symlink resolves outside the folder (or is dangling): not taken');
+  // The previous manifest first: without one this is a cold run, and the workers start (load
+  // their modules) while the folder is walked instead of after.
   let previous = null;
+  let unreadable = null;
   try {
     previous = await readManifest(opts.manifest);
   } catch (err) {
-    report.warn(relInside(opts.root, opts.manifest) ?? opts.manifest, `${/** @type {Error} */ (err).message}; starting afresh`);
+    unreadable = err;
   }
+  const pool = createPool(opts.concurrency, new URL('./worker.js', import.meta.url), POOL_LIMITS);
+  if (previous === null && !opts.dryRun) pool.warm();
+  let walked;
+  try {
+    walked = await walk(opts.root, { dotfiles: opts.dotfiles });
+  } catch (err) {
+    await pool.close();
+    throw err;
+  }
+  for (const rel of walked.outside) report.warn(rel, 'symlink resolves outside the folder (or is dangling): not taken');
+  if (unreadable) report.warn(relInside(opts.root, opts.manifest) ?? opts.manifest, `${/** @type {Error} */ (unreadable).message}; starting afresh`);
   const classified = classify(walked.files, relInside(opts.root, opts.manifest), previous);
   const decisions = decide(classified, previous, { settings, tool: TOOL, force: opts.force, eligible: eligibility(opts) });
 
@@ -79,7 +91,6 @@ export async function precompress(dir, options = {}) {
   const failed = new Set();
   const removals = [];
   const io = pLimit(Math.max(4, opts.concurrency * 2));
-  const pool = createPool(opts.concurrency, new URL('./worker.js', import.meta.url), POOL_LIMITS);
   const { brotliQuality, gzipLevel, zstdLevel, zopfli, minRatio, streamThreshold } = opts;
   const taskBase = { brotliQuality, gzipLevel, zstdLevel, zopfli, minRatio, streamThreshold, tempDir: null };
   /** @type {Promise<string> | null} made on the first compression (see makeTempDir) */
