@@ -5,7 +5,7 @@ import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { spawn, spawnSync } from 'node:child_process';
+import { execFile, spawn, spawnSync } from 'node:child_process';
 
 /** True when `name` is an executable on PATH. */
 export function hasCommand(name) {
@@ -77,6 +77,9 @@ export async function timed(cmd, args, opts = {}) {
 export async function freshCopy(src, dest) {
   await fsp.rm(dest, { recursive: true, force: true });
   await fsp.cp(src, dest, { recursive: true });
+  // Write the copy out before the clock starts: otherwise the kernel flushes it during the
+  // contender's run, which is the benchmark's own cost, not the contender's.
+  await new Promise((resolve) => execFile('sync', () => resolve(undefined)));
 }
 
 /**
