@@ -18,7 +18,16 @@ function readStableSync(abs) {
   const fd = fs.openSync(abs, 'r');
   try {
     const before = fs.fstatSync(fd);
-    const buf = fs.readFileSync(fd);
+    // Read the size fstat gave (readFileSync would fstat again and read once more to see EOF):
+    // a file that grew or shrank meanwhile has another size at the second fstat.
+    const whole = Buffer.allocUnsafe(before.size);
+    let n = 0;
+    while (n < whole.length) {
+      const r = fs.readSync(fd, whole, n, whole.length - n, n);
+      if (r === 0) break;
+      n += r;
+    }
+    const buf = n === whole.length ? whole : whole.subarray(0, n);
     const after = fs.fstatSync(fd);
     assertUnchanged(abs, before, after, buf.length);
     return { buf, mtimeMs: after.mtimeMs, mtime: after.mtime };
