@@ -170,7 +170,11 @@ export function serveStatic(root: string, options?: ServeOptions): ServeStaticMi
 export interface WatchOptions extends PrecompressOptions {
   /** Quiet time (ms) after the last event before a batch runs. Default 100. */
   debounce?: number;
-  /** A file's size must stay unchanged this long (ms) before its event counts; false turns it off. Default 100. */
+  /**
+   * A file's size and mtime must stay unchanged this long (ms) before its event counts; until
+   * then every batch leaves the file as it was (see `WatchBatch.held`). false turns both off.
+   * Default 100.
+   */
   awaitWriteFinish?: number | false;
   /** Poll instead of native events. Default false. */
   usePolling?: boolean;
@@ -181,6 +185,13 @@ export interface WatchBatch extends Report {
   events: { event: 'add' | 'change' | 'unlink' | 'unlinkDir'; path: string }[];
   /** True for the first pass, run when the watcher starts. */
   initial: boolean;
+  /**
+   * Files still being written (events not settled for `awaitWriteFinish` ms), which this pass left
+   * as they were: their manifest entry and variants as the previous pass left them, or none for a
+   * new file. Not failures, not counted as compressed or unchanged; each is compressed by the batch
+   * that its own settled event starts.
+   */
+  held: string[];
 }
 
 export interface Watcher extends EventEmitter {

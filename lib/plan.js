@@ -126,6 +126,12 @@ export function variantsIntact(entry, onDisk) {
 
 /**
  * Decide what to do with each source.
+ * - `hold`: in `ctx.holdOut` (watch mode: still being written), so left as the previous pass
+ *   left it, whatever its eligibility: `prev` is its previous entry when that entry still
+ *   describes the variants on disk (same tool and settings, variants intact; `force` does not
+ *   matter), kept as it is with those variants untouched; with no such entry `prev` is
+ *   undefined, the file gets no entry, and variants on disk (which nothing would record) are
+ *   removed as stale;
  * - `skip`: not eligible (reason), variants on disk are stale and get removed;
  * - `fresh`: same size and mtime as recorded, same settings, variants intact: nothing to do;
  * - `verify`: size or mtime differ from the record: hash it; if the hash is the same and the
@@ -133,13 +139,19 @@ export function variantsIntact(entry, onDisk) {
  * - `compress`: no usable record.
  * @param {{ sources: import('./walk.js').WalkEntry[], variants: Map<string, Map<string, number>> }} classified
  * @param {import('./manifest.js').Manifest | null} previous
- * @param {{ settings: object, tool: string, force: boolean, eligible: ReturnType<typeof eligibility> }} ctx
+ * @param {{ settings: object, tool: string, force: boolean, eligible: ReturnType<typeof eligibility>,
+ *   holdOut?: { has(rel: string): boolean } }} ctx
  */
 export function decide(classified, previous, ctx) {
   // The cache key: content hash (checked per file) + settings + tool version.
-  const reuse = !ctx.force && previous !== null && previous.tool === ctx.tool && sameSettings(previous.settings, ctx.settings);
+  const compatible = previous !== null && previous.tool === ctx.tool && sameSettings(previous.settings, ctx.settings);
+  const reuse = !ctx.force && compatible;
   return classified.sources.map((file) => {
     const onDisk = classified.variants.get(file.rel);
+    if (ctx.holdOut?.has(file.rel)) {
+      const prev = compatible && Object.hasOwn(previous.files, file.rel) ? previous.files[file.rel] : undefined;
+      return { action: 'hold', file, prev: prev && variantsIntact(prev, onDisk) ? prev : undefined, onDisk };
+    }
     const reason = ctx.eligible(file.rel, file.size);
     if (reason !== null) return { action: 'skip', file, reason, onDisk };
     const prev = reuse ? previous.files[file.rel] : undefined;

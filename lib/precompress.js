@@ -57,6 +57,18 @@ function failureOf(rel, err) {
  * @param {object} [options]
  */
 export async function precompress(dir, options = {}) {
+  return (await pass(dir, options, new Set())).report;
+}
+
+/**
+ * One incremental pass that leaves the files in `holdOut` (POSIX paths relative to `dir`) as the
+ * previous pass left them: see the `hold` decision in lib/plan.js. Watch mode's files still
+ * being written; internal, not exported from the package. `held` lists the files held.
+ * @param {string} dir
+ * @param {object} options
+ * @param {{ has(rel: string): boolean }} holdOut read once, while deciding (after the walk)
+ */
+export async function pass(dir, options, holdOut) {
   const opts = normalizeOptions(dir, options);
   const report = createReport(opts);
   const abs = (rel) => path.join(opts.root, ...rel.split('/'));
@@ -84,7 +96,7 @@ export async function precompress(dir, options = {}) {
   for (const rel of walked.outside) report.warn(rel, 'symlink resolves outside the folder (or is dangling): not taken');
   if (unreadable) report.warn(relInside(opts.root, opts.manifest) ?? opts.manifest, `${/** @type {Error} */ (unreadable).message}; starting afresh`);
   const classified = classify(walked.files, relInside(opts.root, opts.manifest), previous);
-  const decisions = decide(classified, previous, { settings, tool: TOOL, force: opts.force, eligible: eligibility(opts) });
+  const decisions = decide(classified, previous, { settings, tool: TOOL, force: opts.force, eligible: eligibility(opts), holdOut });
 
   /** @type {Map<string, import('./manifest.js').FileEntry>} */
   const entries = new Map();
@@ -116,6 +128,9 @@ export async function precompress(dir, options = {}) {
         report.count('unchanged', file);
       } else if (d.action === 'compress') {
         toCompress.push(file);
+      } else if (d.action === 'hold') {
+        if (d.prev) entries.set(file.rel, d.prev);
+        else for (const enc of d.onDisk?.keys() ?? []) removals.push({ rel: variantPath(file.rel, enc), why: 'stale' });
       } else if (d.action === 'skip') {
         for (const enc of d.onDisk?.keys() ?? []) removals.push({ rel: variantPath(file.rel, enc), why: 'stale' });
         const prev = previous?.files[file.rel];
@@ -245,6 +260,6 @@ export async function precompress(dir, options = {}) {
         report.fail(failureOf(opts.manifest, err));
       }
     }
-    return report.finish(manifest);
+    return { report: report.finish(manifest), held: decisions.filter((d) => d.action === 'hold').map((d) => d.file.rel) };
   }
 }

@@ -1,24 +1,26 @@
 import { EventEmitter } from 'node:events';
 import fs from 'node:fs';
 import path from 'node:path';
+import { performance } from 'node:perf_hooks';
 import { watch as chokidarWatch } from 'chokidar';
 import { PrecompressorError, optionError } from './errors.js';
 import { normalizeOptions, splitOptions } from './options.js';
 import { readManifest, variantPath, VARIANT_SUFFIX } from './manifest.js';
-import { precompress } from './precompress.js';
+import { pass } from './precompress.js';
 import { isTempPath } from './write.js';
 import { relInside } from './paths.js';
 
 /**
  * Watch mode: one incremental `precompress()` pass per debounced batch of file-system events,
  * never two passes at once. The pass does the deciding (what changed, what is gone); this module
- * only turns events into batches and keeps our own writes from triggering new ones.
+ * only turns events into batches, keeps our own writes from triggering new ones, and tells each
+ * pass which files are still being written, so that it leaves them as they were.
  */
 
 /** Options of `watch()` on top of the compressor's, with their defaults. */
 export const WATCH_DEFAULTS = Object.freeze({
   debounce: 100, // ms of quiet after the last event before a batch runs
-  awaitWriteFinish: 100, // ms a file's size must stay the same before its event counts; false = off
+  awaitWriteFinish: 100, // ms a file's size and mtime must stay the same before its event counts; false = off
   usePolling: false, // stat polling instead of native events (network drives, some containers)
 });
 
@@ -66,7 +68,8 @@ function hasDotSegment(rel) {
 /**
  * Watch `dir`: an incremental pass first, then one pass per debounced batch of changes.
  * Throws a PrecompressorError for bad options; a missing folder rejects `ready`.
- * Events: `batch` (the pass's report plus `events`), `error` (a pass or the watcher failed; the
+ * Events: `batch` (the pass's report plus `events`, `initial` and `held`: the files it left as
+ * they were because they were still being written), `error` (a pass or the watcher failed; the
  * watcher keeps going). Per-file failures are in each batch's `failures`, not `error` events.
  * @param {string} dir
  * @param {object} [options] compressor options plus `debounce`, `awaitWriteFinish`, `usePolling`
@@ -82,6 +85,14 @@ export class Watcher extends EventEmitter {
   /** @type {Promise<void> | null} */ #running = null;
   /** @type {Map<string, string>} path → last event */ #pending = new Map();
   /** @type {Set<string>} */ #ours = new Set();
+  /**
+   * Files with add/change events whose writes have not settled: their first event, the size and
+   * mtime last seen and when they last changed. Every pass leaves them alone (its `holdOut`).
+   * @type {Map<string, { event: string, size: number, mtimeMs: number, since: number }>}
+   */
+  #unsettled = new Map();
+  /** @type {NodeJS.Timeout | null} polls #unsettled while it is not empty */ #poller = null;
+  #polling = false;
   /** @type {import('chokidar').FSWatcher | null} */ #fsw = null;
   #closed = false;
   /** @type {Promise<void> | null} */ #closing = null;
@@ -121,7 +132,8 @@ export class Watcher extends EventEmitter {
       ignoreInitial: true,
       followSymlinks: false,
       usePolling: this.#w.usePolling,
-      awaitWriteFinish: this.#w.awaitWriteFinish === false ? false : { stabilityThreshold: this.#w.awaitWriteFinish, pollInterval: Math.max(10, Math.min(50, this.#w.awaitWriteFinish / 4)) },
+      // Not chokidar's awaitWriteFinish: a pass must know which files are still unsettled.
+      awaitWriteFinish: false,
       ignored: (abs) => {
         const rel = this.#rel(abs);
         if (rel === '' || rel.startsWith('..')) return false;
@@ -146,6 +158,48 @@ export class Watcher extends EventEmitter {
     if (this.#closed || event === 'addDir' || rel === '' || rel.startsWith('..')) return;
     const exists = (r) => fs.existsSync(path.join(this.root, ...r.split('/')));
     if (isOwnOutput(rel, { manifestRel: this.#manifestRel, ours: this.#ours, exists })) return;
+    if ((event === 'add' || event === 'change') && this.#w.awaitWriteFinish !== false) {
+      const u = this.#unsettled.get(rel);
+      if (u) u.since = performance.now(); // an 'add' stays an 'add'
+      else this.#unsettled.set(rel, { event, size: -1, mtimeMs: -1, since: performance.now() });
+      this.#poller ??= setInterval(() => this.#poll(), Math.max(10, Math.min(50, this.#w.awaitWriteFinish / 4)));
+      return;
+    }
+    this.#unsettled.delete(rel);
+    this.#queue(event, rel);
+  }
+
+  /**
+   * Stat the unsettled files: one whose size and mtime have stayed the same for `awaitWriteFinish`
+   * ms has settled, and its event is queued. One that cannot be stat'ed is queued at once: its
+   * pass sees what is there (nothing, after a delete, whose own event follows).
+   */
+  async #poll() {
+    if (this.#polling) return;
+    this.#polling = true;
+    try {
+      await Promise.all([...this.#unsettled].map(async ([rel, u]) => {
+        const st = await fs.promises.stat(path.join(this.root, ...rel.split('/'))).catch(() => null);
+        if (this.#closed || this.#unsettled.get(rel) !== u) return; // deleted (or deleted and re-added) meanwhile
+        const now = performance.now();
+        if (st && (st.size !== u.size || st.mtimeMs !== u.mtimeMs)) {
+          Object.assign(u, { size: st.size, mtimeMs: st.mtimeMs, since: now });
+        } else if (!st || now - u.since >= /** @type {number} */ (this.#w.awaitWriteFinish)) {
+          this.#unsettled.delete(rel);
+          this.#queue(u.event, rel);
+        }
+      }));
+    } finally {
+      this.#polling = false;
+      if (this.#unsettled.size === 0 && this.#poller) {
+        clearInterval(this.#poller);
+        this.#poller = null;
+      }
+    }
+  }
+
+  /** Add an event to the next batch, which runs after `debounce` ms without another. */
+  #queue(event, rel) {
     this.#pending.set(rel, event);
     if (this.#timer) clearTimeout(this.#timer);
     this.#timer = setTimeout(() => {
@@ -175,12 +229,12 @@ export class Watcher extends EventEmitter {
 
   /** One incremental pass; emits `batch`. The first pass's errors reject `ready` instead. */
   async #pass(events, initial) {
-    const report = await precompress(this.root, this.#api);
+    const { report, held } = await pass(this.root, this.#api, this.#unsettled);
     for (const c of report.changes) {
       if (c.action === 'compress') for (const enc of report.encodings) this.#ours.add(variantPath(c.path, enc));
       else this.#ours.add(c.path);
     }
-    const batch = { ...report, events, initial };
+    const batch = { ...report, events, initial, held };
     this.emit('batch', batch);
     return batch;
   }
@@ -199,7 +253,9 @@ export class Watcher extends EventEmitter {
     if (this.#closing) return this.#closing;
     this.#closed = true;
     if (this.#timer) clearTimeout(this.#timer);
+    if (this.#poller) clearInterval(this.#poller);
     this.#timer = null;
+    this.#poller = null;
     this.#closing = (async () => {
       await this.ready.catch(() => {});
       await this.#fsw?.close();

@@ -64,6 +64,36 @@ describe('decide', () => {
   test('another tool version → compress', () => expect(run(f('a.js'), onDisk, { ...previous, tool: 'precompressor@0.9.0' })).toBe('compress'));
   test('force → compress', () => expect(run(f('a.js'), onDisk, previous, true)).toBe('compress'));
   test('no previous manifest → compress', () => expect(run(f('a.js'), onDisk, null)).toBe('compress'));
+  describe('hold (watch mode: still being written)', () => {
+    const hold = (file, disk, prev = previous, { force = false, eligibleFn = eligible } = {}) =>
+      decide({ sources: [file], variants: new Map(disk ? [['a.js', disk]] : []) }, prev, { settings, tool: 'precompressor@1.0.0', force, eligible: eligibleFn, holdOut: new Set(['a.js']) })[0];
+
+    test('keeps the previous entry as it is, whatever the stat says', () => {
+      expect(hold(f('a.js', 100, 1), onDisk)).toMatchObject({ action: 'hold', prev: prevEntry });
+      expect(hold(f('a.js', 5000, 9), onDisk)).toMatchObject({ action: 'hold', prev: prevEntry });
+    });
+    test('comes before eligibility: a held file that is now empty or excluded is not skipped', () => {
+      expect(hold(f('a.js', 0, 9), onDisk)).toMatchObject({ action: 'hold', prev: prevEntry });
+      expect(hold(f('a.js', 100, 9), onDisk, previous, { eligibleFn: () => 'excluded' })).toMatchObject({ action: 'hold', prev: prevEntry });
+    });
+    test('force does not drop the entry: its variants were made with these settings', () => {
+      expect(hold(f('a.js', 200, 9), onDisk, previous, { force: true })).toMatchObject({ action: 'hold', prev: prevEntry });
+    });
+    test('no entry when none describes the variants on disk: new file, other settings or tool, variants not intact', () => {
+      const none = (d) => expect(d).toEqual(expect.objectContaining({ action: 'hold', prev: undefined }));
+      none(hold(f('a.js'), undefined, null));
+      none(hold(f('a.js'), undefined, { ...previous, files: {} }));
+      none(hold(f('a.js'), onDisk, { ...previous, settings: { ...settings, gzipLevel: 8 } }));
+      none(hold(f('a.js'), onDisk, { ...previous, tool: 'precompressor@0.9.0' }));
+      none(hold(f('a.js'), new Map([['br', 20]])));
+      expect(hold(f('a.js'), new Map([['br', 20]])).onDisk).toEqual(new Map([['br', 20]]));
+    });
+    test('only the files in holdOut are held; the others are decided as usual', () => {
+      const ds = decide({ sources: [f('a.js', 100, 9), f('b.js')], variants: new Map([['a.js', onDisk]]) }, previous, { settings, tool: 'precompressor@1.0.0', force: false, eligible, holdOut: new Set(['b.js']) });
+      expect(ds.map((d) => [d.file.rel, d.action])).toEqual([['a.js', 'verify'], ['b.js', 'hold']]);
+    });
+  });
+
   test('variantsIntact needs exactly the recorded variants', () => {
     expect(variantsIntact(prevEntry, onDisk)).toBe(true);
     expect(variantsIntact(prevEntry, new Map([...onDisk, ['zstd', 5]]))).toBe(false);

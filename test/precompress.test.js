@@ -1,7 +1,7 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import zlib from 'node:zlib';
-import { precompress } from '../lib/precompress.js';
+import { pass, precompress } from '../lib/precompress.js';
 import { tempDir, writeTree, textOf, noiseOf } from './helpers/tmp.js';
 
 const decoders = { br: zlib.brotliDecompressSync, gzip: zlib.gunzipSync };
@@ -114,6 +114,44 @@ test('stale variants are removed: source deleted, now excluded, no longer smalle
   expect(m.files['assets/app.js']).toMatchObject({ skipped: 'excluded', variants: {} });
   expect(m.files['index.html']).toMatchObject({ skipped: 'not-smaller', variants: {} });
   expect(Object.keys(m.files['dir with space/ünïcødé file.svg'].variants)).toEqual(['br', 'gzip']);
+});
+
+test('held files (watch mode: still being written) are left exactly as the previous pass left them', async () => {
+  await writeTree(root, { 'a.js': textOf(50_000, 1), 'c.txt': textOf(9000, 2), 'd.js': textOf(20_000, 4) });
+  await precompress(root);
+  const before = await readManifest(root);
+  const variantsOf = async (rel) => Promise.all(['.br', '.gz'].map(async (s) => {
+    const p = path.join(root, rel + s);
+    return (await exists(p)) ? { bytes: await fs.readFile(p), mtimeMs: (await fs.stat(p)).mtimeMs } : null;
+  }));
+  const aVariants = await variantsOf('a.js');
+  // a.js is half rewritten, n.js half written, d.js lost its .gz while it is written; c.txt changed and settled.
+  await fs.writeFile(path.join(root, 'a.js'), textOf(7000, 5));
+  await fs.writeFile(path.join(root, 'n.js'), textOf(6000, 6));
+  await fs.writeFile(path.join(root, 'd.js'), textOf(3000, 7));
+  await fs.rm(path.join(root, 'd.js.gz'));
+  await fs.writeFile(path.join(root, 'c.txt'), textOf(12_000, 8));
+  // exclude would make a.js's variants stale, if a.js were not held.
+  const { report, held } = await pass(root, { exclude: ['a.js'] }, new Set(['a.js', 'n.js', 'd.js']));
+  expect(report.ok).toBe(true);
+  expect(report.failures).toEqual([]);
+  expect(held.sort()).toEqual(['a.js', 'd.js', 'n.js']);
+  expect(report.changes).toEqual([{ path: 'c.txt', action: 'compress' }, { path: 'd.js.br', action: 'remove (stale)' }]);
+  const m = await readManifest(root);
+  expect(m.files['a.js']).toEqual(before.files['a.js']);
+  expect(await variantsOf('a.js')).toEqual(aVariants); // same bytes, never rewritten
+  expect(m.files['n.js']).toBeUndefined();
+  expect(await variantsOf('n.js')).toEqual([null, null]);
+  // d.js's entry no longer described its variants: no entry, and the .br nothing records is gone.
+  expect(m.files['d.js']).toBeUndefined();
+  expect(await variantsOf('d.js')).toEqual([null, null]);
+  expect(m.files['c.txt'].size).toBe(12_000);
+
+  // Once they settle, the next pass compresses them like any changed file.
+  const next = await precompress(root);
+  expect(next.changes).toEqual(['a.js', 'd.js', 'n.js'].map((p) => ({ path: p, action: 'compress' })));
+  const after = await expectConsistent(root);
+  expect(Object.keys(after.files)).toEqual(['a.js', 'c.txt', 'd.js', 'n.js']);
 });
 
 test('settings are part of the cache key', async () => {

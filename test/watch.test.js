@@ -4,6 +4,7 @@ import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import http from 'node:http';
 import path from 'node:path';
+import { setTimeout as delay } from 'node:timers/promises';
 import zlib from 'node:zlib';
 import { fileURLToPath } from 'node:url';
 import { isOwnOutput, splitWatchOptions, watch } from '../lib/watch.js';
@@ -168,6 +169,59 @@ describe('watch()', () => {
     // Every batch that compressed it saw the whole file (never a prefix of it).
     expect(sizes).toEqual([content.length]);
     expect(br(root, 'big.txt')).toBe(content);
+    await w.close();
+    expectConsistent(root);
+  });
+
+  // A slow writer (16 kB every 30 ms, far below awaitWriteFinish) keeps writing big.txt while
+  // other.txt changes and starts a batch: that batch must leave big.txt as it was.
+  test.each([
+    ['a new file gets no entry and no variant', false],
+    ['a file rewritten in place keeps its entry and variants', true],
+  ])('still being written while another file starts a batch: %s until it settles', async (_, existed) => {
+    const oldText = textOf(30000, 3);
+    const root = await site({ 'other.txt': textOf(3000, 1), ...(existed ? { 'big.txt': oldText } : {}) });
+    const w = startWatch(root, { debounce: 50, awaitWriteFinish: 500 });
+    await w.ready;
+    const read = (rel) => (fs.existsSync(path.join(root, rel)) ? fs.readFileSync(path.join(root, rel)) : null);
+    const before = { entry: manifestOf(root).files['big.txt'] ?? null, br: read('big.txt.br'), gz: read('big.txt.gz') };
+    expect(before.entry === null).toBe(!existed);
+    // What every pass left (the manifest is written before its batch event, and passes never overlap).
+    const seen = [];
+    w.on('batch', (b) => seen.push({ entry: manifestOf(root).files['big.txt'] ?? null, br: read('big.txt.br'), gz: read('big.txt.gz'), held: b.held }));
+
+    let otherBatch = null;
+    const other = nextBatch(w, compressed('other.txt'), 'other.txt compressed').then((b) => (otherBatch = b));
+    let written = '';
+    const fh = await fsp.open(path.join(root, 'big.txt'), 'w');
+    // Write until the other file's batch has run, and a few chunks more (at most ~9 s).
+    for (let i = 0, after = 0; i < 300 && after < 5; i++) {
+      const chunk = textOf(16 * 1024, 100 + i);
+      await fh.write(chunk);
+      written += chunk;
+      if (i === 2) await fsp.writeFile(path.join(root, 'other.txt'), textOf(5000, 2));
+      if (otherBatch) after++;
+      await delay(30);
+    }
+    await fh.close();
+    const b = await other;
+    const whole = nextBatch(w, (x) => compressed('big.txt')(x) && manifestOf(root).files['big.txt'].size === written.length, 'big.txt compressed whole');
+    await whole;
+
+    // Every batch until the last one left big.txt as it was: never an entry or a variant of a part of it.
+    expect(seen.length).toBeGreaterThanOrEqual(2);
+    for (const s of seen.slice(0, -1)) {
+      expect(s.entry).toEqual(before.entry);
+      expect(s.br).toEqual(before.br);
+      expect(s.gz).toEqual(before.gz);
+    }
+    // The other file's batch ran while big.txt was being written, and was not blocked by it.
+    expect(b.held).toEqual(['big.txt']);
+    expect(br(root, 'other.txt')).toBe(textOf(5000, 2));
+    expect(seen.at(-1).held).toEqual([]);
+    expect(br(root, 'big.txt')).toBe(written);
+    expect(zlib.gunzipSync(fs.readFileSync(path.join(root, 'big.txt.gz'))).toString()).toBe(written);
+    expect(w.batches.every((x) => x.failures.length === 0)).toBe(true);
     await w.close();
     expectConsistent(root);
   });

@@ -18,7 +18,7 @@ async function main(): Promise<void> {
 
   const w = watch('dist', { debounce: 50, exclude: '**/*.map' });
   const first: Report = await w.ready;
-  w.on('batch', (b) => console.log(b.initial, b.events.length, b.changes.length));
+  w.on('batch', (b) => console.log(b.initial, b.events.length, b.changes.length, b.held.join(', ')));
   await w.close();
   void first;
 
