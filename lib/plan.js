@@ -154,7 +154,7 @@ export function decide(classified, previous, ctx) {
     }
     const reason = ctx.eligible(file.rel, file.size);
     if (reason !== null) return { action: 'skip', file, reason, onDisk };
-    const prev = reuse ? previous.files[file.rel] : undefined;
+    const prev = reuse && Object.hasOwn(previous.files, file.rel) ? previous.files[file.rel] : undefined;
     if (prev === undefined || !variantsIntact(prev, onDisk) || (prev.skipped !== undefined && prev.skipped !== 'not-smaller')) {
       return { action: 'compress', file, onDisk };
     }

@@ -18,24 +18,53 @@ import { Worker } from 'node:worker_threads';
 export function createPool(size, workerUrl, limits = {}) {
   const batchCost = limits.batchCost ?? 0;
   const aheadCost = limits.aheadCost ?? 0;
-  /** @typedef {{ task?: any, fn?: () => Promise<any>, cost: number, resolve: (v: any) => void, reject: (e: any) => void }} Job */
-  /** @type {{ worker: Worker | null, inflight: Map<number, Job[]>, cost: number, exclusive: boolean }[]} */
-  const slots = Array.from({ length: size }, () => ({ worker: null, inflight: new Map(), cost: 0, exclusive: false }));
+  /**
+   * @typedef {{ task?: any, fn?: () => Promise<any>, cost: number, resolve: (v: any) => void, reject: (e: any) => void,
+   *   alone?: boolean }} Job  alone: it was in a batch whose worker crashed; it now travels by itself
+   */
+  /** @type {{ worker: Worker | null, inflight: Map<number, Job[]>, cost: number, exclusive: boolean, broken: boolean }[]} */
+  const slots = Array.from({ length: size }, () => ({ worker: null, inflight: new Map(), cost: 0, exclusive: false, broken: false }));
   /** @type {Job[]} */
   const queue = [];
   let nextId = 0;
   let closed = false;
 
-  function settle(slot, id, replies) {
-    const jobs = slot.inflight.get(id);
-    if (!jobs) return;
+  /** Take batch `id` off `slot`; its jobs are then the caller's to settle or requeue. */
+  function release(slot, id) {
+    const jobs = slot.inflight.get(id) ?? [];
     slot.inflight.delete(id);
-    for (const j of jobs) slot.cost -= counted(j);
-    jobs.forEach((j, i) => {
+    if (slot.inflight.size === 0) slot.cost = 0; // (fractional costs: no drift)
+    else for (const j of jobs) slot.cost -= counted(j);
+    return jobs;
+  }
+
+  function settle(slot, id, replies) {
+    release(slot, id).forEach((j, i) => {
       const r = replies(i);
       if (r.error) j.reject(r.error);
       else j.resolve(r.result);
     });
+    pump();
+  }
+
+  /**
+   * The worker of `slot` died (an uncaught error, or it exited). A worker runs its batches in the
+   * order sent, so only the first one was running: its jobs are retried one by one (a job that
+   * crashes a worker alone fails), the batches sent ahead go back to the queue untouched.
+   */
+  function lost(slot, err) {
+    slot.worker = null;
+    const ids = [...slot.inflight.keys()];
+    const retry = [];
+    ids.forEach((id, n) => {
+      const jobs = release(slot, id);
+      for (const j of jobs) {
+        if (n > 0) retry.push(j);
+        else if (j.alone || jobs.length === 1) j.reject(err);
+        else retry.push(Object.assign(j, { alone: true }));
+      }
+    });
+    queue.unshift(...retry);
     pump();
   }
 
@@ -47,21 +76,23 @@ export function createPool(size, workerUrl, limits = {}) {
       return r.error ? { error: Object.assign(new Error(r.error.message), { code: r.error.code, changed: r.error.changed }) } : r;
     }));
     worker.on('error', (err) => {
-      // A crashed worker fails the jobs it holds; a new worker takes its place on the next job.
-      slot.worker = null;
-      for (const id of [...slot.inflight.keys()]) settle(slot, id, () => ({ error: err }));
+      if (slot.worker === worker) lost(slot, err);
+    });
+    // An exit without an error (process.exit() inside an encoder) would otherwise leave its jobs unsettled.
+    worker.on('exit', (code) => {
+      if (slot.worker === worker && !closed) lost(slot, new Error(`compression worker exited (code ${code})`));
     });
     return worker;
   }
 
-  /** A job's share of its slot's load (finite, so that sums stay exact). */
+  /** A job's share of its slot's load (finite: a big job counts as just over aheadCost). */
   const counted = (job) => Math.min(job.cost, aheadCost + 1);
 
   /** Can `job` go to `slot` now? */
   function fits(slot, job) {
-    if (slot.exclusive) return false;
+    if (slot.exclusive || slot.broken) return false;
     if (slot.inflight.size === 0) return true;
-    return job.fn === undefined && job.cost < aheadCost && slot.cost + job.cost <= aheadCost;
+    return job.fn === undefined && !job.alone && job.cost < aheadCost && slot.cost + job.cost <= aheadCost;
   }
 
   function pump() {
@@ -76,9 +107,24 @@ export function createPool(size, workerUrl, limits = {}) {
         runExclusive(slot, job);
         continue;
       }
-      const batch = [queue.shift()];
+      let worker = slot.worker;
+      if (worker === null) {
+        try {
+          worker = spawn(slot);
+        } catch (err) {
+          // No thread to be had (thread or memory limits): with no worker running, fail the
+          // queue; else the running ones take it.
+          slot.broken = true;
+          if (slots.some((s) => !s.broken && (s.worker !== null || s.exclusive))) continue;
+          for (const j of queue.splice(0)) j.reject(err);
+          return;
+        }
+      }
+      // A busy slot takes more only up to aheadCost in all.
+      const room = slot.inflight.size === 0 ? batchCost : Math.min(batchCost, aheadCost - slot.cost);
+      const batch = [/** @type {Job} */ (queue.shift())];
       let cost = job.cost;
-      while (queue.length > 0 && queue[0].fn === undefined && cost + queue[0].cost <= batchCost) {
+      while (!job.alone && queue.length > 0 && queue[0].fn === undefined && !queue[0].alone && cost + queue[0].cost <= room) {
         const next = /** @type {Job} */ (queue.shift());
         cost += next.cost;
         batch.push(next);
@@ -86,7 +132,7 @@ export function createPool(size, workerUrl, limits = {}) {
       const id = nextId++;
       slot.inflight.set(id, batch);
       for (const j of batch) slot.cost += counted(j);
-      (slot.worker ?? spawn(slot)).postMessage({ id, tasks: batch.map((j) => j.task) });
+      worker.postMessage({ id, tasks: batch.map((j) => j.task) });
     }
   }
 
@@ -128,7 +174,11 @@ export function createPool(size, workerUrl, limits = {}) {
     /** Start every worker now (they load their modules while the caller prepares the work). */
     warm() {
       if (closed) return;
-      for (const s of slots) if (s.worker === null) spawn(s);
+      try {
+        for (const s of slots) if (s.worker === null && !s.broken) spawn(s);
+      } catch {
+        // Started on demand instead, where a failure is reported to the tasks.
+      }
     },
     async close() {
       closed = true;

@@ -6,7 +6,7 @@ import { walk } from './walk.js';
 import { classify, decide, eligibility, brotliModeFor, estimatedCost, sameSettings } from './plan.js';
 import { readManifest, buildManifest, writeManifest, variantPath } from './manifest.js';
 import { compressFile, hashFile } from './compress-file.js';
-import { makeTempDir, removeIfPresent, removeTemp } from './write.js';
+import { makeTempDir, removeIfPresent, removeTemp, tempOwnerGone } from './write.js';
 import { checkEncoders } from './encode.js';
 import { createPool } from './pool.js';
 import { createReport } from './report.js';
@@ -115,7 +115,8 @@ export async function pass(dir, options, holdOut) {
   }
 
   async function run() {
-    for (const rel of walked.temps) removals.push({ rel, why: 'temp' });
+    // Leftovers of killed runs; a temp of a run still going (same folder, another process) stays.
+    for (const rel of walked.temps) if (tempOwnerGone(path.posix.basename(rel))) removals.push({ rel, why: 'temp' });
     for (const rel of classified.orphans) removals.push({ rel, why: 'orphan' });
 
     // Files we only need to hash: skipped ones (for the record) and changed-stat ones (to verify).
@@ -133,7 +134,7 @@ export async function pass(dir, options, holdOut) {
         else for (const enc of d.onDisk?.keys() ?? []) removals.push({ rel: variantPath(file.rel, enc), why: 'stale' });
       } else if (d.action === 'skip') {
         for (const enc of d.onDisk?.keys() ?? []) removals.push({ rel: variantPath(file.rel, enc), why: 'stale' });
-        const prev = previous?.files[file.rel];
+        const prev = previous && Object.hasOwn(previous.files, file.rel) ? previous.files[file.rel] : undefined;
         const record = (hash) => {
           entries.set(file.rel, { size: file.size, mtimeMs: file.mtimeMs, hash, variants: {}, skipped: d.reason });
           report.count(d.reason, file);

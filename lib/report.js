@@ -68,7 +68,7 @@ export function createReport(opts) {
         if (Object.keys(e.variants).length) bytes.compressible += e.size;
         for (const enc of Object.keys(e.variants)) bytes[enc] = (bytes[enc] ?? 0) + e.variants[enc].size;
       }
-      counts.scanned = files.length + failures.filter((f) => !manifest.files[f.path]).length;
+      counts.scanned = files.length + failures.filter((f) => !Object.hasOwn(manifest.files, f.path)).length;
       counts.failed = failures.length;
       return {
         ok: failures.length === 0,

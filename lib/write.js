@@ -111,6 +111,27 @@ export async function makeTempDir(root) {
   return dir;
 }
 
+/**
+ * May the temp file or folder `name` be swept? Its name carries the pid of the process that made
+ * it (tempPathFor(), makeTempDir()): a temp of a process that is still running belongs to a run
+ * in progress (another precompressor on the same folder), and one of this process to a call
+ * still running here, so only those of processes that are gone are swept. (A pid reused since
+ * by an unrelated process keeps a leftover until that process ends: harmless.)
+ * @param {string} name base name
+ */
+export function tempOwnerGone(name) {
+  const m = /[.-](\d+)-[0-9a-f]+\.pctmp$/.exec(name);
+  if (!m) return true;
+  const pid = Number(m[1]);
+  if (pid === process.pid) return false;
+  try {
+    process.kill(pid, 0);
+    return false;
+  } catch (err) {
+    return /** @type {any} */ (err).code === 'ESRCH';
+  }
+}
+
 /** Remove one of our temp files or temp folders (names ending in TEMP_SUFFIX only). */
 export async function removeTemp(p) {
   if (!p.endsWith(TEMP_SUFFIX)) throw new Error(`Refusing to remove ${p}: not a temp file of ours`);

@@ -4,7 +4,7 @@ const WORKER = new URL('./helpers/echo-worker.js', import.meta.url);
 
 describe('createPool', () => {
   test('small tasks share a message up to batchCost; a task over it travels alone', async () => {
-    const pool = createPool(1, WORKER, { batchCost: 10, aheadCost: 20 });
+    const pool = createPool(1, WORKER, { batchCost: 10, aheadCost: 40 });
     try {
       const runs = [pool.run({ n: 0 }, 100), ...[1, 2, 3, 4, 5, 6].map((n) => pool.run({ n }, 4))];
       const results = await Promise.all(runs);
@@ -63,6 +63,39 @@ describe('createPool', () => {
     try {
       await expect(pool.run({ n: 1, crash: true }, 5)).rejects.toThrow('worker crashed');
       await expect(pool.run({ n: 2 }, 5)).resolves.toMatchObject({ n: 2 });
+    } finally {
+      await pool.close();
+    }
+  });
+
+  test('a crash fails only the task that caused it: the rest of its batch and the batches sent ahead are retried', async () => {
+    const pool = createPool(1, WORKER, { batchCost: 10, aheadCost: 40 });
+    try {
+      const settled = await Promise.allSettled([0, 1, 2, 3, 4, 5, 6].map((n) => pool.run({ n, crash: n === 2 }, 3)));
+      expect(settled.map((s) => s.status)).toEqual(['fulfilled', 'fulfilled', 'rejected', 'fulfilled', 'fulfilled', 'fulfilled', 'fulfilled']);
+      expect(/** @type {any} */ (settled[2]).reason.message).toBe('worker crashed');
+    } finally {
+      await pool.close();
+    }
+  });
+
+  test('a worker that exits without an error fails its task instead of hanging', async () => {
+    const pool = createPool(1, WORKER, { batchCost: 10, aheadCost: 20 });
+    try {
+      const settled = await Promise.allSettled([1, 2, 3].map((n) => pool.run({ n, exit: n === 1 }, 3)));
+      expect(settled.map((s) => s.status)).toEqual(['rejected', 'fulfilled', 'fulfilled']);
+      expect(/** @type {any} */ (settled[0]).reason.message).toMatch(/exited \(code 3\)/);
+    } finally {
+      await pool.close();
+    }
+  });
+
+  test('a worker module that cannot load fails every task, without hanging', async () => {
+    const pool = createPool(2, new URL('./helpers/no-such-worker.js', import.meta.url), { batchCost: 10, aheadCost: 20 });
+    try {
+      pool.warm();
+      const settled = await Promise.allSettled([1, 2, 3, 4].map((n) => pool.run({ n }, 3)));
+      expect(settled.every((s) => s.status === 'rejected')).toBe(true);
     } finally {
       await pool.close();
     }

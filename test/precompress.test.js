@@ -1,6 +1,7 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import zlib from 'node:zlib';
+import { spawn, spawnSync } from 'node:child_process';
 import { pass, precompress } from '../lib/precompress.js';
 import { tempDir, writeTree, textOf, noiseOf } from './helpers/tmp.js';
 
@@ -218,11 +219,39 @@ test('a failure on one file is reported with its path and does not touch the oth
   expect((await fs.readdir(root)).filter((n) => n.endsWith('.pctmp'))).toEqual([]);
 });
 
-test('leftover temp files of a killed run are swept; a corrupt manifest is replaced', async () => {
-  await writeTree(root, { 'a.js': textOf(4000), '.a.js.br.123-abc.pctmp': 'partial', 'precompressor-manifest.json': '{"schema":1,' });
-  const r = await precompress(root);
-  expect(r.warnings[0].message).toMatch(/not valid JSON/);
-  expect(await exists(path.join(root, '.a.js.br.123-abc.pctmp'))).toBe(false);
+test('leftover temp files of a killed run are swept, those of a running one are not; a corrupt manifest is replaced', async () => {
+  const dead = spawnSync(process.execPath, ['-e', '0']).pid; // has exited
+  const live = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 60000)']);
+  try {
+    await writeTree(root, {
+      'a.js': textOf(4000), 'precompressor-manifest.json': '{"schema":1,',
+      [`.a.js.br.${dead}-abc.pctmp`]: 'partial', [`.precompressor-${dead}-0a1b.pctmp/w1/1-1`]: 'partial',
+      [`.b.js.br.${live.pid}-abc.pctmp`]: 'being written', [`.precompressor-${live.pid}-0a1b.pctmp/w1/1-1`]: 'being written',
+    });
+    const r = await precompress(root);
+    expect(r.warnings[0].message).toMatch(/not valid JSON/);
+    expect(await exists(path.join(root, `.a.js.br.${dead}-abc.pctmp`))).toBe(false);
+    expect(await exists(path.join(root, `.precompressor-${dead}-0a1b.pctmp`))).toBe(false);
+    expect(await exists(path.join(root, `.b.js.br.${live.pid}-abc.pctmp`))).toBe(true);
+    expect(await exists(path.join(root, `.precompressor-${live.pid}-0a1b.pctmp/w1/1-1`))).toBe(true);
+  } finally {
+    live.kill();
+  }
+  await new Promise((resolve) => setTimeout(resolve, 200));
+  await precompress(root); // its owner gone now: swept
+  expect((await fs.readdir(root)).filter((n) => n.endsWith('.pctmp'))).toEqual([]);
+  await expectConsistent(root);
+});
+
+test('file names that are also names of Object.prototype members survive warm runs', async () => {
+  await writeTree(root, { 'a.js': textOf(4000) });
+  await precompress(root);
+  await writeTree(root, { constructor: textOf(3000, 2), ['__proto__']: textOf(3000, 3), 'toString.js': textOf(3000, 4) });
+  const second = await precompress(root);
+  expect(second.failures).toEqual([]);
+  expect(second.changes.map((c) => c.path).sort()).toEqual(['__proto__', 'constructor', 'toString.js']);
+  const third = await precompress(root);
+  expect(third.changes).toEqual([]);
   await expectConsistent(root);
 });
 

@@ -3,6 +3,7 @@ import { parentPort, threadId } from 'node:worker_threads';
 
 parentPort?.on('message', ({ id, tasks }) => {
   if (tasks.some((t) => t.crash)) throw new Error('worker crashed');
+  if (tasks.some((t) => t.exit)) process.exit(3);
   const end = Date.now() + Math.max(0, ...tasks.map((t) => t.ms ?? 0));
   while (Date.now() < end); // busy, like a sync encoder
   parentPort?.postMessage({
