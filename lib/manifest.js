@@ -29,6 +29,17 @@ export const SCHEMA_VERSION = 1;
 export const VARIANT_SUFFIX = Object.freeze({ br: '.br', gzip: '.gz', zstd: '.zst' });
 
 /** Path of the variant file of `rel` (POSIX, relative to root) for `encoding`. */
+/**
+ * The manifest's entry for `rel`, or undefined. Own keys only: a file named `constructor` or
+ * `__proto__` must not find what Object.prototype has under that name.
+ * @param {Manifest | null} manifest
+ * @param {string} rel
+ * @returns {FileEntry | undefined}
+ */
+export function entryOf(manifest, rel) {
+  return manifest !== null && Object.hasOwn(manifest.files, rel) ? manifest.files[rel] : undefined;
+}
+
 export function variantPath(rel, encoding) {
   return rel + VARIANT_SUFFIX[encoding];
 }

@@ -1,6 +1,6 @@
 import path from 'node:path';
 import picomatch from 'picomatch';
-import { VARIANT_SUFFIX } from './manifest.js';
+import { VARIANT_SUFFIX, entryOf } from './manifest.js';
 
 /**
  * Pure decisions: which walked files are sources and which are our variants, what to do with
@@ -22,6 +22,11 @@ function suffixEncoding(rel) {
   const dot = rel.lastIndexOf('.');
   if (dot <= rel.lastIndexOf('/')) return undefined;
   return SUFFIX_TO_ENCODING.get(rel.slice(dot));
+}
+
+/** `rel` without the suffix of `encoding` (the variant's source path). */
+function stemOf(rel, encoding) {
+  return rel.slice(0, -VARIANT_SUFFIX[encoding].length);
 }
 
 /** Lower-case extension without the dot ('' when none). */
@@ -56,7 +61,7 @@ export function classify(files, manifestRel, previous = null) {
     if (enc === undefined) return true; // most files: no variant suffix at all
     let result = isSource.get(rel);
     if (result === undefined) {
-      const stem = rel.slice(0, -VARIANT_SUFFIX[enc].length);
+      const stem = stemOf(rel, enc);
       result = !(byRel.has(stem) && stem !== manifestRel && sourceOf(stem));
       isSource.set(rel, result);
     }
@@ -64,9 +69,9 @@ export function classify(files, manifestRel, previous = null) {
   };
   // A variant the previous manifest recorded, whose source is gone.
   const orphan = (rel, enc) => {
-    const stem = rel.slice(0, -VARIANT_SUFFIX[enc].length);
-    if (byRel.has(stem) || previous === null || !Object.hasOwn(previous.files, stem)) return false;
-    return Object.hasOwn(previous.files[stem].variants, enc);
+    const stem = stemOf(rel, enc);
+    const recorded = byRel.has(stem) ? undefined : entryOf(previous, stem);
+    return recorded !== undefined && Object.hasOwn(recorded.variants, enc);
   };
   const orphans = [];
   const sources = [];
@@ -83,7 +88,7 @@ export function classify(files, manifestRel, previous = null) {
       sources.push(f);
       continue;
     }
-    const stem = f.rel.slice(0, -VARIANT_SUFFIX[enc].length);
+    const stem = stemOf(f.rel, enc);
     let m = variants.get(stem);
     if (!m) variants.set(stem, (m = new Map()));
     m.set(enc, f.size);
@@ -149,12 +154,12 @@ export function decide(classified, previous, ctx) {
   return classified.sources.map((file) => {
     const onDisk = classified.variants.get(file.rel);
     if (ctx.holdOut?.has(file.rel)) {
-      const prev = compatible && Object.hasOwn(previous.files, file.rel) ? previous.files[file.rel] : undefined;
+      const prev = compatible ? entryOf(previous, file.rel) : undefined;
       return { action: 'hold', file, prev: prev && variantsIntact(prev, onDisk) ? prev : undefined, onDisk };
     }
     const reason = ctx.eligible(file.rel, file.size);
     if (reason !== null) return { action: 'skip', file, reason, onDisk };
-    const prev = reuse && Object.hasOwn(previous.files, file.rel) ? previous.files[file.rel] : undefined;
+    const prev = reuse ? entryOf(previous, file.rel) : undefined;
     if (prev === undefined || !variantsIntact(prev, onDisk) || (prev.skipped !== undefined && prev.skipped !== 'not-smaller')) {
       return { action: 'compress', file, onDisk };
     }

@@ -4,7 +4,7 @@ import pLimit from 'p-limit';
 import { normalizeOptions, settingsOf } from './options.js';
 import { walk } from './walk.js';
 import { classify, decide, eligibility, brotliModeFor, estimatedCost, sameSettings } from './plan.js';
-import { readManifest, buildManifest, writeManifest, variantPath } from './manifest.js';
+import { readManifest, buildManifest, writeManifest, variantPath, entryOf } from './manifest.js';
 import { compressFile, hashFile } from './compress-file.js';
 import { makeTempDir, removeIfPresent, removeTemp, tempOwnerGone } from './write.js';
 import { checkEncoders } from './encode.js';
@@ -131,10 +131,10 @@ export async function pass(dir, options, holdOut) {
         toCompress.push(file);
       } else if (d.action === 'hold') {
         if (d.prev) entries.set(file.rel, d.prev);
-        else for (const enc of d.onDisk?.keys() ?? []) removals.push({ rel: variantPath(file.rel, enc), why: 'stale' });
+        else removeStale(d);
       } else if (d.action === 'skip') {
-        for (const enc of d.onDisk?.keys() ?? []) removals.push({ rel: variantPath(file.rel, enc), why: 'stale' });
-        const prev = previous && Object.hasOwn(previous.files, file.rel) ? previous.files[file.rel] : undefined;
+        removeStale(d);
+        const prev = entryOf(previous, file.rel);
         const record = (hash) => {
           entries.set(file.rel, { size: file.size, mtimeMs: file.mtimeMs, hash, variants: {}, skipped: d.reason });
           report.count(d.reason, file);
@@ -155,6 +155,11 @@ export async function pass(dir, options, holdOut) {
           }).catch((err) => fail(file.rel, err)),
         );
       }
+    }
+
+    /** The variants on disk of a file that gets none now. */
+    function removeStale(d) {
+      for (const enc of d.onDisk?.keys() ?? []) removals.push({ rel: variantPath(d.file.rel, enc), why: 'stale' });
     }
 
     function fail(rel, err) {

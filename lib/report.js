@@ -1,5 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import { estimatedCost } from './plan.js';
+import { entryOf } from './manifest.js';
 
 /**
  * Collects what a run did (counts, bytes, failures, changes) and feeds progress events.
@@ -68,7 +69,7 @@ export function createReport(opts) {
         if (Object.keys(e.variants).length) bytes.compressible += e.size;
         for (const enc of Object.keys(e.variants)) bytes[enc] = (bytes[enc] ?? 0) + e.variants[enc].size;
       }
-      counts.scanned = files.length + failures.filter((f) => !Object.hasOwn(manifest.files, f.path)).length;
+      counts.scanned = files.length + failures.filter((f) => entryOf(manifest, f.path) === undefined).length;
       counts.failed = failures.length;
       return {
         ok: failures.length === 0,
