@@ -6,5 +6,5 @@ import os from 'node:os';
 // core plus room for file I/O, before anything touches the pool.
 if (!process.env.UV_THREADPOOL_SIZE) process.env.UV_THREADPOOL_SIZE = String(Math.max(4, os.availableParallelism() + 2));
 
-const { main } = await import('../lib/cli.js');
+const { main } = await import('../lib/cli/cli.js');
 process.exitCode = await main(process.argv.slice(2));

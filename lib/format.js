@@ -43,7 +43,7 @@ export function formatProgress(p, width = 24) {
 
 /**
  * The end-of-run summary (several lines, no trailing newline).
- * @param {ReturnType<import('./report.js').createReport>['finish'] extends (...a: any) => infer R ? R : never} r
+ * @param {ReturnType<import('./compress/report.js').createReport>['finish'] extends (...a: any) => infer R ? R : never} r
  */
 export function formatSummary(r) {
   const f = r.files;

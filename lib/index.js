@@ -1,4 +1,4 @@
-export { precompress } from './precompress.js';
-export { serveStatic } from './serve.js';
-export { watch } from './watch.js';
+export { precompress } from './compress/precompress.js';
+export { serveStatic } from './serve/middleware.js';
+export { watch } from './watch/watch.js';
 export { PrecompressorError } from './errors.js';

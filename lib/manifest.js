@@ -1,7 +1,8 @@
 import fs from 'node:fs/promises';
 import fsSync from 'node:fs';
+import crypto from 'node:crypto';
 import { PrecompressorError } from './errors.js';
-import { writeAtomic } from './write.js';
+import { writeAtomic } from './fs-atomic.js';
 
 /** Bump when the manifest's shape changes incompatibly. */
 export const SCHEMA_VERSION = 1;
@@ -138,4 +139,15 @@ export function buildManifest({ tool, settings, files }) {
 /** Write the manifest atomically: readers see the old or the new document, never a partial one. */
 export async function writeManifest(file, manifest) {
   await writeAtomic(file, JSON.stringify(manifest, null, 1) + '\n');
+}
+
+/** Content hash as recorded in the manifest: `sha256-<base64url>`. */
+export function contentHash(buf) {
+  return 'sha256-' + crypto.createHash('sha256').update(buf).digest('base64url');
+}
+
+/** An incremental hasher that ends in the same format as contentHash(). */
+export function createHasher() {
+  const h = crypto.createHash('sha256');
+  return { update: (chunk) => h.update(chunk), digest: () => 'sha256-' + h.digest('base64url') };
 }

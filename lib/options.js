@@ -1,7 +1,6 @@
 import os from 'node:os';
 import path from 'node:path';
 import { optionError } from './errors.js';
-import { ZSTD_MAX_LEVEL } from './zstd.js';
 
 /** Encodings we can write, in server-preference order, with their file suffix. */
 export const ENCODINGS = Object.freeze({
@@ -11,6 +10,9 @@ export const ENCODINGS = Object.freeze({
 });
 
 /** The manifest's default file name, inside the compressed folder. */
+/** Highest level whose window fits 8 MB without setting the window explicitly. */
+export const ZSTD_MAX_LEVEL = 19;
+
 export const MANIFEST_NAME = 'precompressor-manifest.json';
 
 /**

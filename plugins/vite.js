@@ -5,7 +5,7 @@ import { optionError } from '../lib/errors.js';
 import { formatBytes, formatDuration } from '../lib/format.js';
 import { readManifest, variantPath } from '../lib/manifest.js';
 import { normalizeOptions, splitOptions } from '../lib/options.js';
-import { precompress } from '../lib/precompress.js';
+import { precompress } from '../lib/compress/precompress.js';
 
 /**
  * Vite plugin: after Vite has written the client build, run the same incremental pass as the CLI
@@ -166,7 +166,7 @@ export default function precompressor(options = {}) {
       const outDir = path.resolve(c.root, c.environments?.client?.build.outDir ?? c.build.outDir);
       let serveStatic;
       try {
-        ({ serveStatic } = await import('../lib/serve.js'));
+        ({ serveStatic } = await import('../lib/serve/middleware.js'));
       } catch (err) {
         c.logger.warn(`precompressor: serveStatic is not available (${/** @type {Error} */ (err).message}); vite preview serves uncompressed files`);
         return;

@@ -1,8 +1,8 @@
 import fs from 'node:fs';
 import * as main from '../lib/index.js';
 import { OPTION_DEFAULTS } from '../lib/options.js';
-import { SERVE_DEFAULTS } from '../lib/serve-options.js';
-import { WATCH_DEFAULTS } from '../lib/watch.js';
+import { SERVE_DEFAULTS } from '../lib/serve/options.js';
+import { WATCH_DEFAULTS } from '../lib/watch/watch.js';
 
 const dts = fs.readFileSync(new URL('../lib/index.d.ts', import.meta.url), 'utf8');
 const block = (name) => dts.slice(dts.indexOf(`export interface ${name} `), dts.indexOf('\n}\n', dts.indexOf(`export interface ${name} `)));

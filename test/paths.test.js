@@ -12,7 +12,7 @@ test.each([
 });
 
 test('isTempPath: temp files, temp folders and what is inside them', async () => {
-  const { isTempPath } = await import('../lib/write.js');
+  const { isTempPath } = await import('../lib/fs-atomic.js');
   expect(isTempPath('.a.js.br.1-ab.pctmp')).toBe(true);
   expect(isTempPath('.precompressor-1-ab.pctmp/w2/3f9a')).toBe(true);
   expect(isTempPath('/site/.precompressor-1-ab.pctmp\\w2\\3f9a')).toBe(true);

@@ -1,5 +1,5 @@
 import fs from 'node:fs';
-import { CLI_FLAGS, CLI_OUTPUT_FLAGS } from '../lib/cli-options.js';
+import { CLI_FLAGS, CLI_OUTPUT_FLAGS } from '../lib/cli/options.js';
 
 const readme = fs.readFileSync(new URL('../README.md', import.meta.url), 'utf8');
 

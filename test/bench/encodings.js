@@ -12,8 +12,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { buildCorpus } from './corpus.js';
-import { precompress } from '../../lib/precompress.js';
-import { nodeHasZstd } from '../../lib/zstd.js';
+import { precompress } from '../../lib/compress/precompress.js';
+import { nodeHasZstd } from '../../lib/compress/zstd.js';
 
 const { values: args } = parseArgs({ options: { only: { type: 'string' }, keep: { type: 'string' } } });
 

@@ -1,4 +1,4 @@
-// Worker for test/pool.test.js: answers a batch with one result per task (see lib/pool.js).
+// Worker for test/pool.test.js: answers a batch with one result per task (see lib/compress/pool.js).
 import { parentPort, threadId } from 'node:worker_threads';
 
 parentPort?.on('message', ({ id, tasks }) => {

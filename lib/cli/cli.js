@@ -1,0 +1,108 @@
+import yargs from 'yargs';
+import { precompress } from '../compress/precompress.js';
+import { CLI_FLAGS, CLI_OUTPUT_FLAGS, apiOptionsFromArgv } from './options.js';
+import { formatProgress, formatSummary } from '../format.js';
+
+/**
+ * The command line: `precompressor <dir>`, `precompressor serve <dir>`. Returns the exit code:
+ * 0 success, 1 some files failed, 2 bad usage (option, folder, manifest).
+ * @param {string[]} args
+ * @param {{ stdout?: NodeJS.WritableStream & { isTTY?: boolean }, stderr?: NodeJS.WritableStream & { isTTY?: boolean } }} [io]
+ */
+export async function main(args, io = {}) {
+  const stdout = io.stdout ?? process.stdout;
+  const stderr = io.stderr ?? process.stderr;
+  let code = 0;
+  const y = yargs(args)
+    .scriptName('precompressor')
+    .usage('$0 <dir> [options]\n\nCompress every eligible file under <dir> to .br (Brotli 11) and .gz (gzip 9), once, on all cores,\nand write <dir>/precompressor-manifest.json for serveStatic().')
+    .command('$0 <dir>', false, (c) => c.positional('dir', { type: 'string', describe: 'Folder to compress (your build output)' }), async (argv) => {
+      code = await runCompress(argv, stdout, stderr);
+    })
+    .command('serve <dir>', 'Preview a compressed folder with serveStatic', (c) =>
+      c.positional('dir', { type: 'string' })
+        .option('port', { type: 'number', default: 8080, describe: 'Port (0 picks a free one)' })
+        .option('host', { type: 'string', default: '127.0.0.1', describe: 'Interface to listen on' }),
+    async (argv) => {
+      code = await runServe(argv, stdout, stderr);
+    })
+    .example('$0 dist', 'compress dist/ (e.g. as "postbuild": "precompressor dist")')
+    .example('$0 dist --exclude "**/*.map" --json', 'skip source maps, print a JSON report')
+    .example('$0 dist --watch', 'compress, then recompress what changes')
+    .example('$0 serve dist --port 5000', 'preview dist/ with the precompressed variants')
+    .strict()
+    .help()
+    .version()
+    .wrap(Math.min(110, process.stdout.columns || 100))
+    .exitProcess(false)
+    .fail((msg, err) => {
+      throw err ?? new UsageError(msg);
+    });
+  for (const f of [...CLI_FLAGS, ...CLI_OUTPUT_FLAGS]) {
+    y.option(f.flag, { type: /** @type {any} */ (f.type), describe: `${f.describe} [default: ${f.default === '' ? 'none' : f.default}]` });
+  }
+  y.check((argv) => {
+    for (const f of CLI_FLAGS) {
+      if (f.type === 'number' && argv[f.flag] !== undefined && Number.isNaN(argv[f.flag])) {
+        throw new UsageError(`Expected --${f.flag} to be a number`);
+      }
+    }
+    return true;
+  });
+  try {
+    await y.parseAsync();
+  } catch (err) {
+    stderr.write(`precompressor: ${/** @type {Error} */ (err).message}\n`);
+    return 2;
+  }
+  return code;
+}
+
+class UsageError extends Error {}
+
+async function runCompress(argv, stdout, stderr) {
+  const quiet = argv.quiet;
+  const tty = !!stderr.isTTY && !quiet;
+  let lastPlain = 0;
+  const onProgress = quiet
+    ? undefined
+    : (p) => {
+        if (tty) stderr.write(`\r\x1b[2K${formatProgress(p, 24)}`);
+        else if (p.elapsedMs - lastPlain >= 2000 && p.filesDone < p.filesTotal) {
+          lastPlain = p.elapsedMs;
+          stderr.write(`${formatProgress(p, 0).trim()}\n`);
+        }
+      };
+  let report;
+  try {
+    report = await precompress(String(argv.dir), { ...apiOptionsFromArgv(argv), onProgress });
+  } catch (err) {
+    stderr.write(`precompressor: ${/** @type {Error} */ (err).message}\n`);
+    return 2;
+  } finally {
+    if (tty) stderr.write('\r\x1b[2K');
+  }
+  for (const w of report.warnings) if (!quiet) stderr.write(`warning: ${w.path}: ${w.message}\n`);
+  for (const f of report.failures) stderr.write(`error: ${f.path}: ${f.message}\n`);
+  if (argv.json) stdout.write(JSON.stringify(report, null, 2) + '\n');
+  else if (!quiet) stdout.write(formatSummary(report) + '\n');
+  if (argv.watch && !argv['dry-run']) return runWatch(argv, stdout, stderr);
+  return report.ok ? 0 : 1;
+}
+
+async function runWatch(argv, stdout, stderr) {
+  const { watchCommand } = await import('./watch.js');
+  return watchCommand(String(argv.dir), apiOptionsFromArgv(argv), { quiet: !!argv.quiet, stdout, stderr });
+}
+
+async function runServe(argv, stdout, stderr) {
+  const { startPreview } = await import('../serve/preview.js');
+  try {
+    const { url } = await startPreview({ root: String(argv.dir), port: argv.port, host: argv.host });
+    stdout.write(`Serving ${argv.dir} at ${url}\n`);
+  } catch (err) {
+    stderr.write(`precompressor: ${/** @type {Error} */ (err).message}\n`);
+    return 2;
+  }
+  return new Promise(() => {}); // serve until killed
+}

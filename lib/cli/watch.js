@@ -1,0 +1,89 @@
+import { watch } from '../watch/watch.js';
+
+/**
+ * `precompressor <dir> --watch`: run the watcher and print one line per file a batch compressed
+ * or removed, and every error. SIGINT/SIGTERM close it after the batch in flight, so the manifest
+ * on disk matches the files; a second signal exits at once.
+ */
+
+const WORDS = { compress: 'compressed', 'remove (orphan)': 'removed (source gone)', 'remove (stale)': 'removed (no longer compressed)', 'remove (failed)': 'removed (failed)', 'remove (temp)': 'removed (temp file)' };
+
+/** Local HH:MM:SS, for log lines. */
+function clock(d = new Date()) {
+  return d.toTimeString().slice(0, 8);
+}
+
+/**
+ * The lines a batch prints (pure). Changes go to stdout unless quiet; failures always to stderr.
+ * @param {{ changes: { path: string, action: string }[], failures: { path: string, message: string }[], warnings: { path: string, message: string }[] }} batch
+ * @param {{ quiet?: boolean, time?: string }} [o]
+ * @returns {{ out: string[], err: string[] }}
+ */
+export function batchLines(batch, o = {}) {
+  const t = o.time ?? clock();
+  const out = o.quiet ? [] : batch.changes.map((c) => `${t} ${WORDS[c.action] ?? c.action} ${c.path}`);
+  const err = batch.failures.map((f) => `${t} error: ${f.path}: ${f.message}`);
+  if (!o.quiet) for (const w of batch.warnings) err.push(`${t} warning: ${w.path}: ${w.message}`);
+  return { out, err };
+}
+
+/**
+ * Run watch mode until SIGINT/SIGTERM. Resolves to the exit code: 0 after a clean stop,
+ * 2 when the watcher cannot start (bad option, missing folder).
+ * @param {string} dir
+ * @param {object} apiOptions compressor options (and watch options: debounce, awaitWriteFinish, usePolling)
+ * @param {{ quiet?: boolean, stdout?: { write(s: string): unknown }, stderr?: { write(s: string): unknown },
+ *   signals?: NodeJS.EventEmitter }} [io] `signals` defaults to `process` (tests pass their own emitter)
+ * @returns {Promise<number>}
+ */
+export async function watchCommand(dir, apiOptions, io = {}) {
+  const quiet = !!io.quiet;
+  const stdout = io.stdout ?? process.stdout;
+  const stderr = io.stderr ?? process.stderr;
+  const signals = io.signals ?? process;
+  let watcher;
+  try {
+    watcher = watch(dir, apiOptions);
+  } catch (err) {
+    stderr.write(`precompressor: ${/** @type {Error} */ (err).message}\n`);
+    return 2;
+  }
+  watcher.on('batch', (batch) => {
+    const { out, err } = batchLines(batch, { quiet });
+    for (const l of out) stdout.write(l + '\n');
+    for (const l of err) stderr.write(l + '\n');
+  });
+  watcher.on('error', (err) => stderr.write(`${clock()} error: ${err.message}\n`));
+
+  return new Promise((resolve) => {
+    let stopping = false;
+    const onSignal = (/** @type {string} */ name) => {
+      if (stopping) {
+        stderr.write(`precompressor: ${name} again, exiting now\n`);
+        process.exit(130);
+      }
+      stopping = true;
+      if (!quiet) stderr.write(`precompressor: ${name}, finishing the current batch...\n`);
+      watcher.close().then(() => finish(0), (err) => {
+        stderr.write(`precompressor: ${err.message}\n`);
+        finish(1);
+      });
+    };
+    const handlers = ['SIGINT', 'SIGTERM'].map((name) => /** @type {[string, () => void]} */ ([name, () => onSignal(name)]));
+    for (const [name, h] of handlers) signals.on(name, h);
+    const finish = (code) => {
+      for (const [name, h] of handlers) signals.off(name, h);
+      resolve(code);
+    };
+    watcher.ready.then(
+      () => {
+        if (!quiet && !stopping) stdout.write(`precompressor: watching ${watcher.root} (Ctrl-C to stop)\n`);
+      },
+      (err) => {
+        stderr.write(`precompressor: ${err.message}\n`);
+        stopping = true;
+        watcher.close().finally(() => finish(2));
+      },
+    );
+  });
+}

@@ -1,0 +1,129 @@
+import fs from 'node:fs/promises';
+import { createReadStream, createWriteStream } from 'node:fs';
+import { Transform } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { PrecompressorError } from '../errors.js';
+import { canStream, createEncoder, zlibOptions } from './encode.js';
+import { createHasher } from '../manifest.js';
+import { removeIfPresent, writeAtomicWith } from '../fs-atomic.js';
+import { VARIANT_SUFFIX } from '../manifest.js';
+
+/**
+ * Thin I/O around the encoders: hash a source, compress one variant (in a worker, or streamed
+ * for files at or above `streamThreshold` bytes so memory stays bounded whatever their size),
+ * write it atomically or remove it when it would not be small enough.
+ *
+ * @typedef {{ hash: string, size: number, mtimeMs: number, out: Record<string, number | null> }} TaskResult
+ *   `out`: per encoding, the variant's size, or null when it was not kept (not small enough)
+ */
+
+/**
+ * A read stream over an open descriptor that leaves it open (FileHandle streams keep a reference
+ * that would make FileHandle.close() wait forever with autoClose: false).
+ */
+function readStreamOf(fh) {
+  return createReadStream('', { fd: fh.fd, autoClose: false, start: 0, highWaterMark: 1 << 20 });
+}
+
+/**
+ * Throw (a retryable error, `changed: true`) if the file changed while it was read: its fstat
+ * after the read differs from before, or from the bytes actually read.
+ * @param {string} abs
+ * @param {{ mtimeMs: number }} before
+ * @param {{ mtimeMs: number, size: number }} after
+ * @param {number} bytesRead
+ */
+export function assertUnchanged(abs, before, after, bytesRead) {
+  if (after.mtimeMs === before.mtimeMs && after.size === bytesRead) return;
+  throw Object.assign(new PrecompressorError('ERR_PRECOMPRESSOR_FILE', `${abs} changed while it was being read`, { path: abs }), { changed: true });
+}
+
+/** Hash a file (streamed when large). */
+export async function hashFile(abs, streamThreshold) {
+  const fh = await fs.open(abs, 'r');
+  try {
+    const before = await fh.stat();
+    const hasher = createHasher();
+    let size = 0;
+    if (before.size < streamThreshold) {
+      const buf = await fh.readFile();
+      hasher.update(buf);
+      size = buf.length;
+    } else {
+      for await (const chunk of readStreamOf(fh)) {
+        hasher.update(chunk);
+        size += chunk.length;
+      }
+    }
+    const after = await fh.stat();
+    assertUnchanged(abs, before, after, size);
+    return { hash: hasher.digest(), size, mtimeMs: after.mtimeMs };
+  } finally {
+    await fh.close();
+  }
+}
+
+/**
+ * @typedef {{ abs: string, encodings: Array<'br' | 'gzip' | 'zstd'>, mode: 'text' | 'font' | 'generic',
+ *   brotliQuality: number, gzipLevel: number, zstdLevel?: number, zopfli?: boolean, minRatio: number,
+ *   streamThreshold: number, sizeHint: number, tempDir?: string | null }} CompressTask
+ */
+
+/**
+ * Compress `abs` with each of `encodings` into `<abs>.br` etc.: in a worker of `pool` (see
+ * lib/compress/worker.js), or, for a single encoding of a file of at least `streamThreshold` bytes,
+ * streamed on the main thread while holding one of the pool's slots.
+ * @param {CompressTask} t
+ * @param {{ run(task: CompressTask, cost?: number): Promise<TaskResult>, exclusive<T>(fn: () => Promise<T>): Promise<T> }} pool
+ * @param {number} [cost] estimated cost (see estimatedCost() in lib/compress/plan.js)
+ * @returns {Promise<TaskResult>}
+ */
+export async function compressFile(t, pool, cost) {
+  const [encoding] = t.encodings;
+  // zopfli and WebAssembly zstd cannot stream: they always hold the whole file.
+  const streamed = t.encodings.length === 1 && t.sizeHint >= t.streamThreshold && canStream(encoding, t);
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return streamed ? await pool.exclusive(() => compressStreamed(t, encoding)) : await pool.run(t, cost);
+    } catch (err) {
+      // A file rewritten while we read it is read again; a file that keeps changing is an error.
+      if (!(/** @type {any} */ (err).changed) || attempt >= 3) throw err;
+    }
+  }
+}
+
+async function compressStreamed(t, encoding) {
+  const target = t.abs + VARIANT_SUFFIX[encoding];
+  const fh = await fs.open(t.abs, 'r');
+  try {
+    const before = await fh.stat();
+    const hasher = createHasher();
+    let inSize = 0;
+    let outSize = 0;
+    const tapIn = new Transform({
+      transform(chunk, _enc, cb) {
+        hasher.update(chunk);
+        inSize += chunk.length;
+        cb(null, chunk);
+      },
+    });
+    const countOut = new Transform({
+      transform(chunk, _enc, cb) {
+        outSize += chunk.length;
+        cb(null, chunk);
+      },
+    });
+    const encoder = createEncoder(encoding, zlibOptions(encoding, { ...t, size: before.size }));
+    const produce = async (/** @type {import('node:fs/promises').FileHandle} */ out) => {
+      await pipeline(readStreamOf(fh), tapIn, encoder, countOut, createWriteStream('', { fd: out.fd, autoClose: false }));
+      const after = await fh.stat();
+      assertUnchanged(t.abs, before, after, inSize);
+      return outSize < inSize * t.minRatio;
+    };
+    const keep = await writeAtomicWith(target, produce, { mtime: before.mtime });
+    if (!keep) await removeIfPresent(target);
+    return { hash: hasher.digest(), size: inSize, mtimeMs: before.mtimeMs, out: { [encoding]: keep ? outSize : null } };
+  } finally {
+    await fh.close();
+  }
+}

@@ -1,0 +1,182 @@
+import path from 'node:path';
+import picomatch from 'picomatch';
+import { VARIANT_SUFFIX, entryOf } from '../manifest.js';
+
+/**
+ * Pure decisions: which walked files are sources and which are our variants, what to do with
+ * each source, and how to compress it. No disk, no clock.
+ */
+
+const SUFFIX_TO_ENCODING = new Map(Object.entries(VARIANT_SUFFIX).map(([enc, suf]) => [suf, enc]));
+
+const TEXT_EXTENSIONS = new Set([
+  'html', 'htm', 'xhtml', 'css', 'js', 'mjs', 'cjs', 'jsx', 'ts', 'tsx', 'mts', 'cts', 'json', 'jsonld', 'map',
+  'svg', 'xml', 'rss', 'atom', 'txt', 'md', 'csv', 'tsv', 'yaml', 'yml', 'toml', 'webmanifest', 'ics', 'vtt',
+  'srt', 'glsl', 'wgsl', 'vue', 'svelte', 'astro', 'graphql', 'gql', 'sql', 'sh', 'py', 'rb', 'php', 'less',
+  'scss', 'sass', 'styl', 'hbs', 'ejs', 'pug', 'njk', 'liquid', 'ini', 'conf', 'log', 'rtf', 'tex',
+]);
+const FONT_EXTENSIONS = new Set(['ttf', 'otf', 'eot', 'ttc']);
+
+/** The encoding whose suffix (`.br`, `.gz`, `.zst`) ends the path, if any. */
+function suffixEncoding(rel) {
+  const dot = rel.lastIndexOf('.');
+  if (dot <= rel.lastIndexOf('/')) return undefined;
+  return SUFFIX_TO_ENCODING.get(rel.slice(dot));
+}
+
+/** `rel` without the suffix of `encoding` (the variant's source path). */
+function stemOf(rel, encoding) {
+  return rel.slice(0, -VARIANT_SUFFIX[encoding].length);
+}
+
+/** Lower-case extension without the dot ('' when none). */
+export function extensionOf(rel) {
+  const ext = path.posix.extname(rel);
+  return ext === '' ? '' : ext.slice(1).toLowerCase();
+}
+
+/** Brotli mode for a file name: 'text', 'font' or 'generic'. */
+export function brotliModeFor(rel) {
+  const ext = extensionOf(rel);
+  if (TEXT_EXTENSIONS.has(ext)) return 'text';
+  if (FONT_EXTENSIONS.has(ext)) return 'font';
+  return 'generic';
+}
+
+/**
+ * Split walked files into sources and variants: `X.br`/`X.gz`/`X.zst` is a variant when `X` is
+ * itself a source. A variant file whose source is gone is an orphan when the previous manifest
+ * recorded it (it is ours: delete it); otherwise it is a source like any other file.
+ * Returns sources (walk order), per source the variants on disk, and the orphans.
+ * @param {import('./walk.js').WalkEntry[]} files
+ * @param {string | null} manifestRel the manifest's path relative to root, if inside it
+ * @param {import('../manifest.js').Manifest | null} [previous]
+ */
+export function classify(files, manifestRel, previous = null) {
+  const byRel = new Set(files.map((f) => f.rel));
+  /** @type {Map<string, boolean>} */
+  const isSource = new Map();
+  const sourceOf = (rel) => {
+    const enc = suffixEncoding(rel);
+    if (enc === undefined) return true; // most files: no variant suffix at all
+    let result = isSource.get(rel);
+    if (result === undefined) {
+      const stem = stemOf(rel, enc);
+      result = !(byRel.has(stem) && stem !== manifestRel && sourceOf(stem));
+      isSource.set(rel, result);
+    }
+    return result;
+  };
+  // A variant the previous manifest recorded, whose source is gone.
+  const orphan = (rel, enc) => {
+    const stem = stemOf(rel, enc);
+    const recorded = byRel.has(stem) ? undefined : entryOf(previous, stem);
+    return recorded !== undefined && Object.hasOwn(recorded.variants, enc);
+  };
+  const orphans = [];
+  const sources = [];
+  /** @type {Map<string, Map<string, number>>} */
+  const variants = new Map();
+  for (const f of files) {
+    if (f.rel === manifestRel) continue;
+    const enc = suffixEncoding(f.rel);
+    if (enc !== undefined && orphan(f.rel, enc)) {
+      orphans.push(f.rel);
+      continue;
+    }
+    if (enc === undefined || sourceOf(f.rel)) {
+      sources.push(f);
+      continue;
+    }
+    const stem = stemOf(f.rel, enc);
+    let m = variants.get(stem);
+    if (!m) variants.set(stem, (m = new Map()));
+    m.set(enc, f.size);
+  }
+  return { sources, variants, orphans };
+}
+
+/**
+ * Build the eligibility test from the options: include/exclude globs and skipped extensions.
+ * @param {{ include: readonly string[], exclude: readonly string[], skipExtensions: Set<string>, dotfiles: boolean }} opts
+ * @returns {(rel: string, size: number) => null | 'excluded' | 'compressed-format' | 'empty'}
+ */
+export function eligibility(opts) {
+  const pmOpts = { dot: true, nocase: true };
+  const included = picomatch([...opts.include], pmOpts);
+  const excluded = opts.exclude.length ? picomatch([...opts.exclude], pmOpts) : () => false;
+  return (rel, size) => {
+    if (!included(rel) || excluded(rel)) return 'excluded';
+    if (opts.skipExtensions.has(extensionOf(rel))) return 'compressed-format';
+    if (size === 0) return 'empty';
+    return null;
+  };
+}
+
+/** Same settings object? (The cache key's settings part.) */
+export function sameSettings(a, b) {
+  return !!a && !!b && JSON.stringify(a) === JSON.stringify(b);
+}
+
+/**
+ * Do the variants on disk match exactly the ones a manifest entry records (same encodings and sizes)?
+ * @param {import('../manifest.js').FileEntry} entry
+ * @param {Map<string, number> | undefined} onDisk
+ */
+export function variantsIntact(entry, onDisk) {
+  const recorded = Object.entries(entry.variants);
+  if ((onDisk?.size ?? 0) !== recorded.length) return false;
+  return recorded.every(([enc, v]) => onDisk?.get(enc) === v.size);
+}
+
+/**
+ * Decide what to do with each source.
+ * - `hold`: in `ctx.holdOut` (watch mode: still being written), so left as the previous pass
+ *   left it, whatever its eligibility: `prev` is its previous entry when that entry still
+ *   describes the variants on disk (same tool and settings, variants intact; `force` does not
+ *   matter), kept as it is with those variants untouched; with no such entry `prev` is
+ *   undefined, the file gets no entry, and variants on disk (which nothing would record) are
+ *   removed as stale;
+ * - `skip`: not eligible (reason), variants on disk are stale and get removed;
+ * - `fresh`: same size and mtime as recorded, same settings, variants intact: nothing to do;
+ * - `verify`: size or mtime differ from the record: hash it; if the hash is the same and the
+ *   variants are intact, only the record is updated;
+ * - `compress`: no usable record.
+ * @param {{ sources: import('./walk.js').WalkEntry[], variants: Map<string, Map<string, number>> }} classified
+ * @param {import('../manifest.js').Manifest | null} previous
+ * @param {{ settings: object, tool: string, force: boolean, eligible: ReturnType<typeof eligibility>,
+ *   holdOut?: { has(rel: string): boolean } }} ctx
+ */
+export function decide(classified, previous, ctx) {
+  // The cache key: content hash (checked per file) + settings + tool version.
+  const compatible = previous !== null && previous.tool === ctx.tool && sameSettings(previous.settings, ctx.settings);
+  const reuse = !ctx.force && compatible;
+  return classified.sources.map((file) => {
+    const onDisk = classified.variants.get(file.rel);
+    if (ctx.holdOut?.has(file.rel)) {
+      const prev = compatible ? entryOf(previous, file.rel) : undefined;
+      return { action: 'hold', file, prev: prev && variantsIntact(prev, onDisk) ? prev : undefined, onDisk };
+    }
+    const reason = ctx.eligible(file.rel, file.size);
+    if (reason !== null) return { action: 'skip', file, reason, onDisk };
+    const prev = reuse ? entryOf(previous, file.rel) : undefined;
+    if (prev === undefined || !variantsIntact(prev, onDisk) || (prev.skipped !== undefined && prev.skipped !== 'not-smaller')) {
+      return { action: 'compress', file, onDisk };
+    }
+    if (prev.size === file.size && prev.mtimeMs === file.mtimeMs) return { action: 'fresh', file, prev, onDisk };
+    return { action: 'verify', file, prev, onDisk };
+  });
+}
+
+/**
+ * Rough relative CPU cost of compressing `size` bytes with `encoding`, for largest-first ordering
+ * and progress. Measured on 1 MB of JavaScript: Brotli 11 about 2 s, zopfli (15 iterations)
+ * about 5 s, zstd 19 about 0.4-0.6 s, gzip 9 about 0.06 s.
+ * @param {number} size
+ * @param {string} encoding
+ * @param {{ zopfli?: boolean }} [opts]
+ */
+export function estimatedCost(size, encoding, opts = {}) {
+  const perByte = encoding === 'br' ? 1 : encoding === 'zstd' ? 0.3 : opts.zopfli ? 2.5 : 0.08;
+  return 2048 * perByte + size * perByte;
+}

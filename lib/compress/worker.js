@@ -1,0 +1,96 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { parentPort, threadId } from 'node:worker_threads';
+import { encodeBufferSync, loadEncoder, zlibOptions } from './encode.js';
+import { contentHash } from '../manifest.js';
+import { writeAtomicSync } from '../fs-atomic.js';
+import { VARIANT_SUFFIX } from '../manifest.js';
+import { assertUnchanged } from './compress-file.js';
+
+/**
+ * Worker thread: compress a batch of files per message, synchronously (read, hash,
+ * encode, write the variant atomically or remove it). Sync zlib in a worker avoids the
+ * main-thread round trip per output chunk that async zlib makes, and is not capped by libuv's
+ * shared 4-thread pool.
+ */
+
+/** Read a whole file through one descriptor, checking with fstat that it did not change meanwhile. */
+function readStableSync(abs) {
+  const fd = fs.openSync(abs, 'r');
+  try {
+    const before = fs.fstatSync(fd);
+    // Read the size fstat gave (readFileSync would fstat again and read once more to see EOF):
+    // a file that grew or shrank meanwhile has another size at the second fstat.
+    const whole = Buffer.allocUnsafe(before.size);
+    let n = 0;
+    while (n < whole.length) {
+      const r = fs.readSync(fd, whole, n, whole.length - n, n);
+      if (r === 0) break;
+      n += r;
+    }
+    const buf = n === whole.length ? whole : whole.subarray(0, n);
+    const after = fs.fstatSync(fd);
+    assertUnchanged(abs, before, after, buf.length);
+    return { buf, mtimeMs: after.mtimeMs, mtime: after.mtime };
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
+/** @type {Map<string, string>} */
+const ownTemp = new Map();
+
+/**
+ * This worker's own folder inside the run's temp folder: workers creating files in one shared
+ * folder wait on its lock in the kernel (6.7 % of a small-file run's samples in perf).
+ * @param {string | null | undefined} runTemp
+ */
+function ownTempDir(runTemp) {
+  if (!runTemp) return null;
+  let dir = ownTemp.get(runTemp);
+  if (dir === undefined) {
+    dir = path.join(runTemp, `w${threadId}`);
+    fs.mkdirSync(dir, { recursive: true });
+    ownTemp.set(runTemp, dir);
+  }
+  return dir;
+}
+
+/**
+ * Read the file once, then write each of the task's encodings (a small file's encodings travel
+ * together: one read, one hash, one message for all of them).
+ * @param {import('./compress-file.js').CompressTask} t
+ * @returns {import('./compress-file.js').TaskResult}
+ */
+export function compressBufferedSync(t) {
+  const src = readStableSync(t.abs);
+  const size = src.buf.length;
+  const hash = contentHash(src.buf);
+  /** @type {Record<string, number | null>} */
+  const out = {};
+  for (const encoding of t.encodings) {
+    const target = t.abs + VARIANT_SUFFIX[encoding];
+    const data = encodeBufferSync(src.buf, encoding, zlibOptions(encoding, { ...t, size }));
+    const keep = data.length < size * t.minRatio;
+    if (keep) writeAtomicSync(target, data, { mtime: src.mtime, tempDir: ownTempDir(t.tempDir) });
+    else fs.rmSync(target, { force: true });
+    out[encoding] = keep ? data.length : null;
+  }
+  return { hash, size, mtimeMs: src.mtimeMs, out };
+}
+
+/** One batch of tasks (see lib/compress/pool.js), one reply with a result or an error per task. */
+parentPort?.on('message', async ({ id, tasks }) => {
+  const results = [];
+  for (const task of tasks) {
+    try {
+      // The WebAssembly encoders (zopfli; zstd on Node < 22.15) load once per worker, asynchronously.
+      for (const encoding of task.encodings) await loadEncoder(encoding, task);
+      results.push({ result: compressBufferedSync(task) });
+    } catch (err) {
+      const e = /** @type {any} */ (err);
+      results.push({ error: { message: e.message, code: e.code, changed: !!e.changed } });
+    }
+  }
+  parentPort?.postMessage({ id, results });
+});

@@ -1,0 +1,203 @@
+import path from 'node:path';
+import crypto from 'node:crypto';
+import mime from 'mime-types';
+import { VARIANT_SUFFIX } from '../manifest.js';
+
+/**
+ * Manifest → lookup table with the response headers of every representation precomputed as flat
+ * arrays for `res.writeHead(status, array)`. Pure: the disk facts (which files exist, where
+ * symlinks lead, which bytes are held in memory) come in as a `check` from serve-load.js.
+ */
+
+/**
+ * @typedef {{
+ *   encoding: string, file: string, size: number, etag: string, lastModified: string,
+ *   mtimeMs: number, body: Buffer | null, head: string[], head304: string[],
+ *   stat: { size: number, mtime: Date, mtimeMs: number },
+ * }} Rep
+ * @typedef {{
+ *   rel: string, path: string, src: import('../manifest.js').FileEntry, type: string,
+ *   vary: boolean, mask: number, stale: boolean, identity: Rep, reps: Record<string, Rep>,
+ *   memory: string[],
+ * }} Entry
+ * @typedef {{
+ *   stale: boolean, file: string, variants: Record<string, string>, bodies: Record<string, Buffer>,
+ *   memory: string[],
+ * }} Check  what serve-load.js found on disk for one entry
+ * @typedef {{
+ *   root: string, opts: Readonly<import('./options.js').ServeOptions>,
+ *   maskOf: (encodings: string[]) => number, settingsTag: string,
+ * }} TableContext
+ * @typedef {{ files: Map<string, Entry>, dirs: Set<string>, manifestRel: string | null, tctx?: any, cctx?: any }} Table
+ */
+
+/** Append Accept-Encoding to an existing Vary value without clobbering it or duplicating it. */
+export function appendVary(existing) {
+  if (existing === undefined || existing === null || existing === '') return 'Accept-Encoding';
+  const value = Array.isArray(existing) ? existing.join(', ') : String(existing);
+  const tokens = value.split(',').map((t) => t.trim().toLowerCase());
+  if (tokens.includes('*') || tokens.includes('accept-encoding')) return value;
+  return `${value}, Accept-Encoding`;
+}
+
+/** Content-Type of a file from its (original) name: mime-types, with charset for text. */
+export function contentTypeOf(rel) {
+  return mime.contentType(path.posix.extname(rel)) || 'application/octet-stream';
+}
+
+/** Short tag of the compressor settings, so that variants made with other settings get other ETags. */
+export function settingsTagOf(settings) {
+  return crypto.createHash('sha256').update(JSON.stringify(settings ?? null)).digest('base64url').slice(0, 6);
+}
+
+const ETAGC = /[^\x21\x23-\x7e]/g;
+
+/** Strong ETag from the content hash; variants add encoding, settings and size. */
+export function etagOf(hash, encoding, size, settingsTag) {
+  const h = hash.replace(/^sha256-/, '').replace(ETAGC, '').slice(0, 32);
+  return encoding === 'identity' ? `"${h}"` : `"${h}-${encoding}-${settingsTag}.${size.toString(36)}"`;
+}
+
+/**
+ * Precompute the 200 and 304 header arrays of one representation.
+ * @returns {Rep}
+ */
+function makeRep(encoding, file, size, etag, mtimeMs, body, entryInfo, opts) {
+  const lastModified = new Date(mtimeMs).toUTCString();
+  const head = ['Content-Type', entryInfo.type, 'Content-Length', String(size)];
+  if (encoding !== 'identity') head.push('Content-Encoding', encoding);
+  if (opts.acceptRanges) head.push('Accept-Ranges', 'bytes');
+  const validators = [];
+  if (entryInfo.vary) validators.push('Vary', 'Accept-Encoding');
+  if (opts.etag) validators.push('ETag', etag);
+  if (opts.cacheControl) validators.push('Cache-Control', opts.cacheControl);
+  if (opts.lastModified) head.push('Last-Modified', lastModified);
+  head.push(...validators);
+  // RFC 9110 §15.4.5: a 304 carries the validators and Vary; Last-Modified only without an ETag
+  const head304 = [...validators];
+  if (opts.lastModified && !opts.etag) head304.push('Last-Modified', lastModified);
+  const stat = Object.freeze({ size, mtimeMs, mtime: new Date(mtimeMs) });
+  return { encoding, file, size, etag, lastModified, mtimeMs, body, head, head304, stat };
+}
+
+/**
+ * A representation built from an fstat (stale entries, files the manifest does not list):
+ * identity only, weak ETag from size and mtime like send, Vary when the path is negotiable.
+ * @param {string} file
+ * @param {string} type
+ * @param {boolean} vary
+ * @param {{ size: number, mtimeMs: number }} st
+ * @param {Readonly<import('./options.js').ServeOptions>} opts
+ * @returns {Rep}
+ */
+export function statRep(file, type, vary, st, opts) {
+  const etag = `W/"${st.size.toString(16)}-${Math.floor(st.mtimeMs).toString(16)}"`;
+  return makeRep('identity', file, st.size, etag, st.mtimeMs, null, { type, vary }, opts);
+}
+
+/**
+ * Build one table entry. Without `check` every listed variant is taken as present (pure tests).
+ * @param {string} rel
+ * @param {import('../manifest.js').FileEntry} src
+ * @param {TableContext} ctx
+ * @param {Check} [check]
+ * @returns {Entry}
+ */
+export function buildEntry(rel, src, ctx, check) {
+  const { opts } = ctx;
+  const logical = path.join(ctx.root, ...rel.split('/'));
+  const listed = opts.encodings.filter((e) => Object.hasOwn(src.variants, e));
+  const present = check ? listed.filter((e) => Object.hasOwn(check.variants, e)) : listed;
+  const info = {
+    type: typeof src.type === 'string' && src.type !== '' ? src.type : contentTypeOf(rel),
+    vary: listed.length > 0,
+  };
+  const bodies = check?.bodies ?? {};
+  const file = check?.file ?? logical;
+  /** @type {Record<string, Rep>} */
+  const reps = {};
+  for (const e of present) {
+    const size = /** @type {{ size: number }} */ (src.variants[/** @type {'br'} */ (e)]).size;
+    const vfile = check ? check.variants[e] : file + VARIANT_SUFFIX[/** @type {'br'} */ (e)];
+    reps[e] = makeRep(e, vfile, size, etagOf(src.hash, e, size, ctx.settingsTag), src.mtimeMs, bodies[e] ?? null, info, opts);
+  }
+  const identity = makeRep('identity', file, src.size, etagOf(src.hash, 'identity', src.size, ''), src.mtimeMs, bodies.identity ?? null, info, opts);
+  return {
+    rel, path: logical, src, type: info.type, vary: info.vary, mask: ctx.maskOf(present),
+    stale: check?.stale ?? false, identity, reps, memory: check?.memory ?? [],
+  };
+}
+
+/**
+ * Which representations to hold in memory: each one no larger than `memoryFileLimit`, in
+ * manifest order and server preference order (the variants most clients get first), until
+ * `memoryBudget` bytes are used.
+ * @param {Record<string, import('../manifest.js').FileEntry>} files
+ * @param {Readonly<import('./options.js').ServeOptions>} opts
+ * @returns {Map<string, string[]>} rel → encodings ('identity' included) to load
+ */
+export function planMemory(files, opts) {
+  const plan = new Map();
+  let used = 0;
+  for (const [rel, e] of Object.entries(files)) {
+    const wanted = [];
+    /** @type {[string, number][]} */
+    const candidates = opts.encodings
+      .filter((x) => Object.hasOwn(e.variants, x))
+      .map((x) => [x, e.variants[/** @type {'br'} */ (x)]?.size ?? Infinity]);
+    candidates.push(['identity', e.size]);
+    for (const [enc, size] of candidates) {
+      if (size <= opts.memoryFileLimit && used + size <= opts.memoryBudget) {
+        used += size;
+        wanted.push(enc);
+      }
+    }
+    if (wanted.length > 0) plan.set(rel, wanted);
+  }
+  return plan;
+}
+
+/** Every folder that holds a listed file, '' being the root. */
+export function addFolders(dirs, rel) {
+  for (let i = rel.indexOf('/'); i !== -1; i = rel.indexOf('/', i + 1)) dirs.add(rel.slice(0, i));
+}
+
+/**
+ * Resolve a parsed request path against the table.
+ * @param {Table} table
+ * @param {{ rel: string, slash: boolean }} p
+ * @param {Readonly<import('./options.js').ServeOptions>} opts
+ * @returns {{ entry: Entry } | { redirect: true } | null}
+ */
+export function resolveEntry(table, p, opts) {
+  const { rel, slash } = p;
+  if (rel === table.manifestRel) return null;
+  if (!slash) {
+    const entry = table.files.get(rel);
+    if (entry) return { entry };
+    if (rel !== '' && table.dirs.has(rel)) return opts.redirect ? { redirect: true } : null;
+    if (rel !== '') {
+      for (const ext of opts.extensions) {
+        const hit = table.files.get(`${rel}.${ext}`);
+        if (hit) return { entry: hit };
+      }
+    }
+    return null;
+  }
+  if (rel !== '' && !table.dirs.has(rel)) return null;
+  for (const name of opts.index) {
+    const hit = table.files.get(rel === '' ? name : `${rel}/${name}`);
+    if (hit) return { entry: hit };
+  }
+  return null;
+}
+
+/**
+ * The Vary header of a response of `entry` that carries no representation (406, 412, 416),
+ * appended to what is already set: built only on those paths, not per 200.
+ * @param {import('node:http').ServerResponse} res
+ * @param {{ vary: boolean }} entry
+ */
+export function varyHead(res, entry) {
+  return entry.vary ? ['Vary', appendVary(res.getHeader('vary'))] : [];
+}

@@ -1,0 +1,266 @@
+import { EventEmitter } from 'node:events';
+import fs from 'node:fs';
+import path from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { watch as chokidarWatch } from 'chokidar';
+import { PrecompressorError, optionError } from '../errors.js';
+import { normalizeOptions, splitOptions } from '../options.js';
+import { readManifest, variantPath, VARIANT_SUFFIX } from '../manifest.js';
+import { pass } from '../compress/precompress.js';
+import { isTempPath } from '../fs-atomic.js';
+import { relInside } from '../paths.js';
+
+/**
+ * Watch mode: one incremental `precompress()` pass per debounced batch of file-system events,
+ * never two passes at once. The pass does the deciding (what changed, what is gone); this module
+ * only turns events into batches, keeps our own writes from triggering new ones, and tells each
+ * pass which files are still being written, so that it leaves them as they were.
+ */
+
+/** Options of `watch()` on top of the compressor's, with their defaults. */
+export const WATCH_DEFAULTS = Object.freeze({
+  debounce: 100, // ms of quiet after the last event before a batch runs
+  awaitWriteFinish: 100, // ms a file's size and mtime must stay the same before its event counts; false = off
+  usePolling: false, // stat polling instead of native events (network drives, some containers)
+});
+
+const SUFFIXES = new Set(Object.values(VARIANT_SUFFIX));
+
+function nonNegativeMs(name, v) {
+  if (typeof v !== 'number' || !Number.isFinite(v) || v < 0) throw optionError(`options.${name}`, 'a non-negative number of milliseconds', v);
+  return v;
+}
+
+/**
+ * Split `watch()` options into the compressor's (validated later by normalizeOptions) and the
+ * watch-only ones (validated here). Unknown keys are reported against both lists.
+ * @param {object} [options]
+ */
+export function splitWatchOptions(options = {}) {
+  const { api, own: w } = splitOptions(options, WATCH_DEFAULTS);
+  nonNegativeMs('debounce', w.debounce);
+  if (w.awaitWriteFinish !== false) nonNegativeMs('awaitWriteFinish', w.awaitWriteFinish);
+  if (typeof w.usePolling !== 'boolean') throw optionError('options.usePolling', 'a boolean', w.usePolling);
+  return { api, watch: Object.freeze(w) };
+}
+
+/**
+ * Is this path one of our own outputs, so that its event must not start a batch? Pure.
+ * - temp files and the manifest are always ours;
+ * - `X.br` / `X.gz` / `X.zst` is ours when `X` exists (it is then a variant, as the core
+ *   classifies it) or when a pass wrote or listed it (covers removing variants of deleted files).
+ * A `data.gz` with no `data` beside it is a source like any other file.
+ * @param {string} rel POSIX path relative to the root
+ * @param {{ manifestRel: string | null, ours: Set<string>, exists: (rel: string) => boolean }} ctx
+ */
+export function isOwnOutput(rel, ctx) {
+  if (isTempPath(rel) || rel === ctx.manifestRel) return true;
+  const ext = path.posix.extname(rel);
+  if (!SUFFIXES.has(ext)) return false;
+  return ctx.ours.has(rel) || ctx.exists(rel.slice(0, -ext.length));
+}
+
+/** Does a relative POSIX path have a segment starting with a dot? */
+function hasDotSegment(rel) {
+  return rel.split('/').some((s) => s.startsWith('.'));
+}
+
+/**
+ * Watch `dir`: an incremental pass first, then one pass per debounced batch of changes.
+ * Throws a PrecompressorError for bad options; a missing folder rejects `ready`.
+ * Events: `batch` (the pass's report plus `events`, `initial` and `held`: the files it left as
+ * they were because they were still being written), `error` (a pass or the watcher failed; the
+ * watcher keeps going). Per-file failures are in each batch's `failures`, not `error` events.
+ * @param {string} dir
+ * @param {object} [options] compressor options plus `debounce`, `awaitWriteFinish`, `usePolling`
+ */
+export function watch(dir, options = {}) {
+  const { api, watch: w } = splitWatchOptions(options);
+  const opts = normalizeOptions(dir, api);
+  return new Watcher(opts.root, opts.manifest, api, w);
+}
+
+export class Watcher extends EventEmitter {
+  /** @type {NodeJS.Timeout | null} */ #timer = null;
+  /** @type {Promise<void> | null} */ #running = null;
+  /** @type {Map<string, string>} path → last event */ #pending = new Map();
+  /** @type {Set<string>} */ #ours = new Set();
+  /**
+   * Files with add/change events whose writes have not settled: their first event, the size and
+   * mtime last seen and when they last changed. Every pass leaves them alone (its `holdOut`).
+   * @type {Map<string, { event: string, size: number, mtimeMs: number, since: number }>}
+   */
+  #unsettled = new Map();
+  /** @type {NodeJS.Timeout | null} polls #unsettled while it is not empty */ #poller = null;
+  #polling = false;
+  /** @type {import('chokidar').FSWatcher | null} */ #fsw = null;
+  #closed = false;
+  /** @type {Promise<void> | null} */ #closing = null;
+  #manifestRel;
+  #api;
+  #w;
+
+  /**
+   * @param {string} root absolute
+   * @param {string} manifest absolute
+   * @param {object} api compressor options
+   * @param {Readonly<typeof WATCH_DEFAULTS>} w
+   */
+  constructor(root, manifest, api, w) {
+    super();
+    this.root = root;
+    this.manifest = manifest;
+    this.#manifestRel = relInside(root, manifest);
+    this.#api = api;
+    this.#w = w;
+    /** Resolves with the first pass's report once the watcher is listening; rejects if the folder is missing. */
+    this.ready = this.#start();
+    this.ready.catch(() => {}); // the rejection is the caller's to read; never an unhandled one
+  }
+
+  #rel(abs) {
+    return path.relative(this.root, abs).split(path.sep).join('/');
+  }
+
+  async #start() {
+    const dotfiles = normalizeOptions(this.root, this.#api).dotfiles;
+    const st = await fs.promises.stat(this.root).catch(() => null);
+    if (!st?.isDirectory()) {
+      throw new PrecompressorError('ERR_PRECOMPRESSOR_DIR', `Directory ${this.root} ${st ? 'is not a directory' : 'does not exist'}`, { path: this.root });
+    }
+    const fsw = chokidarWatch(this.root, {
+      ignoreInitial: true,
+      followSymlinks: false,
+      usePolling: this.#w.usePolling,
+      // Not chokidar's awaitWriteFinish: a pass must know which files are still unsettled.
+      awaitWriteFinish: false,
+      ignored: (abs) => {
+        const rel = this.#rel(abs);
+        if (rel === '' || rel.startsWith('..')) return false;
+        return isTempPath(rel) || rel === this.#manifestRel || (!dotfiles && hasDotSegment(rel));
+      },
+    });
+    this.#fsw = fsw;
+    fsw.on('all', (event, abs) => this.#onEvent(event, this.#rel(abs)));
+    fsw.on('error', (err) => this.#error(/** @type {Error} */ (err)));
+    await new Promise((resolve) => fsw.once('ready', resolve));
+    // Listen first, then pass: a change made during the first pass queues a second one.
+    const first = this.#pass([], true);
+    this.#track(first);
+    const report = await first;
+    const m = await readManifest(this.manifest).catch(() => null);
+    for (const [rel, e] of Object.entries(m?.files ?? {})) for (const enc of Object.keys(e.variants)) this.#ours.add(variantPath(rel, enc));
+    return report;
+  }
+
+  #onEvent(event, rel) {
+    // A new folder's files arrive as their own `add` events, once written: no pass for the folder.
+    if (this.#closed || event === 'addDir' || rel === '' || rel.startsWith('..')) return;
+    const exists = (r) => fs.existsSync(path.join(this.root, ...r.split('/')));
+    if (isOwnOutput(rel, { manifestRel: this.#manifestRel, ours: this.#ours, exists })) return;
+    if ((event === 'add' || event === 'change') && this.#w.awaitWriteFinish !== false) {
+      const u = this.#unsettled.get(rel);
+      if (u) u.since = performance.now(); // an 'add' stays an 'add'
+      else this.#unsettled.set(rel, { event, size: -1, mtimeMs: -1, since: performance.now() });
+      this.#poller ??= setInterval(() => this.#poll(), Math.max(10, Math.min(50, this.#w.awaitWriteFinish / 4)));
+      return;
+    }
+    this.#unsettled.delete(rel);
+    this.#queue(event, rel);
+  }
+
+  /**
+   * Stat the unsettled files: one whose size and mtime have stayed the same for `awaitWriteFinish`
+   * ms has settled, and its event is queued. One that cannot be stat'ed is queued at once: its
+   * pass sees what is there (nothing, after a delete, whose own event follows).
+   */
+  async #poll() {
+    if (this.#polling) return;
+    this.#polling = true;
+    try {
+      await Promise.all([...this.#unsettled].map(async ([rel, u]) => {
+        const st = await fs.promises.stat(path.join(this.root, ...rel.split('/'))).catch(() => null);
+        if (this.#closed || this.#unsettled.get(rel) !== u) return; // deleted (or deleted and re-added) meanwhile
+        const now = performance.now();
+        if (st && (st.size !== u.size || st.mtimeMs !== u.mtimeMs)) {
+          Object.assign(u, { size: st.size, mtimeMs: st.mtimeMs, since: now });
+        } else if (!st || now - u.since >= /** @type {number} */ (this.#w.awaitWriteFinish)) {
+          this.#unsettled.delete(rel);
+          this.#queue(u.event, rel);
+        }
+      }));
+    } finally {
+      this.#polling = false;
+      if (this.#unsettled.size === 0 && this.#poller) {
+        clearInterval(this.#poller);
+        this.#poller = null;
+      }
+    }
+  }
+
+  /** Add an event to the next batch, which runs after `debounce` ms without another. */
+  #queue(event, rel) {
+    this.#pending.set(rel, event);
+    if (this.#timer) clearTimeout(this.#timer);
+    this.#timer = setTimeout(() => {
+      this.#timer = null;
+      this.#kick();
+    }, this.#w.debounce);
+  }
+
+  /** Start a pass for the pending events unless one is running; a running pass kicks again when done. */
+  #kick() {
+    if (this.#running || this.#closed || this.#pending.size === 0) return;
+    const events = [...this.#pending].map(([p, event]) => ({ event, path: p }));
+    this.#pending.clear();
+    this.#track(this.#pass(events, false).catch((err) => this.#error(err)));
+  }
+
+  /** Mark a pass as the one in flight; when it settles, run what queued up meanwhile. */
+  #track(pass) {
+    this.#running = pass.then(
+      () => {},
+      () => {},
+    ).then(() => {
+      this.#running = null;
+      if (!this.#timer) this.#kick();
+    });
+  }
+
+  /** One incremental pass; emits `batch`. The first pass's errors reject `ready` instead. */
+  async #pass(events, initial) {
+    const { report, held } = await pass(this.root, this.#api, this.#unsettled);
+    for (const c of report.changes) {
+      if (c.action === 'compress') for (const enc of report.encodings) this.#ours.add(variantPath(c.path, enc));
+      else this.#ours.add(c.path);
+    }
+    const batch = { ...report, events, initial, held };
+    this.emit('batch', batch);
+    return batch;
+  }
+
+  #error(err) {
+    if (this.listenerCount('error') > 0) this.emit('error', err);
+    else process.emitWarning(`precompressor watch: ${err.message}`);
+  }
+
+  /**
+   * Stop watching. Waits for the pass in flight (so the manifest matches the files on disk);
+   * events not yet in a pass are dropped: the next run sees those files by size and mtime.
+   * @returns {Promise<void>}
+   */
+  close() {
+    if (this.#closing) return this.#closing;
+    this.#closed = true;
+    if (this.#timer) clearTimeout(this.#timer);
+    if (this.#poller) clearInterval(this.#poller);
+    this.#timer = null;
+    this.#poller = null;
+    this.#closing = (async () => {
+      await this.ready.catch(() => {});
+      await this.#fsw?.close();
+      await this.#running;
+    })();
+    return this.#closing;
+  }
+}

@@ -1,0 +1,241 @@
+import fs from 'node:fs';
+import fsp from 'node:fs/promises';
+import http from 'node:http';
+import os from 'node:os';
+import path from 'node:path';
+import zlib from 'node:zlib';
+import { spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import precompressor, { splitViteOptions, summaryLines } from '../../plugins/vite.js';
+
+// A real `vite build` (and `vite preview`) on a small app generated in a temp folder.
+
+let tmp;
+beforeAll(async () => {
+  tmp = await fsp.mkdtemp(path.join(os.tmpdir(), 'pc-vite-'));
+});
+afterAll(async () => {
+  await fsp.rm(tmp, { recursive: true, force: true });
+});
+
+let appCount = 0;
+/** Write a small app: index.html, src/ (JS + CSS), public/ (text, JSON, PNG), an SSR entry. */
+async function makeApp() {
+  const root = path.join(tmp, `app${++appCount}`);
+  const files = {
+    'index.html': '<!doctype html>\n<html><head><title>fixture</title></head><body>\n<div id="app"></div>\n<script type="module" src="/src/main.js"></script>\n</body></html>\n',
+    'src/main.js': `import './style.css';\nimport { words } from './words.js';\ndocument.getElementById('app').textContent = words.join(' ');\n`,
+    'src/words.js': `export const words = ${JSON.stringify(Array.from({ length: 400 }, (_, i) => `word${i % 37}`))};\n`,
+    'src/style.css': Array.from({ length: 60 }, (_, i) => `.c${i} { color: #${String(i).padStart(6, '0')}; margin: ${i}px; }`).join('\n') + '\n',
+    'src/entry-server.js': `export function render() { return ${JSON.stringify('<p>server</p>'.repeat(50))}; }\n`,
+    'public/robots.txt': 'User-agent: *\nDisallow: /private/\n'.repeat(20),
+    'public/data/catalog.json': JSON.stringify(Array.from({ length: 200 }, (_, i) => ({ id: i, name: `item ${i % 13}` }))),
+  };
+  for (const [rel, text] of Object.entries(files)) {
+    await fsp.mkdir(path.dirname(path.join(root, rel)), { recursive: true });
+    await fsp.writeFile(path.join(root, rel), text);
+  }
+  await fsp.writeFile(path.join(root, 'public/logo.png'), Buffer.from('89504e470d0a1a0a' + '00'.repeat(300), 'hex'));
+  return root;
+}
+
+const HELPER = fileURLToPath(new URL('../helpers/vite-run.js', import.meta.url));
+
+/**
+ * Run a Vite job in a child process (see helpers/vite-run.js); resolves with its last JSON line
+ * and the whole stdout. For `preview`, resolves at the first line and returns the child.
+ */
+function runVite(job) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [HELPER, JSON.stringify(job)], { stdio: ['pipe', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d) => {
+      stdout += d;
+      if (job.mode === 'preview' && stdout.includes('\n')) resolve({ result: JSON.parse(stdout.split('\n')[0]), child });
+    });
+    child.stderr.on('data', (d) => (stderr += d));
+    child.on('error', reject);
+    child.on('close', (code) => {
+      const last = stdout.trim().split('\n').pop() ?? '';
+      try {
+        resolve({ result: JSON.parse(last), stdout, code });
+      } catch {
+        reject(new Error(`vite-run exited ${code} without a result:\n${stdout}\n${stderr}`));
+      }
+    });
+  });
+}
+
+function readJSON(file) {
+  return JSON.parse(fs.readFileSync(file, 'utf8'));
+}
+
+function listFiles(dir) {
+  return fs.readdirSync(dir, { recursive: true }).map((p) => p.split(path.sep).join('/')).filter((p) => fs.statSync(path.join(dir, p)).isFile()).sort();
+}
+
+/** Build and return the result; throws when the build failed. */
+async function viteBuild(root, plugin = {}, config = {}) {
+  const { result } = await runVite({ mode: 'build', root, plugin, config });
+  if (!result.ok) throw new Error(result.error.message);
+  return result.lines;
+}
+
+describe('vite build', () => {
+  test("compresses the written output, public/ files included, and keeps Vite's build.manifest", async () => {
+    const root = await makeApp();
+    const lines = await viteBuild(root, {}, { build: { manifest: true } });
+    const dist = path.join(root, 'dist');
+    const files = listFiles(dist);
+    const manifest = readJSON(path.join(dist, 'precompressor-manifest.json'));
+
+    const js = files.find((f) => /^assets\/index-.*\.js$/.test(f));
+    const css = files.find((f) => /^assets\/index-.*\.css$/.test(f));
+    for (const rel of [js, css, 'index.html', 'robots.txt', 'data/catalog.json']) {
+      expect(manifest.files[rel]).toBeDefined();
+      const original = fs.readFileSync(path.join(dist, rel));
+      expect(zlib.brotliDecompressSync(fs.readFileSync(path.join(dist, `${rel}.br`)))).toEqual(original);
+      expect(zlib.gunzipSync(fs.readFileSync(path.join(dist, `${rel}.gz`)))).toEqual(original);
+    }
+    expect(manifest.files['logo.png']).toMatchObject({ skipped: 'compressed-format', variants: {} });
+    expect(files).not.toContain('logo.png.br');
+
+    // Vite's own manifest is intact (in a dot folder: neither listed nor compressed by default).
+    const viteManifest = readJSON(path.join(dist, '.vite/manifest.json'));
+    expect(viteManifest['index.html'].file).toBe(js);
+    expect(files).not.toContain('.vite/manifest.json.br');
+
+    expect(lines.filter((l) => l.startsWith('precompressor: '))).toEqual([expect.stringMatching(/^precompressor: 5 compressed, 0 unchanged, 6 files in /)]);
+  });
+
+  test('the summary goes through Vite\'s logger, so logLevel applies', async () => {
+    const root = await makeApp();
+    const info = await runVite({ mode: 'build', root, plugin: {}, realLogger: true, config: { logLevel: 'info' } });
+    expect(info.stdout).toMatch(/precompressor: 5 compressed/);
+    const warn = await runVite({ mode: 'build', root, plugin: {}, realLogger: true, config: { logLevel: 'warn' } });
+    expect(warn.result.ok).toBe(true);
+    expect(warn.stdout).not.toMatch(/precompressor:/);
+  });
+
+  test('a second build keeps the variants of files whose content did not change', async () => {
+    const root = await makeApp();
+    await viteBuild(root);
+    const before = readJSON(path.join(root, 'dist/precompressor-manifest.json'));
+    await fsp.writeFile(path.join(root, 'public/robots.txt'), 'User-agent: *\nAllow: /\n'.repeat(30));
+
+    const lines = await viteBuild(root, { verbose: true });
+    const after = readJSON(path.join(root, 'dist/precompressor-manifest.json'));
+    expect(lines.filter((l) => l.startsWith('  compress '))).toEqual(['  compress robots.txt']);
+    expect(after.files['robots.txt'].hash).not.toBe(before.files['robots.txt'].hash);
+    expect(after.files['index.html'].hash).toBe(before.files['index.html'].hash);
+    for (const rel of ['robots.txt', 'index.html']) {
+      const original = fs.readFileSync(path.join(root, 'dist', rel));
+      expect(zlib.brotliDecompressSync(fs.readFileSync(path.join(root, 'dist', `${rel}.br`)))).toEqual(original);
+    }
+  });
+
+  test('build --watch: a rebuild recompresses what changed; variants of files that are gone go too', async () => {
+    const root = await makeApp();
+    const dist = path.join(root, 'dist');
+    const edit = { file: 'src/words.js', text: 'export const words = ["changed", "words"];\n' };
+    const { result } = await runVite({ mode: 'watch', root, plugin: { verbose: true }, edit });
+    expect(result.error).toBeUndefined();
+    const [first, second] = result.snapshots;
+    const jsOf = (files) => files.find((f) => /^assets\/index-.*\.js$/.test(f));
+    const oldJs = jsOf(first.files);
+    const newJs = jsOf(second.files);
+    expect(newJs).not.toBe(oldJs);
+    expect(first.files).toContain(`${oldJs}.br`);
+    expect(second.files).not.toContain(`${oldJs}.br`);
+    expect(second.files).not.toContain(`${oldJs}.gz`);
+    expect(second.files).toEqual(expect.arrayContaining([`${newJs}.br`, `${newJs}.gz`, 'robots.txt.br', 'data/catalog.json.br']));
+    // Only the new chunk and the HTML that points at it were compressed again.
+    expect(second.lines.filter((l) => l.startsWith('  compress ')).sort()).toEqual([`  compress ${newJs}`, '  compress index.html']);
+    const manifest = readJSON(path.join(dist, 'precompressor-manifest.json'));
+    expect(manifest.files[oldJs]).toBeUndefined();
+    expect(Object.keys(manifest.files[newJs].variants).length).toBeGreaterThan(0);
+    expect(zlib.gunzipSync(fs.readFileSync(path.join(dist, `${newJs}.gz`)))).toEqual(fs.readFileSync(path.join(dist, newJs)));
+  });
+
+  test('SSR builds are left alone unless ssr: true', async () => {
+    const root = await makeApp();
+    const config = { build: { ssr: 'src/entry-server.js', outDir: 'dist-server' } };
+    const out = path.join(root, 'dist-server');
+    await viteBuild(root, {}, config);
+    const files = listFiles(out);
+    expect(files).toContain('entry-server.mjs');
+    expect(files.filter((f) => /\.(br|gz)$|precompressor-manifest/.test(f))).toEqual([]);
+    await viteBuild(root, { ssr: true }, config);
+    expect(listFiles(out)).toEqual(expect.arrayContaining(['entry-server.mjs.br', 'entry-server.mjs.gz', 'precompressor-manifest.json']));
+    expect(zlib.brotliDecompressSync(fs.readFileSync(path.join(out, 'entry-server.mjs.br')))).toEqual(fs.readFileSync(path.join(out, 'entry-server.mjs')));
+  });
+
+  test('a failure fails the build through this.error, naming the file', async () => {
+    const root = await makeApp();
+    // The manifest cannot be written under a file: a failure the report names.
+    await expect(viteBuild(root, { manifest: 'robots.txt/precompressor-manifest.json', cache: false })).rejects.toThrow(
+      /precompressor: some files could not be compressed:\n {2}.*robots\.txt\/precompressor-manifest\.json: /,
+    );
+  });
+});
+
+describe('options', () => {
+  test('compressor options are checked by the same normalizeOptions, when the config loads', () => {
+    expect(() => precompressor({ brotliQuality: 12 })).toThrow(expect.objectContaining({ code: 'ERR_PRECOMPRESSOR_OPTION', message: 'Expected options.brotliQuality to be an integer from 0 to 11, got 12 (number)' }));
+    expect(() => precompressor({ ssr: 'yes' })).toThrow('Expected options.ssr to be a boolean, got "yes" (string)');
+    expect(() => precompressor({ preview: 1 })).toThrow(/Expected options.preview to be a boolean or an object of serveStatic options/);
+    expect(() => precompressor({ nope: 1 })).toThrow(/Expected options.nope to be one of the known options \(.*ssr, cache, preview, verbose\)/);
+    expect(splitViteOptions({ encodings: ['br'], verbose: true })).toEqual({ api: { encodings: ['br'] }, own: { ssr: false, cache: true, preview: true, verbose: true } });
+  });
+
+  test('the summary names what was compressed and the sizes', () => {
+    const report = { files: { compressed: 2, unchanged: 3, scanned: 6 }, durationMs: 12, encodings: ['br', 'gzip'], bytes: { compressible: 12000, br: 3000, gzip: 4000 }, changes: [{ path: 'a.js', action: 'compress' }] };
+    expect(summaryLines(report, false)).toEqual(['precompressor: 2 compressed, 3 unchanged, 6 files in 12 ms; 12.0 kB compressible → br 3.00 kB, gzip 4.00 kB']);
+    expect(summaryLines(report, true)[1]).toBe('  compress a.js');
+  });
+});
+
+const serveReady = fs.existsSync(new URL('../../lib/serve/middleware.js', import.meta.url));
+
+function get(url, headers) {
+  return new Promise((resolve, reject) => {
+    http.get(url, { headers }, (res) => {
+      const chunks = [];
+      res.on('data', (c) => chunks.push(c));
+      res.on('end', () => resolve({ status: res.statusCode, headers: res.headers, body: Buffer.concat(chunks) }));
+    }).on('error', reject);
+  });
+}
+
+(serveReady ? describe : describe.skip)('vite preview', () => {
+  test('serves the precompressed variants through serveStatic', async () => {
+    const root = await makeApp();
+    await viteBuild(root);
+    const { result, child } = await runVite({ mode: 'preview', root, plugin: {} });
+    try {
+      const origin = `http://127.0.0.1:${result.port}`;
+      const dist = path.join(root, 'dist');
+      const js = listFiles(dist).find((f) => /^assets\/index-.*\.js$/.test(f));
+
+      const br = await get(`${origin}/${js}`, { 'accept-encoding': 'gzip, br' });
+      expect(br.status).toBe(200);
+      expect(br.headers['content-encoding']).toBe('br');
+      expect(br.headers.vary).toMatch(/accept-encoding/i);
+      expect(Number(br.headers['content-length'])).toBe(br.body.length);
+      expect(zlib.brotliDecompressSync(br.body)).toEqual(fs.readFileSync(path.join(dist, js)));
+
+      const html = await get(`${origin}/`, { 'accept-encoding': 'gzip' });
+      expect(html.status).toBe(200);
+      expect(html.headers['content-encoding']).toBe('gzip');
+      expect(zlib.gunzipSync(html.body).toString()).toBe(fs.readFileSync(path.join(dist, 'index.html'), 'utf8'));
+
+      const plain = await get(`${origin}/robots.txt`, { 'accept-encoding': 'identity' });
+      expect(plain.headers['content-encoding']).toBeUndefined();
+      expect(plain.body).toEqual(fs.readFileSync(path.join(dist, 'robots.txt')));
+    } finally {
+      child.stdin.end();
+      await new Promise((resolve) => child.once('close', resolve));
+    }
+  });
+});

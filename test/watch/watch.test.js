@@ -1,0 +1,385 @@
+import { spawn } from 'node:child_process';
+import { EventEmitter } from 'node:events';
+import fs from 'node:fs';
+import fsp from 'node:fs/promises';
+import http from 'node:http';
+import path from 'node:path';
+import { setTimeout as delay } from 'node:timers/promises';
+import zlib from 'node:zlib';
+import { fileURLToPath } from 'node:url';
+import { isOwnOutput, splitWatchOptions, watch } from '../../lib/watch/watch.js';
+import { batchLines, watchCommand } from '../../lib/cli/watch.js';
+import { tempDir, textOf, writeTree } from '../helpers/tmp.js';
+
+// Real file-system events: every wait is for an event (a batch, an output line) with a deadline,
+// never a sleep that assumes how long the file system takes.
+
+const WAIT_MS = 15000;
+const dirs = [];
+const watchers = [];
+async function site(tree) {
+  const root = await tempDir('pc-watch-');
+  dirs.push(root);
+  await writeTree(root, tree);
+  return root;
+}
+afterEach(async () => {
+  await Promise.all(watchers.splice(0).map((w) => w.close()));
+});
+afterAll(async () => {
+  await Promise.all(dirs.map((d) => fsp.rm(d, { recursive: true, force: true })));
+});
+
+function startWatch(root, options = {}) {
+  const w = watch(root, { concurrency: 2, ...options });
+  watchers.push(w);
+  w.batches = [];
+  w.on('batch', (b) => w.batches.push(b));
+  return w;
+}
+
+/** The first batch from now on that satisfies `pred`, or a rejection after WAIT_MS. */
+function nextBatch(w, pred, what) {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      w.off('batch', on);
+      reject(new Error(`no batch with ${what} within ${WAIT_MS} ms; saw ${JSON.stringify(w.batches.map((b) => b.changes))}`));
+    }, WAIT_MS);
+    const on = (b) => {
+      if (!pred(b)) return;
+      clearTimeout(timer);
+      w.off('batch', on);
+      resolve(b);
+    };
+    w.on('batch', on);
+  });
+}
+const compressed = (rel) => (b) => b.changes.some((c) => c.path === rel && c.action === 'compress');
+const removed = (rel) => (b) => b.changes.some((c) => c.path === rel && c.action.startsWith('remove'));
+const manifestOf = (root) => JSON.parse(fs.readFileSync(path.join(root, 'precompressor-manifest.json'), 'utf8'));
+const br = (root, rel) => zlib.brotliDecompressSync(fs.readFileSync(path.join(root, `${rel}.br`))).toString();
+
+/** Every manifest entry matches the files on disk: source size and mtime, variants and their sizes. */
+function expectConsistent(root) {
+  const m = manifestOf(root);
+  for (const [rel, e] of Object.entries(m.files)) {
+    const st = fs.statSync(path.join(root, rel));
+    expect([rel, st.size, st.mtimeMs]).toEqual([rel, e.size, e.mtimeMs]);
+    for (const [enc, v] of Object.entries(e.variants)) {
+      const suffix = { br: '.br', gzip: '.gz', zstd: '.zst' }[enc];
+      expect([rel, enc, fs.statSync(path.join(root, rel + suffix)).size]).toEqual([rel, enc, v.size]);
+    }
+  }
+}
+
+describe('pure parts', () => {
+  test('isOwnOutput: temp files, the manifest and variants of existing files are ours', () => {
+    const onDisk = new Set(['app.js', 'data']);
+    const ctx = { manifestRel: 'precompressor-manifest.json', ours: new Set(['gone.js.br']), exists: (r) => onDisk.has(r) };
+    expect(isOwnOutput('precompressor-manifest.json', ctx)).toBe(true);
+    expect(isOwnOutput('.app.js.br.123-abc.pctmp', ctx)).toBe(true);
+    expect(isOwnOutput('app.js.br', ctx)).toBe(true);
+    expect(isOwnOutput('app.js.gz', ctx)).toBe(true);
+    expect(isOwnOutput('gone.js.br', ctx)).toBe(true);
+    expect(isOwnOutput('app.js', ctx)).toBe(false);
+    expect(isOwnOutput('archive.tar.gz', ctx)).toBe(false); // no archive.tar beside it: a source
+    expect(isOwnOutput('other.js.br', ctx)).toBe(false);
+  });
+
+  test('watch options: defaults, validation with the one error template', () => {
+    expect(splitWatchOptions({ encodings: ['br'], debounce: 5 })).toEqual({
+      api: { encodings: ['br'] },
+      watch: { debounce: 5, awaitWriteFinish: 100, usePolling: false },
+    });
+    expect(() => splitWatchOptions({ debounce: -1 })).toThrow('Expected options.debounce to be a non-negative number of milliseconds, got -1 (number)');
+    expect(() => splitWatchOptions({ awaitWriteFinish: 'yes' })).toThrow(expect.objectContaining({ code: 'ERR_PRECOMPRESSOR_OPTION' }));
+    expect(() => splitWatchOptions({ debouce: 5 })).toThrow(/Expected options.debouce to be one of the known options \(.*debounce, awaitWriteFinish, usePolling\)/);
+    expect(() => watch('.', { gzipLevel: 0 })).toThrow('Expected options.gzipLevel to be an integer from 1 to 9, got 0 (number)');
+  });
+
+  test('batchLines: one line per change, errors always, nothing else when quiet', () => {
+    const batch = {
+      changes: [{ path: 'a.js', action: 'compress' }, { path: 'b.js.br', action: 'remove (orphan)' }],
+      failures: [{ path: 'c.js', message: 'EACCES' }],
+      warnings: [{ path: 'l', message: 'outside' }],
+    };
+    expect(batchLines(batch, { time: 'T' })).toEqual({
+      out: ['T compressed a.js', 'T removed (source gone) b.js.br'],
+      err: ['T error: c.js: EACCES', 'T warning: l: outside'],
+    });
+    expect(batchLines(batch, { time: 'T', quiet: true })).toEqual({ out: [], err: ['T error: c.js: EACCES'] });
+  });
+});
+
+describe('watch()', () => {
+  test('first pass, then change, unlink and a new folder, each in a batch; own outputs never start one', async () => {
+    const root = await site({ 'a.txt': textOf(3000, 1), 'b.txt': textOf(3000, 2), 'keep.css': textOf(2000, 3) });
+    const w = startWatch(root);
+    const first = await w.ready;
+    expect(first.changes.map((c) => c.path)).toEqual(['a.txt', 'b.txt', 'keep.css']);
+    expect(w.batches).toHaveLength(1);
+
+    const changed = nextBatch(w, compressed('a.txt'), 'a.txt compressed');
+    await fsp.writeFile(path.join(root, 'a.txt'), textOf(5000, 9));
+    const b1 = await changed;
+    expect(b1.changes).toEqual([{ path: 'a.txt', action: 'compress' }]);
+    expect(br(root, 'a.txt')).toBe(textOf(5000, 9));
+
+    const gone = nextBatch(w, removed('b.txt.br'), 'b.txt variants removed');
+    await fsp.unlink(path.join(root, 'b.txt'));
+    await gone;
+    expect(fs.existsSync(path.join(root, 'b.txt.br'))).toBe(false);
+    expect(fs.existsSync(path.join(root, 'b.txt.gz'))).toBe(false);
+    expect(manifestOf(root).files['b.txt']).toBeUndefined();
+
+    const both = new Set();
+    const folder = nextBatch(w, (b) => {
+      for (const c of b.changes) if (c.action === 'compress') both.add(c.path);
+      return both.has('new/deep/x.js') && both.has('new/y.json');
+    }, 'both new files compressed');
+    await writeTree(root, { 'new/deep/x.js': textOf(4000, 4), 'new/y.json': JSON.stringify({ v: textOf(1000, 5) }) });
+    await folder;
+    expect(br(root, 'new/deep/x.js')).toBe(textOf(4000, 4));
+
+    // No batch was started by our own writes: every event names a file the test touched.
+    const touched = new Set(['a.txt', 'b.txt', 'new/deep/x.js', 'new/y.json', 'new', 'new/deep']);
+    for (const b of w.batches.slice(1)) {
+      expect(b.events.length).toBeGreaterThan(0);
+      for (const e of b.events) expect(touched).toContain(e.path);
+    }
+    expect(w.batches.every((b) => b.failures.length === 0)).toBe(true);
+    expect(manifestOf(root).files['keep.css'].variants.br).toBeDefined();
+    await w.close();
+    expectConsistent(root);
+  });
+
+  test('a file written in many chunks is compressed whole, once the writes are done', async () => {
+    const root = await site({ 'small.txt': textOf(100) });
+    const w = startWatch(root, { debounce: 0 });
+    await w.ready;
+    const content = textOf(4 * 1024 * 1024, 7);
+    // Read at each batch (the manifest is written before the batch event): what size was compressed.
+    const sizes = [];
+    w.on('batch', (b) => compressed('big.txt')(b) && sizes.push(manifestOf(root).files['big.txt'].size));
+    const done = nextBatch(w, compressed('big.txt'), 'big.txt compressed');
+    const fh = await fsp.open(path.join(root, 'big.txt'), 'w');
+    for (let i = 0; i < content.length; i += 64 * 1024) await fh.write(content.slice(i, i + 64 * 1024));
+    await fh.close();
+    await done;
+    // Every batch that compressed it saw the whole file (never a prefix of it).
+    expect(sizes).toEqual([content.length]);
+    expect(br(root, 'big.txt')).toBe(content);
+    await w.close();
+    expectConsistent(root);
+  });
+
+  // A slow writer (16 kB every 30 ms, far below awaitWriteFinish) keeps writing big.txt while
+  // other.txt changes and starts a batch: that batch must leave big.txt as it was.
+  test.each([
+    ['a new file gets no entry and no variant', false],
+    ['a file rewritten in place keeps its entry and variants', true],
+  ])('still being written while another file starts a batch: %s until it settles', async (_, existed) => {
+    const oldText = textOf(30000, 3);
+    const root = await site({ 'other.txt': textOf(3000, 1), ...(existed ? { 'big.txt': oldText } : {}) });
+    const w = startWatch(root, { debounce: 50, awaitWriteFinish: 500 });
+    await w.ready;
+    const read = (rel) => (fs.existsSync(path.join(root, rel)) ? fs.readFileSync(path.join(root, rel)) : null);
+    const before = { entry: manifestOf(root).files['big.txt'] ?? null, br: read('big.txt.br'), gz: read('big.txt.gz') };
+    expect(before.entry === null).toBe(!existed);
+    // What every pass left (the manifest is written before its batch event, and passes never overlap).
+    const seen = [];
+    w.on('batch', (b) => seen.push({ entry: manifestOf(root).files['big.txt'] ?? null, br: read('big.txt.br'), gz: read('big.txt.gz'), held: b.held }));
+
+    let otherBatch = null;
+    const other = nextBatch(w, compressed('other.txt'), 'other.txt compressed').then((b) => (otherBatch = b));
+    let written = '';
+    const fh = await fsp.open(path.join(root, 'big.txt'), 'w');
+    // Write until the other file's batch has run, and a few chunks more (at most ~9 s).
+    for (let i = 0, after = 0; i < 300 && after < 5; i++) {
+      const chunk = textOf(16 * 1024, 100 + i);
+      await fh.write(chunk);
+      written += chunk;
+      if (i === 2) await fsp.writeFile(path.join(root, 'other.txt'), textOf(5000, 2));
+      if (otherBatch) after++;
+      await delay(30);
+    }
+    await fh.close();
+    const b = await other;
+    const whole = nextBatch(w, (x) => compressed('big.txt')(x) && manifestOf(root).files['big.txt'].size === written.length, 'big.txt compressed whole');
+    await whole;
+
+    // Every batch until the last one left big.txt as it was: never an entry or a variant of a part of it.
+    expect(seen.length).toBeGreaterThanOrEqual(2);
+    for (const s of seen.slice(0, -1)) {
+      expect(s.entry).toEqual(before.entry);
+      expect(s.br).toEqual(before.br);
+      expect(s.gz).toEqual(before.gz);
+    }
+    // The other file's batch ran while big.txt was being written, and was not blocked by it.
+    expect(b.held).toEqual(['big.txt']);
+    expect(br(root, 'other.txt')).toBe(textOf(5000, 2));
+    expect(seen.at(-1).held).toEqual([]);
+    expect(br(root, 'big.txt')).toBe(written);
+    expect(zlib.gunzipSync(fs.readFileSync(path.join(root, 'big.txt.gz'))).toString()).toBe(written);
+    expect(w.batches.every((x) => x.failures.length === 0)).toBe(true);
+    await w.close();
+    expectConsistent(root);
+  });
+
+  test('a pass that throws (the folder is gone) is an error event, not a crash', async () => {
+    const parent = await site({ 'site/a.txt': textOf(2000) });
+    const root = path.join(parent, 'site');
+    const w = startWatch(root);
+    await w.ready;
+    const errors = [];
+    const errored = new Promise((resolve) => w.on('error', (err) => errors.push(err) && resolve(undefined)));
+    // The folder itself disappears: the pass cannot walk it.
+    await fsp.rm(root, { recursive: true });
+    await errored;
+    expect(errors[0]).toMatchObject({ code: 'ERR_PRECOMPRESSOR_DIR' });
+    await w.close();
+  });
+});
+
+describe('serveStatic beside the watcher', () => {
+  const serveReady = fs.existsSync(new URL('../../lib/serve/middleware.js', import.meta.url));
+  (serveReady ? test : test.skip)('serves the new content once its variants are written, never a wrong Content-Length', async () => {
+    const { serveStatic } = await import('../../lib/serve/middleware.js');
+    const root = await site({ 'app.js': textOf(20000, 1), 'index.html': textOf(3000, 2) });
+    const w = startWatch(root);
+    await w.ready;
+    const server = http.createServer(serveStatic(root));
+    await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { port } = /** @type {import('node:net').AddressInfo} */ (server.address());
+    const get = () =>
+      new Promise((resolve, reject) => {
+        http.get({ port, host: '127.0.0.1', path: '/app.js', headers: { 'accept-encoding': 'br' } }, (res) => {
+          const chunks = [];
+          res.on('data', (c) => chunks.push(c));
+          res.on('end', () => {
+            const body = Buffer.concat(chunks);
+            const text = res.headers['content-encoding'] === 'br' ? zlib.brotliDecompressSync(body).toString() : body.toString();
+            resolve({ enc: res.headers['content-encoding'], length: Number(res.headers['content-length']), bytes: body.length, text });
+          });
+        }).on('error', reject);
+      });
+    try {
+      expect(await get()).toMatchObject({ enc: 'br', text: textOf(20000, 1) });
+      const oldText = textOf(20000, 1);
+      const newText = textOf(30000, 5);
+      let batched = false;
+      const batch = nextBatch(w, compressed('app.js'), 'app.js compressed').then(() => (batched = true));
+      await fsp.writeFile(path.join(root, 'app.js'), newText);
+      // While the batch runs: every response is whole and labelled right (old or new content).
+      // No batch can start before the write's event has settled (awaitWriteFinish) and been
+      // debounced: the loop must have run, or nothing here was checked during the batch.
+      const seen = [];
+      while (!batched) {
+        const r = await get();
+        expect(r.length).toBe(r.bytes);
+        expect([oldText, newText]).toContain(r.text);
+        seen.push(r.text === newText);
+        if (seen.length > 200) break;
+      }
+      expect(seen.length).toBeGreaterThan(0);
+      await batch;
+      // After the batch: the new content, and (once the manifest is reloaded) as br.
+      const deadline = Date.now() + WAIT_MS;
+      let r = await get();
+      while (r.enc !== 'br' && Date.now() < deadline) {
+        expect(r.text).toBe(newText);
+        expect(r.length).toBe(r.bytes);
+        await new Promise((resolve) => setImmediate(resolve));
+        r = await get();
+      }
+      expect(r).toMatchObject({ enc: 'br', text: newText });
+      expect(r.length).toBe(r.bytes);
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
+});
+
+describe('watchCommand and the CLI', () => {
+  /** A writable that records and resolves waiters when a line matches. */
+  function sink() {
+    let text = '';
+    const waiters = [];
+    return {
+      get text() {
+        return text;
+      },
+      write(s) {
+        text += s;
+        for (const wt of waiters.splice(0)) if (wt.re.test(text)) wt.resolve(undefined); else waiters.push(wt);
+        return true;
+      },
+      waitFor(re) {
+        if (re.test(text)) return Promise.resolve(undefined);
+        return new Promise((resolve, reject) => {
+          const wt = { re, resolve };
+          waiters.push(wt);
+          setTimeout(() => reject(new Error(`no output matching ${re} within ${WAIT_MS} ms:\n${text}`)), WAIT_MS).unref();
+        });
+      },
+    };
+  }
+
+  test('prints one line per file and closes cleanly on SIGINT', async () => {
+    const root = await site({ 'a.txt': textOf(3000) });
+    const stdout = sink();
+    const stderr = sink();
+    const signals = new EventEmitter();
+    const code = watchCommand(root, {}, { stdout, stderr, signals });
+    await stdout.waitFor(/watching /);
+    await fsp.writeFile(path.join(root, 'b.txt'), textOf(4000, 3));
+    await stdout.waitFor(/\d\d:\d\d:\d\d compressed b\.txt\n/);
+    signals.emit('SIGINT');
+    expect(await code).toBe(0);
+    expect(stderr.text).toMatch(/SIGINT, finishing the current batch/);
+    expect(signals.listenerCount('SIGINT')).toBe(0);
+    expectConsistent(root);
+  });
+
+  test('quiet prints no per-file lines; errors are still printed; a missing folder exits 2', async () => {
+    const root = await site({ 'a.txt': textOf(3000), 'blocker': 'a file' });
+    const stdout = sink();
+    const stderr = sink();
+    const signals = new EventEmitter();
+    // The manifest path is under a file: every pass reports it, and the watcher keeps going.
+    const code = watchCommand(root, { manifest: 'blocker/m.json' }, { quiet: true, stdout, stderr, signals });
+    await stderr.waitFor(/error: .*blocker\/m\.json: /);
+    await fsp.writeFile(path.join(root, 'c.txt'), textOf(3000, 8));
+    await stderr.waitFor(/error: [\s\S]*error: .*blocker\/m\.json/);
+    expect(fs.existsSync(path.join(root, 'c.txt.br'))).toBe(true);
+    signals.emit('SIGTERM');
+    expect(await code).toBe(0);
+    expect(stdout.text).toBe('');
+    expect(await watchCommand(path.join(root, 'missing'), {}, { stdout, stderr, signals })).toBe(2);
+    expect(stderr.text).toMatch(/missing does not exist/);
+  });
+
+  test('precompressor <dir> --watch in a real process: SIGTERM exits 0 with the manifest matching the files', async () => {
+    const root = await site({ 'a.txt': textOf(3000), 'sub/b.css': textOf(2000, 2) });
+    const bin = fileURLToPath(new URL('../../bin/precompressor.js', import.meta.url));
+    const child = spawn(process.execPath, [bin, root, '--watch', '--concurrency', '2'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const stdout = sink();
+    const stderr = sink();
+    child.stdout.on('data', (d) => stdout.write(String(d)));
+    child.stderr.on('data', (d) => stderr.write(String(d)));
+    const exited = new Promise((resolve) => child.on('close', (c, signal) => resolve({ c, signal })));
+    try {
+      await stdout.waitFor(/watching /);
+      await fsp.writeFile(path.join(root, 'sub/b.css'), textOf(6000, 6));
+      await stdout.waitFor(/compressed sub\/b\.css\n/);
+      await fsp.unlink(path.join(root, 'a.txt'));
+      await stdout.waitFor(/removed \(source gone\) a\.txt\.br\n/);
+    } finally {
+      child.kill('SIGTERM');
+    }
+    expect(await exited).toEqual({ c: 0, signal: null });
+    expect(stderr.text).not.toMatch(/error/);
+    expectConsistent(root);
+    expect(Object.keys(manifestOf(root).files)).toEqual(['sub/b.css']);
+  });
+});
