@@ -17,3 +17,52 @@ test('the README options table lists every CLI flag with its default, and nothin
   const expected = [...CLI_FLAGS, ...CLI_OUTPUT_FLAGS].map((f) => [f.flag, f.type, f.default === '' ? 'none' : `\`${f.default}\``]);
   expect(rows).toEqual(expected);
 });
+
+// Every relative link in the project's Markdown points at a file that exists, and every
+// `#anchor` into a Markdown file at one of its headings (slugs as GitHub makes them).
+const root = new URL('../', import.meta.url);
+const markdownFiles = ['README.md', 'ARCHITECTURE.md', 'CHANGELOG.md', ...fs.readdirSync(new URL('docs/', root)).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`)]
+  .filter((f) => fs.existsSync(new URL(f, root)));
+
+/** Markdown text without fenced code blocks and inline code spans, where `[x](y)` is not a link. */
+function prose(md) {
+  return md.replace(/^(```|~~~)[^\n]*\n[\s\S]*?^\1[^\n]*$/gm, '').replace(/(`+)[\s\S]*?\1/g, '');
+}
+
+/** GitHub's heading anchors: lower case, punctuation dropped, spaces to '-', repeats numbered. */
+function headingAnchors(md) {
+  const seen = new Map();
+  const anchors = new Set();
+  for (const [, text] of md.replace(/^(```|~~~)[^\n]*\n[\s\S]*?^\1[^\n]*$/gm, '').matchAll(/^#{1,6}[ \t]+(.+?)[ \t#]*$/gm)) {
+    const base = text.replace(/\[([^\]]*)\]\([^)]*\)/g, '$1').toLowerCase().replace(/[^\p{L}\p{M}\p{N}\p{Pc} -]/gu, '').replace(/ /g, '-');
+    const n = seen.get(base) ?? 0;
+    seen.set(base, n + 1);
+    anchors.add(n === 0 ? base : `${base}-${n}`);
+  }
+  return anchors;
+}
+
+test('the Markdown files are found', () => {
+  expect(markdownFiles).toEqual(expect.arrayContaining(['README.md', 'CHANGELOG.md', 'docs/benchmarks.md', 'docs/guarantees.md', 'docs/manifest.md']));
+});
+
+test('heading anchors are made as GitHub makes them', () => {
+  const anchors = headingAnchors('# A b\n## `watch(dir, options)`\n### Serve: node:http (RFC 9110)\n## A b\n```sh\n# not a heading\n```\n');
+  expect([...anchors]).toEqual(['a-b', 'watchdir-options', 'serve-nodehttp-rfc-9110', 'a-b-1']);
+});
+
+test.each(markdownFiles)('every relative link in %s points at an existing file and heading', (file) => {
+  const from = new URL(file, root);
+  const broken = [];
+  for (const [, target] of prose(fs.readFileSync(from, 'utf8')).matchAll(/\]\(\s*<?([^)\s>]+)>?(?:\s+"[^"]*")?\s*\)/g)) {
+    if (/^[a-z][a-z0-9+.-]*:/i.test(target)) continue; // https:, mailto:
+    const [pathPart, anchor] = target.split('#');
+    const dest = pathPart === '' ? from : new URL(decodeURIComponent(pathPart), from);
+    if (!fs.existsSync(dest)) {
+      broken.push(`${target}: no such file`);
+    } else if (anchor !== undefined && dest.pathname.endsWith('.md') && !headingAnchors(fs.readFileSync(dest, 'utf8')).has(decodeURIComponent(anchor))) {
+      broken.push(`${target}: no such heading`);
+    }
+  }
+  expect(broken).toEqual([]);
+});
