@@ -42,8 +42,18 @@ export function formatProgress(p, width = 24) {
 }
 
 /**
+ * What the summary reads of a run's report (the object `precompress()` returns). Declared here,
+ * not imported from lib/compress/, because the contract layer imports nothing from the folders.
+ * @typedef {{ root: string, dryRun: boolean, durationMs: number, encodings: string[],
+ *   files: { scanned: number, compressed: number, unchanged: number, compressedFormat: number,
+ *     notSmaller: number, excluded: number, empty: number, failed: number },
+ *   bytes: Record<string, number> & { original: number, compressible: number },
+ *   changes: { path: string, action: string }[] }} SummaryReport
+ */
+
+/**
  * The end-of-run summary (several lines, no trailing newline).
- * @param {ReturnType<import('./compress/report.js').createReport>['finish'] extends (...a: any) => infer R ? R : never} r
+ * @param {SummaryReport} r
  */
 export function formatSummary(r) {
   const f = r.files;

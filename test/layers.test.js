@@ -1,0 +1,125 @@
+// The layer rule of ARCHITECTURE.md, checked on the import specifiers of every module:
+// - contract files (lib/*.js but index.js) import only each other;
+// - a folder (lib/compress/, lib/serve/, any new one) imports only the contract and itself;
+// - the top (lib/cli/, lib/watch/, lib/index.js, plugins/) may also import compress/ and serve/,
+//   lib/cli/ and lib/index.js also lib/watch/; bin/ imports only lib/cli/; nothing imports lib/index.js;
+// - no cycles.
+// Every specifier counts: static imports and re-exports, dynamic import('…'), JSDoc import('…')
+// types (a type the contract borrows from a folder couples it to that folder just the same) and
+// worker modules named with new URL('./x.js', import.meta.url).
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = fileURLToPath(new URL('../', import.meta.url));
+
+/** POSIX paths (relative to the repository) of the .js files under `dir`. */
+function jsFiles(dir) {
+  return fs.readdirSync(path.join(root, dir), { recursive: true, withFileTypes: true })
+    .filter((d) => d.isFile() && d.name.endsWith('.js'))
+    .map((d) => path.relative(root, path.join(d.parentPath, d.name)).split(path.sep).join('/'))
+    .sort();
+}
+
+const PATTERNS = [
+  /^[ \t]*(?:import|export)\s[^'"`;]*?\bfrom\s*(['"])([^'"\n]+)\1/gm, // import … from 'x', export … from 'x'
+  /^[ \t]*import\s*(['"])([^'"\n]+)\1/gm, // import 'x'
+  /\bimport\s*\(\s*(['"])([^'"\n]+)\1\s*\)/g, // import('x'): dynamic, or a JSDoc type
+  /\bnew\s+URL\(\s*(['"])([^'"\n]+\.js)\1\s*,\s*import\.meta\.url\s*\)/g, // a worker module
+];
+
+/** Every module specifier written in `source`, in the order of the patterns. */
+function specifiersOf(source) {
+  return PATTERNS.flatMap((re) => [...source.matchAll(re)].map((m) => m[2]));
+}
+
+/** 'contract', 'index', 'plugins', 'bin', or the folder name under lib/. */
+function layerOf(file) {
+  if (file === 'lib/index.js') return 'index';
+  if (/^lib\/[^/]+\.js$/.test(file)) return 'contract';
+  const folder = /^lib\/([^/]+)\//.exec(file);
+  if (folder) return folder[1];
+  return file.split('/')[0]; // plugins, bin
+}
+
+/** The layers a module of `layer` may import. */
+function allowedFrom(layer) {
+  switch (layer) {
+    case 'contract': return ['contract'];
+    case 'bin': return ['cli'];
+    case 'index': return ['contract', 'compress', 'serve', 'watch'];
+    case 'cli': return ['contract', 'cli', 'compress', 'serve', 'watch'];
+    case 'watch':
+    case 'plugins': return ['contract', layer, 'compress', 'serve'];
+    default: return ['contract', layer];
+  }
+}
+
+const modules = [...jsFiles('lib'), ...jsFiles('plugins'), ...jsFiles('bin')];
+/** @type {Map<string, string[]>} module → the modules it imports (repository-relative) */
+const graph = new Map(modules.map((file) => {
+  const specs = specifiersOf(fs.readFileSync(path.join(root, file), 'utf8')).filter((s) => s.startsWith('./') || s.startsWith('../'));
+  return [file, [...new Set(specs.map((s) => path.posix.normalize(path.posix.join(path.posix.dirname(file), s))))]];
+}));
+
+test('the specifiers are read from every kind of import', () => {
+  const source = [
+    "import fs from 'node:fs';",
+    "import { a,\n  b } from './a.js';",
+    "export { c } from '../c.js';",
+    "import './side.js';",
+    "const { d } = await import('./d.js');",
+    "/** @param {import('../e.js').E} e */",
+    "const w = new URL('./worker.js', import.meta.url);",
+    "const text = 'this import is not from here';",
+  ].join('\n');
+  expect(specifiersOf(source)).toEqual(['node:fs', './a.js', '../c.js', './side.js', './d.js', '../e.js', './worker.js']);
+  expect(graph.get('lib/index.js')).toEqual(['lib/compress/precompress.js', 'lib/serve/middleware.js', 'lib/watch/watch.js', 'lib/errors.js']);
+  expect(graph.get('lib/compress/precompress.js')).toContain('lib/compress/worker.js');
+  expect(modules).toEqual(expect.arrayContaining(['lib/manifest.js', 'lib/serve/middleware.js', 'lib/cli/cli.js', 'plugins/vite.js', 'bin/precompressor.js']));
+});
+
+test('every relative import names an existing module', () => {
+  const missing = [...graph].flatMap(([from, tos]) => tos.filter((to) => !fs.existsSync(path.join(root, to))).map((to) => `${from} → ${to}`));
+  expect(missing).toEqual([]);
+});
+
+test('every import respects the layer rule (ARCHITECTURE.md)', () => {
+  const violations = [];
+  for (const [from, tos] of graph) {
+    const allowed = allowedFrom(layerOf(from));
+    for (const to of tos) {
+      if (!allowed.includes(layerOf(to))) violations.push(`${from} (${layerOf(from)}) imports ${to} (${layerOf(to)})`);
+    }
+  }
+  expect(violations).toEqual([]);
+});
+
+test('the layer rule rejects what it should', () => {
+  expect(allowedFrom(layerOf('lib/format.js'))).not.toContain(layerOf('lib/compress/report.js'));
+  expect(allowedFrom(layerOf('lib/serve/table.js'))).not.toContain(layerOf('lib/compress/encode.js'));
+  expect(allowedFrom(layerOf('lib/cache/store.js'))).toEqual(['contract', 'cache']);
+  expect(allowedFrom(layerOf('lib/watch/watch.js'))).not.toContain(layerOf('lib/cli/cli.js'));
+  expect(allowedFrom(layerOf('plugins/vite.js'))).not.toContain(layerOf('lib/index.js'));
+});
+
+/** Each cycle of `g` found by a depth-first walk, as 'a → b → a'. */
+function findCycles(g) {
+  const state = new Map(); // undefined: not seen, 1: on the current path, 2: done
+  const cycles = [];
+  const visit = (file, trail) => {
+    state.set(file, 1);
+    for (const to of g.get(file) ?? []) {
+      if (state.get(to) === 1) cycles.push([...trail.slice(trail.indexOf(to)), to].join(' → '));
+      else if (state.get(to) === undefined) visit(to, [...trail, to]);
+    }
+    state.set(file, 2);
+  };
+  for (const file of g.keys()) if (state.get(file) === undefined) visit(file, [file]);
+  return cycles;
+}
+
+test('there are no import cycles', () => {
+  expect(findCycles(new Map([['a', ['b']], ['b', ['c']], ['c', ['a']], ['d', ['a']]]))).toEqual(['a → b → c → a']);
+  expect(findCycles(graph)).toEqual([]);
+});
