@@ -1,9 +1,10 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { normalizeServeOptions } from './options.js';
-import { parseRequestPath, folderRedirectLocation } from './request-path.js';
-import { resolveEntry, statRep, contentTypeOf, varyHead } from './table.js';
+import { parseRequestPath, folderRedirectLocation, splitUrl } from './request-path.js';
+import { resolveEntry, statRep, contentTypeOf } from './table.js';
 import { respond, endWith, isGone } from './respond.js';
+import { httpError, redirectReply, methodNotAllowed } from './replies.js';
 import { createState, reload } from './state.js';
 
 const OPEN_FLAGS = fs.constants.O_RDONLY | (fs.constants.O_NOFOLLOW ?? 0);
@@ -60,10 +61,13 @@ function handle(c) {
   const { opts } = s;
   if (req.method !== 'GET' && req.method !== 'HEAD') {
     if (opts.fallthrough && typeof next === 'function') return next();
-    return endWith(req, res, 405, ['Allow', 'GET, HEAD']);
+    return methodNotAllowed(res);
   }
   const p = parseRequestPath(req.url ?? '/', { windows: s.windows });
   if (!p.ok) return pass(c, p.status);
+  // the mount point of a mounted middleware asked without its slash (`/docs` for app.use('/docs')):
+  // Express gives us `/`; like express.static, answer as for a folder without its slash
+  if (p.rel === '' && req.originalUrl !== undefined && !splitUrl(req.originalUrl).pathname.endsWith('/')) p.slash = false;
   if (p.dotfile && opts.dotfiles !== 'allow') return pass(c, opts.dotfiles === 'deny' ? 403 : 404);
   const hit = resolveEntry(s.table, p, opts);
   if (hit !== null) return 'redirect' in hit ? redirect(c) : serveEntry(c, hit.entry);
@@ -72,26 +76,39 @@ function handle(c) {
 }
 
 /**
- * A miss or a rejected path: next() (fallthrough), next(err), or the status itself without next.
+ * A miss or a rejected path: next() (fallthrough), next(err) with the http-errors object
+ * express.static passes (NotFoundError, BadRequestError, ForbiddenError), or the status itself
+ * without next.
  * @param {Call} c
  * @param {number} status
  */
 function pass(c, status) {
   const { req, res, next } = c;
-  if (typeof next === 'function') {
-    if (c.s.opts.fallthrough) return next();
-    const err = Object.assign(new Error(status === 404 ? 'Not Found' : 'Bad Request'), { status, statusCode: status, expose: true });
-    return next(err);
-  }
+  if (typeof next === 'function') return c.s.opts.fallthrough ? next() : next(httpError(status));
   endWith(req, res, status);
 }
 
-/** @param {Call} c @param {Error} err */
+/**
+ * A system error (EACCES, EMFILE, ...): next(err) with status 500 even with fallthrough, as
+ * express.static; without next, 500 (or the connection destroyed once headers are out).
+ * @param {Call} c
+ * @param {Error} err
+ */
 function fail(c, err) {
   const { req, res, next } = c;
-  if (typeof next === 'function') return next(err);
+  if (typeof next === 'function') return next(httpError(500, err));
   if (!res.headersSent) endWith(req, res, 500);
   else res.destroy();
+}
+
+/**
+ * The `reject` of respond(): a 412 or 416 found once the file is known goes to next(err), even
+ * with fallthrough, as express.static does; without next, respond() answers it itself.
+ * @param {Call} c
+ */
+function rejecter(c) {
+  const { next } = c;
+  return typeof next === 'function' ? (status, props) => next(httpError(status, props)) : undefined;
 }
 
 /**
@@ -116,7 +133,7 @@ function openAndRespond(c, target, file, repOf, onMissing) {
         return isGone(res) ? undefined : onMissing(err2);
       }
       try {
-        respond(req, res, target, rep, fd, c.s.opts, st);
+        respond(req, res, target, rep, fd, c.s.opts, st, rejecter(c));
       } catch (e) {
         fs.close(fd, () => {});
         fail(c, /** @type {Error} */ (e));
@@ -148,14 +165,13 @@ function serveEntry(c, entry) {
     const target = { file: entry.identity.file, path: entry.path, type: entry.type, vary: entry.vary };
     return serveFromDisk(c, target, () => pass(c, 404));
   }
-  const choice = s.neg.negotiate(req.headers['accept-encoding'], entry.mask);
-  if (choice === null) {
-    return endWith(req, res, 406, varyHead(res, entry));
-  }
+  // nothing acceptable (identity refused too): identity all the same, as express.static and
+  // RFC 9110 §12.5.3 allow, rather than a 406
+  const choice = s.neg.negotiate(req.headers['accept-encoding'], entry.mask) ?? 'identity';
   const rep = choice === 'identity' ? entry.identity : entry.reps[choice];
   if (rep.body !== null) {
     try {
-      return respond(req, res, entry, rep, null, s.opts);
+      return respond(req, res, entry, rep, null, s.opts, undefined, rejecter(c));
     } catch (e) {
       return fail(c, /** @type {Error} */ (e));
     }
@@ -167,11 +183,10 @@ function serveEntry(c, entry) {
   });
 }
 
-/** @param {Call} c */
+/** The trailing-slash redirect of a folder, from the original URL (mount prefix and query kept). @param {Call} c */
 function redirect(c) {
   const { req, res } = c;
-  const location = folderRedirectLocation(req.originalUrl ?? req.url ?? '/');
-  endWith(req, res, 301, ['Location', location]);
+  redirectReply(res, folderRedirectLocation(req.originalUrl ?? req.url ?? '/'));
 }
 
 /**

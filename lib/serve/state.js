@@ -69,8 +69,9 @@ export function createState(opts) {
 /** The error for a manifest that was required (no `unlisted`, manifest not `false`) but is not there. */
 function missingManifest(opts) {
   return new PrecompressorError('ERR_PRECOMPRESSOR_MANIFEST',
-    `No manifest at ${opts.manifest}: run "precompressor ${opts.root}" first, pass options.manifest with its path, ` +
-    'or set options.unlisted (or manifest: false) to serve files without one', { path: opts.manifest });
+    `No manifest at ${opts.manifest}: a manifest is required unless options.unlisted is set (serveStatic then ` +
+    `serves only the files it lists). Run "precompressor ${opts.root}" first, pass options.manifest with its path, ` +
+    'or set options.unlisted (or manifest: false) to serve files without one, as express.static does', { path: opts.manifest });
 }
 
 /** The folders to watch: every folder of the table, as absolute paths. */
