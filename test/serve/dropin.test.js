@@ -385,3 +385,22 @@ describe('documented differences', () => {
     expect(r.ours.body).toContain('<p>guide</p>');
   });
 });
+
+describe('documented differences: weak validators', () => {
+  const E5 = /** @type {[string, any]} */ (['Express 5', express5]);
+  // /.env (dotfiles: 'allow') is not in the manifest: both send the same weak, stat-based ETag
+  test('If-Match with a weak ETag: 412 (RFC 9110 strong comparison); express.static lets it match', async () => {
+    const r = await both(await pair(site.dir, E5, { dotfiles: 'allow' }), '/.env', { headers: own('if-match') });
+    expect(r.raw.ours.headers.etag).toBe(r.raw.theirs.headers.etag);
+    expect([r.theirs.status, r.ours.status]).toEqual([200, 412]);
+  });
+  test('If-Range with a weak ETag: the full 200 (a weak validator cannot promise the same bytes); express.static sends 206', async () => {
+    const r = await both(await pair(site.dir, E5, { dotfiles: 'allow' }), '/.env', { headers: (f) => ({ range: 'bytes=0-3', 'if-range': f.headers.etag }) });
+    expect([r.theirs.status, r.ours.status]).toEqual([206, 200]);
+    expect(r.ours.body).toBe('SECRET=1\n');
+  });
+  test('If-Range with a date later than Last-Modified: the full 200 (RFC 9110: only an exact match); express.static sends 206', async () => {
+    const r = await both(await pair(site.dir, E5, {}), '/app.js', { headers: { range: 'bytes=0-3', 'if-range': 'Fri, 01 Jan 2100 00:00:00 GMT' } });
+    expect([r.theirs.status, r.ours.status]).toEqual([206, 200]);
+  });
+});
