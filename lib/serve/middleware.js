@@ -14,7 +14,10 @@ const GONE = new Set(['ENOENT', 'ENOTDIR', 'ELOOP', 'EISDIR']);
  * A drop-in for `express.static(root, options)` that serves the precompressed variants listed in
  * the precompressor manifest. `(req, res, next)` middleware for node:http, Connect and Express 4/5.
  * Reads and checks the manifest synchronously; throws ERR_PRECOMPRESSOR_MANIFEST when it is missing
- * (unless `unlisted` or `manifest: false`) or invalid.
+ * (unless `unlisted` or `manifest: false`) or invalid, and express.static's TypeErrors for a bad
+ * root. A missing root is not an error (misses fall through until it exists), as express.static.
+ * Where express.static has a behaviour, this has the same one; the exceptions are listed in the
+ * README ("Differences from express.static") and pinned by test/serve/dropin.test.js.
  *
  * Freshness: streamed files are opened and fstat'd before any header is written (size, and mtime
  * for originals, must match the manifest; otherwise the entry turns stale); folders are watched
@@ -23,7 +26,7 @@ const GONE = new Set(['ENOENT', 'ENOTDIR', 'ELOOP', 'EISDIR']);
  * identity file with its real fstat size, never with a variant.
  *
  * @param {string} root
- * @param {Partial<import('./options.js').ServeOptions> & { manifest?: string | false, maxAge?: number | string, spa?: boolean | string, index?: string | string[] | false, extensions?: string[] | false }} [options]
+ * @param {(Partial<import('./options.js').ServeOptions> & { manifest?: string | false, maxAge?: number | string, maxage?: number | string, spa?: boolean | string, index?: string | string[] | false, extensions?: string[] | false }) | null} [options]
  */
 export function serveStatic(root, options = {}) {
   const s = createState(normalizeServeOptions(root, options));
