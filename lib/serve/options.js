@@ -75,12 +75,20 @@ function byteCount(o, k) {
   return v;
 }
 
-function names(o, k, { allowFalse, strip }) {
+/**
+ * A name or a list of names (`false` for none). With `subpaths`, a name may be a relative path
+ * below the folder (`sub/index.html`, as express.static's `index` allows), never with `..`, `.`
+ * or empty segments.
+ */
+function names(o, k, { strip, subpaths }) {
   const v = o[k];
-  if (v === false && allowFalse) return Object.freeze([]);
+  if (v === false) return Object.freeze([]);
   const list = typeof v === 'string' ? [v] : v;
-  const ok = Array.isArray(list) && list.every((s) => typeof s === 'string' && s !== '' && !s.includes('/') && !s.includes('\\'));
-  if (!ok) throw optionError(`options.${k}`, `a file name or an array of file names${allowFalse ? ', or false' : ''}`, v);
+  const valid = (s) => typeof s === 'string' && s !== '' && !s.includes('\\') &&
+    (subpaths ? s.split('/').every((seg) => seg !== '' && seg !== '.' && seg !== '..') : !s.includes('/'));
+  if (!Array.isArray(list) || !list.every(valid)) {
+    throw optionError(`options.${k}`, `a file ${subpaths ? 'path' : 'name'} or an array of them, or false`, v);
+  }
   return Object.freeze(list.map((s) => (strip ? s.replace(/^\./, '') : s)));
 }
 
@@ -141,7 +149,7 @@ export function normalizeServeOptions(root, options = {}) {
     manifest,
     unlisted: bool(o, 'unlisted') || manifest === null,
     encodings: Object.freeze([...enc]),
-    index: names(o, 'index', { allowFalse: true, strip: false }),
+    index: names(o, 'index', { strip: false, subpaths: true }),
     dotfiles: o.dotfiles,
     etag: bool(o, 'etag'),
     lastModified: bool(o, 'lastModified'),
@@ -150,7 +158,7 @@ export function normalizeServeOptions(root, options = {}) {
     setHeaders: o.setHeaders,
     fallthrough: bool(o, 'fallthrough'),
     redirect: bool(o, 'redirect'),
-    extensions: names(o, 'extensions', { allowFalse: true, strip: true }),
+    extensions: names(o, 'extensions', { strip: true, subpaths: false }),
     spa,
     memoryBudget: byteCount(o, 'memoryBudget'),
     memoryFileLimit: byteCount(o, 'memoryFileLimit'),

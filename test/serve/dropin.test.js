@@ -119,6 +119,8 @@ const CASES = [
   ['If-Match other → 412 via next(err)', {}, '/index.html', { headers: { 'if-match': '"nope"' } }],
   ['If-Unmodified-Since in the past → 412', {}, '/small.txt', { headers: { 'if-unmodified-since': 'Thu, 01 Jan 1970 00:00:00 GMT' } }],
   ['If-Unmodified-Since its Last-Modified → 200', {}, '/small.txt', { headers: own('if-unmodified-since') }],
+  ['If-None-Match with its weak ETag (a file outside the manifest) → 304', { dotfiles: 'allow' }, '/.env', { headers: own('if-none-match') }],
+  ['If-Match: * on a file outside the manifest', { dotfiles: 'allow' }, '/.env', { headers: { 'if-match': '*' } }],
   ['etag: false, If-None-Match ignored', { etag: false }, '/index.html', { headers: { 'if-none-match': '*' } }],
   // ranges
   ['Range', {}, '/app.js', { headers: { range: 'bytes=0-99' } }],
@@ -139,6 +141,10 @@ const CASES = [
   ['index: false, folder without slash', { index: false }, '/docs', {}],
   ['index: a string', { index: 'guide.html' }, '/docs/', { headers: BR }],
   ['index: a list, first missing', { index: ['nope.html', 'guide.html'] }, '/docs/', { headers: GZ }],
+  ['index: a path below the folder', { index: 'sub/.hidden/deep.txt', dotfiles: 'allow' }, '/', {}],
+  ['index: a path below, missing', { index: 'x/index.html' }, '/docs/', {}],
+  ['a very long name', {}, `/${'a'.repeat(300)}`, {}],
+  ['a very long name, fallthrough: false', { fallthrough: false }, `/${'a'.repeat(300)}.txt`, {}],
   ['index at the root with a list', { index: ['nope.html', 'index.html'] }, '/', { headers: BR }],
   ['redirect: false', { redirect: false }, '/docs', {}],
   ['redirect: false, fallthrough: false', { redirect: false, fallthrough: false }, '/docs', {}],
@@ -362,6 +368,23 @@ describe('documented differences', () => {
     expect(ours.headers['content-range']).toBe(`bytes 0-99/${br.length}`);
     expect(ours.body.equals(br.subarray(0, 100))).toBe(true);
     expect(theirs.headers['content-range']).toBe(`bytes 0-99/${(await fs.stat(path.join(site.dir, 'app.js'))).size}`);
+  });
+
+  test('a symlink that leads out of the root is not followed (404); express.static serves what it points to', async () => {
+    const base = await tempDir('pc-dropin-link-');
+    await fs.mkdir(path.join(base, 'root'));
+    await fs.mkdir(path.join(base, 'outside'));
+    await fs.writeFile(path.join(base, 'outside', 'lib.js'), 'outside\n');
+    await fs.writeFile(path.join(base, 'root', 'in.txt'), 'inside\n');
+    await fs.symlink(path.join(base, 'outside'), path.join(base, 'root', 'vendor'));
+    await fs.symlink(path.join(base, 'root', 'in.txt'), path.join(base, 'root', 'alias.txt'));
+    const p = await pair(path.join(base, 'root'), E5, strict, { key: 'symlinks' });
+    const out = await both(p, '/vendor/lib.js');
+    expect([out.theirs.status, out.theirs.body]).toEqual([200, 'outside\n']);
+    expect(out.ours.status).toBe(404);
+    const inside = await both(p, '/alias.txt');
+    expect(inside.ours).toEqual(inside.theirs);
+    await fs.rm(base, { recursive: true, force: true });
   });
 
   test('Express 4: the Content-Type of Express 5 (mime-types), not of mime 1.x', async () => {
