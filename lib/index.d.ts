@@ -126,15 +126,23 @@ export interface ServeOptions {
   lastModified?: boolean;
   /** Send Cache-Control. Default true. */
   cacheControl?: boolean;
-  /** max-age in milliseconds or a string like `'1d'`. Default 0. */
-  maxAge?: number | string;
+  /**
+   * max-age in milliseconds, or a string read by `ms` like `'1d'`, `'2 days'`, `'1y'`, as express.static.
+   * Clamped to [0, one year] (`Infinity` is one year). Default 0.
+   */
+  maxAge?: number | string | null;
+  /** serve-static's lower-case spelling of `maxAge` (`maxAge` wins when both are set). */
+  maxage?: number | string | null;
   /** Add `immutable` to Cache-Control. Default false. */
   immutable?: boolean;
   /** Honour Range requests (on the selected representation). Default true. */
   acceptRanges?: boolean;
   /** Set custom headers before a response is sent. */
   setHeaders?: ((res: ServerResponse, path: string, stat: { size: number; mtime: Date; mtimeMs: number }, encoding: string) => void) | null;
-  /** A miss calls next() (true) or answers 404/405 itself (false). Default true. */
+  /**
+   * A miss or a rejected path calls next() (true), or next(err) with an http-errors object (false; other
+   * methods then get 405). A 412 or 416 always goes to next(err), as with express.static. Default true.
+   */
   fallthrough?: boolean;
   /** Redirect a folder path to its trailing-slash form. Default true. */
   redirect?: boolean;
@@ -164,8 +172,11 @@ export interface ServeStaticMiddleware {
   size(): number;
 }
 
-/** The manifest-driven replacement for express.static. Throws a PrecompressorError when the manifest is missing or invalid. */
-export function serveStatic(root: string, options?: ServeOptions): ServeStaticMiddleware;
+/**
+ * The manifest-driven replacement for express.static. Throws a TypeError for a missing or non-string root
+ * (as express.static), and a PrecompressorError for an invalid manifest, or a missing one without `unlisted`.
+ */
+export function serveStatic(root: string, options?: ServeOptions | null): ServeStaticMiddleware;
 
 export interface WatchOptions extends PrecompressOptions {
   /** Quiet time (ms) after the last event before a batch runs. Default 100. */

@@ -91,7 +91,8 @@ export function parseManifest(text, file) {
 }
 
 function unreadable(file, err) {
-  if (/** @type {any} */ (err).code === 'ENOENT') return null;
+  // missing: no such file, or a path through a file (a root that is a file has no manifest)
+  if (['ENOENT', 'ENOTDIR'].includes(/** @type {any} */ (err).code)) return null;
   throw new PrecompressorError('ERR_PRECOMPRESSOR_MANIFEST', `Cannot read manifest ${file}: ${/** @type {Error} */ (err).message}`, { path: file, cause: err });
 }
 

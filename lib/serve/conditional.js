@@ -17,9 +17,11 @@ function ifMatchPasses(header, etag) {
 /**
  * @param {import('node:http').IncomingHttpHeaders} req
  * @param {{ etag?: string, lastModified?: string }} rep effective validators (absent when disabled)
+ * @param {boolean} [cachable] false when the response already has a status other than 2xx/304
+ *   (a static error page): then never 304, as send
  * @returns {200 | 304 | 412}
  */
-export function evaluatePreconditions(req, rep) {
+export function evaluatePreconditions(req, rep, cachable = true) {
   const ifMatch = req['if-match'];
   if (ifMatch !== undefined) {
     if (!ifMatchPasses(ifMatch, rep.etag)) return 412;
@@ -31,7 +33,7 @@ export function evaluatePreconditions(req, rep) {
     }
   }
   const hasCond = req['if-none-match'] !== undefined || req['if-modified-since'] !== undefined;
-  if (hasCond && fresh(req, { etag: rep.etag, 'last-modified': rep.lastModified })) return 304;
+  if (cachable && hasCond && fresh(req, { etag: rep.etag, 'last-modified': rep.lastModified })) return 304;
   return 200;
 }
 

@@ -1,6 +1,5 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { PrecompressorError } from '../errors.js';
 import { readManifest, readManifestSync, VARIANT_SUFFIX, contentHash } from '../manifest.js';
 import { buildEntry, planMemory, addFolders, settingsTagOf } from './table.js';
 import { isTempPath } from '../fs-atomic.js';
@@ -25,8 +24,14 @@ export { readManifestSync };
 
 export { readManifest as readManifestAsync };
 
-/** True when `p` is `root` or inside it (separator-aware: `/public-x` is not inside `/public`). */
+/**
+ * True when `p` is `root` or inside it (separator-aware: `/public-x` is not inside `/public`).
+ * Nothing is inside a root that does not exist (null).
+ * @param {string | null} root
+ * @param {string} p
+ */
 export function isInside(root, p) {
+  if (root === null) return false;
   const prefix = root.endsWith(path.sep) ? root : root + path.sep;
   return p === root || p.startsWith(prefix);
 }
@@ -37,7 +42,7 @@ export function isInside(root, p) {
  * Returns the Check for buildEntry, or null when the file must not be served.
  * @param {string} rel
  * @param {import('../manifest.js').FileEntry} src
- * @param {{ root: string, realRoot: string, encodings: readonly string[], realDirs: Map<string, string | null> }} ctx
+ * @param {{ root: string, realRoot: string | null, encodings: readonly string[], realDirs: Map<string, string | null> }} ctx
  * @param {string[]} memory encodings (and 'identity') to load into memory
  */
 export function* checkEntry(rel, src, ctx, memory) {
@@ -128,20 +133,24 @@ function servable(rel, manifestRel) {
   return rel !== manifestRel && !isTempPath(rel);
 }
 
+/** Real path of the root, or null while it does not exist (express.static starts all the same). */
+export function realRootOf(root) {
+  try {
+    return fs.realpathSync.native(root);
+  } catch {
+    return null;
+  }
+}
+
 /**
- * Context shared by the table builders of one middleware.
+ * Context shared by the table builders of one middleware. `realRoot` is null while the root does
+ * not exist; a reload looks again.
  * @param {Readonly<import('./options.js').ServeOptions>} opts
  * @param {(encodings: string[]) => number} maskOf
  */
 export function loadContext(opts, maskOf) {
-  let realRoot;
-  try {
-    realRoot = fs.realpathSync.native(opts.root);
-  } catch (err) {
-    throw new PrecompressorError('ERR_PRECOMPRESSOR_DIR', `Cannot serve ${opts.root}: ${/** @type {Error} */ (err).message}`, { path: opts.root, cause: err });
-  }
   const manifestRel = opts.manifest === null ? null : relInside(opts.root, opts.manifest);
-  return { root: opts.root, realRoot, opts, maskOf, manifestRel };
+  return { root: opts.root, realRoot: realRootOf(opts.root), opts, maskOf, manifestRel };
 }
 
 /**
@@ -152,6 +161,7 @@ export function loadContext(opts, maskOf) {
  */
 export function buildTable(manifest, lctx, mode) {
   const { opts } = lctx;
+  if (lctx.realRoot === null) lctx.realRoot = realRootOf(lctx.root);
   const tctx = { root: lctx.root, opts, maskOf: lctx.maskOf, settingsTag: settingsTagOf(manifest?.settings) };
   const cctx = { root: lctx.root, realRoot: lctx.realRoot, encodings: opts.encodings, realDirs: new Map() };
   const files = manifest?.files ?? {};

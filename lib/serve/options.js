@@ -1,4 +1,5 @@
 import path from 'node:path';
+import ms from 'ms';
 import { optionError } from '../errors.js';
 import { MANIFEST_NAME, fillOptions } from '../options.js';
 import { VARIANT_SUFFIX } from '../manifest.js';
@@ -20,6 +21,7 @@ export const SERVE_DEFAULTS = Object.freeze({
   lastModified: true,
   cacheControl: true,
   maxAge: 0,
+  maxage: 0, // serve-static's lower-case spelling; maxAge wins when both are set
   immutable: false,
   acceptRanges: true,
   setHeaders: null,
@@ -33,21 +35,33 @@ export const SERVE_DEFAULTS = Object.freeze({
 });
 
 
-const UNITS = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000, w: 604_800_000, y: 31_557_600_000 };
-const DURATION = /^(\d+(?:\.\d+)?|\.\d+)\s*(ms|s|m|h|d|w|y)?$/i;
-
 /**
- * Parse a duration like serve-static's `maxAge`: a number of milliseconds or a string such as
- * "1d", "2h", "30m", "10s", "500ms", "1y", "1.5h", "100" (ms). Returns NaN for anything else.
- * @param {number | string} value
+ * Parse `maxAge` as express.static does (send): a number of milliseconds, or a string read by the
+ * `ms` package that send itself uses ("1d", "2 days", "1y", "500ms", "100"), clamped to
+ * [0, one year]; Infinity is one year, negative values are 0, and null or false (express.static's
+ * "unset") are 0. Returns NaN for what express.static would silently turn into 0 (NaN, "abc", an
+ * object), so that a typo fails at startup instead.
+ * @param {unknown} value
  * @returns {number}
  */
 export function parseDuration(value) {
-  if (typeof value === 'number') return Number.isFinite(value) && value >= 0 ? value : NaN;
-  if (typeof value !== 'string') return NaN;
-  const m = DURATION.exec(value.trim());
-  if (!m) return NaN;
-  return Number(m[1]) * UNITS[/** @type {keyof typeof UNITS} */ ((m[2] ?? 'ms').toLowerCase())];
+  let n = NaN;
+  if (value === null || value === false) n = 0;
+  else if (typeof value === 'number') n = value;
+  else if (typeof value === 'string' && value.trim() !== '') n = ms(/** @type {any} */ (value)) ?? NaN;
+  return Number.isNaN(n) ? NaN : Math.min(Math.max(0, n), MAX_MAX_AGE_MS);
+}
+
+/**
+ * The root argument, checked as express.static checks it, with the same TypeErrors (and our code).
+ * @param {unknown} root
+ * @returns {string}
+ */
+export function checkRoot(root) {
+  if (root && typeof root === 'string') return root;
+  const fault = root ? 'root path must be a string' : 'root path required';
+  const err = new TypeError(`${fault}: ${optionError('root', 'a non-empty path string', root).message}`);
+  throw Object.assign(err, { code: 'ERR_PRECOMPRESSOR_OPTION' });
 }
 
 function bool(o, k) {
@@ -61,12 +75,20 @@ function byteCount(o, k) {
   return v;
 }
 
-function names(o, k, { allowFalse, strip }) {
+/**
+ * A name or a list of names (`false` for none). With `subpaths`, a name may be a relative path
+ * below the folder (`sub/index.html`, as express.static's `index` allows), never with `..`, `.`
+ * or empty segments.
+ */
+function names(o, k, { strip, subpaths }) {
   const v = o[k];
-  if (v === false && allowFalse) return Object.freeze([]);
+  if (v === false) return Object.freeze([]);
   const list = typeof v === 'string' ? [v] : v;
-  const ok = Array.isArray(list) && list.every((s) => typeof s === 'string' && s !== '' && !s.includes('/') && !s.includes('\\'));
-  if (!ok) throw optionError(`options.${k}`, `a file name or an array of file names${allowFalse ? ', or false' : ''}`, v);
+  const valid = (s) => typeof s === 'string' && s !== '' && !s.includes('\\') &&
+    (subpaths ? s.split('/').every((seg) => seg !== '' && seg !== '.' && seg !== '..') : !s.includes('/'));
+  if (!Array.isArray(list) || !list.every(valid)) {
+    throw optionError(`options.${k}`, `a file ${subpaths ? 'path' : 'name'} or an array of them, or false`, v);
+  }
   return Object.freeze(list.map((s) => (strip ? s.replace(/^\./, '') : s)));
 }
 
@@ -91,9 +113,8 @@ function names(o, k, { allowFalse, strip }) {
  * @returns {Readonly<ServeOptions>}
  */
 export function normalizeServeOptions(root, options = {}) {
-  if (typeof root !== 'string' || root === '') throw optionError('root', 'a non-empty string', root);
-  const o = fillOptions(options, SERVE_DEFAULTS);
-  const absRoot = path.resolve(root);
+  const absRoot = path.resolve(checkRoot(root));
+  const o = fillOptions(options ?? {}, SERVE_DEFAULTS);
 
   let manifest = null;
   if (o.manifest === null || (typeof o.manifest === 'string' && o.manifest !== '')) {
@@ -109,10 +130,11 @@ export function normalizeServeOptions(root, options = {}) {
   if (!['ignore', 'deny', 'allow'].includes(o.dotfiles)) {
     throw optionError('options.dotfiles', '"ignore", "deny" or "allow"', o.dotfiles);
   }
-  const maxAge = parseDuration(o.maxAge);
-  if (Number.isNaN(maxAge)) throw optionError('options.maxAge', 'a number of milliseconds or a duration string like "1d"', o.maxAge);
+  const key = o.maxAge || !o.maxage ? 'maxAge' : 'maxage';
+  const maxAge = parseDuration(o[key]);
+  if (Number.isNaN(maxAge)) throw optionError(`options.${key}`, 'a number of milliseconds or a duration string like "1d"', o[key]);
   const cacheControl = bool(o, 'cacheControl')
-    ? `public, max-age=${Math.floor(Math.min(maxAge, MAX_MAX_AGE_MS) / 1000)}${bool(o, 'immutable') ? ', immutable' : ''}`
+    ? `public, max-age=${Math.floor(maxAge / 1000)}${bool(o, 'immutable') ? ', immutable' : ''}`
     : (bool(o, 'immutable'), null);
   if (o.setHeaders !== null && typeof o.setHeaders !== 'function') {
     throw optionError('options.setHeaders', 'a function', o.setHeaders);
@@ -127,7 +149,7 @@ export function normalizeServeOptions(root, options = {}) {
     manifest,
     unlisted: bool(o, 'unlisted') || manifest === null,
     encodings: Object.freeze([...enc]),
-    index: names(o, 'index', { allowFalse: true, strip: false }),
+    index: names(o, 'index', { strip: false, subpaths: true }),
     dotfiles: o.dotfiles,
     etag: bool(o, 'etag'),
     lastModified: bool(o, 'lastModified'),
@@ -136,7 +158,7 @@ export function normalizeServeOptions(root, options = {}) {
     setHeaders: o.setHeaders,
     fallthrough: bool(o, 'fallthrough'),
     redirect: bool(o, 'redirect'),
-    extensions: names(o, 'extensions', { allowFalse: true, strip: true }),
+    extensions: names(o, 'extensions', { strip: true, subpaths: false }),
     spa,
     memoryBudget: byteCount(o, 'memoryBudget'),
     memoryFileLimit: byteCount(o, 'memoryFileLimit'),

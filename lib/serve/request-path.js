@@ -1,3 +1,5 @@
+import encodeUrl from 'encodeurl';
+
 /**
  * Request target → safe relative path. Pure: no file system, no URL class (which would silently
  * normalise `..` and `%2e%2e` away). The path is percent-decoded exactly once, segment by segment.
@@ -72,18 +74,31 @@ function fail(status, reason) {
 }
 
 /**
- * Location for the trailing-slash redirect of a folder. Built from the original URL's path (so a
- * mount prefix is kept) with leading slashes collapsed to one, so that `//evil.example/dir`
- * cannot become a protocol-relative redirect to another origin. The query string is kept.
+ * Location for the trailing-slash redirect of a folder, as express.static builds it: the original
+ * URL's path (so a mount prefix is kept) plus `/`, the query kept, leading slashes collapsed to
+ * one (so that `//evil.example/dir` cannot become a protocol-relative redirect to another origin),
+ * then `encodeurl` (UTF-8 percent-encoding of what may not appear raw, existing escapes kept).
+ * Unlike express.static, the scheme and host of an absolute-form request target are dropped and
+ * backslashes are encoded (browsers read `/\\host` as `//host`), so the redirect always stays on
+ * the same origin.
  * @param {string} originalUrl
  */
 export function folderRedirectLocation(originalUrl) {
-  let url = originalUrl;
-  if (url[0] !== '/') url = url.replace(/^[a-z][a-z0-9+.-]*:\/\/[^/?#]*/i, '');
-  const q = url.search(/[?#]/);
-  const pathname = q === -1 ? url : url.slice(0, q);
-  const search = q === -1 ? '' : url.slice(q).replace(/#.*$/, '');
-  const location = `${pathname.replace(/^[/\\]*/, '/')}/${search}`;
-  // keep the request's bytes, but never put a control or non-ASCII character in a header
-  return location.replace(/[^\x21-\x7e]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase().padStart(2, '0')}`);
+  const { pathname, search } = splitUrl(originalUrl);
+  // encodeurl leaves `\` raw, and browsers read `/\host` as `//host`: it is encoded too
+  return encodeUrl(`/${pathname.replace(/^\/+/, '')}/${search}`).replaceAll('\\', '%5C');
+}
+
+/**
+ * The path and the query (with its `?`) of a request target, without the scheme and host of the
+ * absolute form and without a fragment. An empty path is `/`.
+ * @param {string} url
+ */
+export function splitUrl(url) {
+  let u = url;
+  if (u[0] !== '/') u = u.replace(/^[a-z][a-z0-9+.-]*:\/\/[^/?#]*/i, '');
+  u = u.replace(/#.*$/s, '');
+  const q = u.indexOf('?');
+  const pathname = q === -1 ? u : u.slice(0, q);
+  return { pathname: pathname === '' ? '/' : pathname, search: q === -1 ? '' : u.slice(q) };
 }

@@ -49,6 +49,39 @@ function needsMerge(res, hook) {
 }
 
 /**
+ * The header arrays and validators of `rep` for this response: the setHeaders hook runs first,
+ * then what it (or an earlier middleware) set wins over ours and Vary is appended.
+ */
+function headersFor(res, entry, rep, opts, stat) {
+  const h = {
+    head: rep.head, head304: rep.head304,
+    etag: opts.etag ? rep.etag : undefined, lastModified: opts.lastModified ? rep.lastModified : undefined,
+  };
+  if (opts.setHeaders) opts.setHeaders(res, entry.path, stat ?? rep.stat, rep.encoding);
+  if (needsMerge(res, opts.setHeaders)) {
+    h.head = merge(res, h.head);
+    h.head304 = merge(res, h.head304);
+    const userEtag = res.getHeader('etag');
+    if (userEtag !== undefined) h.etag = String(userEtag);
+    const userLm = res.getHeader('last-modified');
+    if (userLm !== undefined) h.lastModified = String(userLm);
+  }
+  return h;
+}
+
+/**
+ * A 412 or 416 handed to `reject` (express.static passes them to next(err)): the response keeps
+ * the representation's metadata headers, as send leaves them, for the error handler's answer.
+ */
+function rejectWith(res, head, status, reject, extra) {
+  for (let i = 0; i < head.length; i += 2) {
+    if (head[i] !== 'Content-Length' && head[i] !== 'Content-Encoding') res.setHeader(head[i], head[i + 1]);
+  }
+  for (const [k, v] of Object.entries(extra)) res.setHeader(k, v);
+  reject(status, Object.keys(extra).length > 0 ? { headers: extra } : undefined);
+}
+
+/**
  * @param {import('node:http').IncomingMessage} req
  * @param {import('node:http').ServerResponse} res
  * @param {{ path: string, vary: boolean }} entry
@@ -56,69 +89,61 @@ function needsMerge(res, hook) {
  * @param {number | null} fd open descriptor of rep.file, or null when rep.body is in memory
  * @param {Readonly<import('./options.js').ServeOptions>} opts
  * @param {import('node:fs').Stats} [stat] fstat of fd, passed to setHeaders
+ * @param {(status: 412 | 416, props?: { headers: Record<string, string> }) => void} [reject]
+ *   called instead of answering 412/416 (the middleware passes them to next(err), as express.static)
  */
-export function respond(req, res, entry, rep, fd, opts, stat) {
-  let head = rep.head;
-  let head304 = rep.head304;
-  let etag = opts.etag ? rep.etag : undefined;
-  let lastModified = opts.lastModified ? rep.lastModified : undefined;
-  if (opts.setHeaders) opts.setHeaders(res, entry.path, stat ?? rep.stat, rep.encoding);
-  if (needsMerge(res, opts.setHeaders)) {
-    head = merge(res, head);
-    head304 = merge(res, head304);
-    const userEtag = res.getHeader('etag');
-    if (userEtag !== undefined) etag = String(userEtag);
-    const userLm = res.getHeader('last-modified');
-    if (userLm !== undefined) lastModified = String(userLm);
-  }
-  const pre = evaluatePreconditions(req.headers, { etag, lastModified });
+export function respond(req, res, entry, rep, fd, opts, stat, reject) {
+  const h = headersFor(res, entry, rep, opts, stat);
+  // a status set before (an error page served from a file) is kept, and never turned into a 304
+  const status = res.statusCode;
+  const cachable = (status >= 200 && status < 300) || status === 304;
+  const pre = evaluatePreconditions(req.headers, h, cachable);
   if (pre !== 200) {
     closeFd(fd);
     if (pre === 304) {
-      for (const h of CONTENT_HEADERS) if (res.hasHeader(h)) res.removeHeader(h);
-      res.writeHead(304, head304);
+      for (const name of CONTENT_HEADERS) if (res.hasHeader(name)) res.removeHeader(name);
+      res.writeHead(304, h.head304);
       res.end();
+    } else if (reject) {
+      rejectWith(res, h.head, 412, reject, {});
     } else {
       res.writeHead(412, [...varyHead(res, entry), 'Content-Length', '0']);
       res.end();
     }
     return;
   }
-
-  const size = rep.size;
-  let status = 200;
-  let start = 0;
-  let end = size - 1;
-  if (opts.acceptRanges && req.headers.range !== undefined) {
-    const r = evaluateRange(req.headers, size, { etag, lastModified });
-    if (r.kind === 'unsatisfiable') {
-      closeFd(fd);
-      res.writeHead(416, [...varyHead(res, entry), 'Accept-Ranges', 'bytes', 'Content-Range', `bytes */${size}`, 'Content-Length', '0']);
-      res.end();
-      return;
-    }
-    if (r.kind === 'partial') {
-      status = 206;
-      start = r.start;
-      end = r.end;
-      head = [...head, 'Content-Range', `bytes ${start}-${end}/${size}`];
-      head[head.indexOf('Content-Length') + 1] = String(end - start + 1);
-    }
-  }
-  const length = end - start + 1;
-  if (req.method === 'HEAD' || length === 0) {
+  const r = opts.acceptRanges && req.headers.range !== undefined ? evaluateRange(req.headers, rep.size, h) : null;
+  if (r?.kind === 'unsatisfiable') {
     closeFd(fd);
-    res.writeHead(status, head);
+    const contentRange = `bytes */${rep.size}`;
+    if (reject) return rejectWith(res, h.head, 416, reject, { 'Content-Range': contentRange });
+    res.writeHead(416, [...varyHead(res, entry), 'Accept-Ranges', 'bytes', 'Content-Range', contentRange, 'Content-Length', '0']);
     res.end();
     return;
   }
-  if (rep.body !== null) {
-    res.writeHead(status, head);
-    res.end(status === 206 ? rep.body.subarray(start, end + 1) : rep.body);
-    return;
-  }
+  if (r?.kind === 'partial') return sendBytes(req, res, rep, fd, stat, 206, rangeHead(h.head, r, rep.size), r);
+  sendBytes(req, res, rep, fd, stat, status, h.head, { start: 0, end: rep.size - 1 });
+}
+
+/** The 200 header array turned into the 206 one for bytes [start, end]. */
+function rangeHead(head, { start, end }, size) {
+  const out = [...head, 'Content-Range', `bytes ${start}-${end}/${size}`];
+  out[out.indexOf('Content-Length') + 1] = String(end - start + 1);
+  return out;
+}
+
+/** Write the head and bytes [start, end] of the representation (none for HEAD), from memory or fd. */
+function sendBytes(req, res, rep, fd, stat, status, head, { start, end }) {
+  const length = end - start + 1;
   res.writeHead(status, head);
-  streamFd(res, /** @type {number} */ (fd), start, end, length, stat);
+  if (req.method === 'HEAD' || length <= 0) {
+    closeFd(fd);
+    res.end();
+  } else if (rep.body !== null) {
+    res.end(status === 206 ? rep.body.subarray(start, end + 1) : rep.body);
+  } else {
+    streamFd(res, /** @type {number} */ (fd), start, end, length, stat);
+  }
 }
 
 /**

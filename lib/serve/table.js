@@ -63,7 +63,8 @@ export function etagOf(hash, encoding, size, settingsTag) {
  * @returns {Rep}
  */
 function makeRep(encoding, file, size, etag, mtimeMs, body, entryInfo, opts) {
-  const lastModified = new Date(mtimeMs).toUTCString();
+  // fs.Stats rounds mtimeMs to its mtime Date; send's Last-Modified and ETag come from that Date
+  const lastModified = new Date(Math.round(mtimeMs)).toUTCString();
   const head = ['Content-Type', entryInfo.type, 'Content-Length', String(size)];
   if (encoding !== 'identity') head.push('Content-Encoding', encoding);
   if (opts.acceptRanges) head.push('Accept-Ranges', 'bytes');
@@ -73,10 +74,12 @@ function makeRep(encoding, file, size, etag, mtimeMs, body, entryInfo, opts) {
   if (opts.cacheControl) validators.push('Cache-Control', opts.cacheControl);
   if (opts.lastModified) head.push('Last-Modified', lastModified);
   head.push(...validators);
-  // RFC 9110 §15.4.5: a 304 carries the validators and Vary; Last-Modified only without an ETag
+  // a 304 carries what express.static's does: the 200's headers without the Content-* ones
+  // (RFC 9110 §15.4.5 allows them: they guide the cache's update of the stored response)
   const head304 = [...validators];
-  if (opts.lastModified && !opts.etag) head304.push('Last-Modified', lastModified);
-  const stat = Object.freeze({ size, mtimeMs, mtime: new Date(mtimeMs) });
+  if (opts.acceptRanges) head304.push('Accept-Ranges', 'bytes');
+  if (opts.lastModified) head304.push('Last-Modified', lastModified);
+  const stat = Object.freeze({ size, mtimeMs, mtime: new Date(Math.round(mtimeMs)) });
   return { encoding, file, size, etag, lastModified, mtimeMs, body, head, head304, stat };
 }
 
@@ -91,7 +94,7 @@ function makeRep(encoding, file, size, etag, mtimeMs, body, entryInfo, opts) {
  * @returns {Rep}
  */
 export function statRep(file, type, vary, st, opts) {
-  const etag = `W/"${st.size.toString(16)}-${Math.floor(st.mtimeMs).toString(16)}"`;
+  const etag = `W/"${st.size.toString(16)}-${Math.round(st.mtimeMs).toString(16)}"`;
   return makeRep('identity', file, st.size, etag, st.mtimeMs, null, { type, vary }, opts);
 }
 
@@ -175,8 +178,10 @@ export function resolveEntry(table, p, opts) {
   if (!slash) {
     const entry = table.files.get(rel);
     if (entry) return { entry };
-    if (rel !== '' && table.dirs.has(rel)) return opts.redirect ? { redirect: true } : null;
-    if (rel !== '') {
+    // rel '' without a slash: the mount point of a mounted middleware, a folder if it has files
+    if (table.dirs.has(rel) && (rel !== '' || table.files.size > 0)) return opts.redirect ? { redirect: true } : null;
+    // like send: extensions are tried only for a path without one
+    if (rel !== '' && path.posix.extname(rel) === '') {
       for (const ext of opts.extensions) {
         const hit = table.files.get(`${rel}.${ext}`);
         if (hit) return { entry: hit };

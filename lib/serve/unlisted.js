@@ -5,9 +5,13 @@ import { isTempPath } from '../fs-atomic.js';
 
 /**
  * Stat-based lookup of files that the manifest does not list (only with `unlisted`): a request
- * path → the real file to serve, a folder redirect, or null. A file is found only when its real
- * path (symlinks resolved) is inside the real root, is not one of our temp files and is not the
- * manifest, reached under any name.
+ * path → the real file to serve, a folder redirect, or null, with express.static's rules (index
+ * files for a folder URL, a redirect for a folder without its slash, `extensions` only for a
+ * path without one). A file is found only when its real path (symlinks resolved) is inside the
+ * real root, is not one of our temp files and is not the manifest, reached under any name.
+ *
+ * The root may not exist yet (express.static starts all the same): its real path is then looked
+ * up again per request until it exists.
  *
  * The manifest's real path is resolved once, at start and again on each `refresh()` (the
  * middleware calls it on every reload, which the watcher triggers when the manifest is written,
@@ -15,9 +19,9 @@ import { isTempPath } from '../fs-atomic.js';
  * manifest that appears later is never served before the next reload.
  *
  * @param {Readonly<import('./options.js').ServeOptions>} opts
- * @param {string} realRoot real path of `opts.root`
+ * @param {string | null} initialRealRoot real path of `opts.root`, null when it does not exist
  */
-export function createUnlistedLookup(opts, realRoot) {
+export function createUnlistedLookup(opts, initialRealRoot) {
   const realManifest = () => (opts.manifest === null ? null : fs.promises.realpath(opts.manifest).catch(() => null));
   /** @type {string | null} */
   let manifestReal = null;
@@ -26,44 +30,48 @@ export function createUnlistedLookup(opts, realRoot) {
   } catch {
     // not there (yet): resolved per request until a reload finds it
   }
+  let realRoot = initialRealRoot;
 
   async function isManifest(real) {
     if (opts.manifest === null) return false;
     return real === (manifestReal ?? (await realManifest()));
   }
 
+  /** @returns {Promise<{ rel: string, logical: string, real: string, dir: boolean } | null>} */
   async function tryFile(rel) {
-    const logical = path.join(opts.root, ...rel.split('/'));
+    const logical = rel === '' ? opts.root : path.join(opts.root, ...rel.split('/'));
     const real = await fs.promises.realpath(logical).catch(() => null);
     if (real === null || !isInside(realRoot, real) || isTempPath(real)) return null;
     if (await isManifest(real)) return null;
     const st = await fs.promises.stat(real).catch(() => null);
     if (st === null) return null;
-    return { rel, logical, real, dir: st.isDirectory() };
+    // the root itself may be a file (express.static serves it for its mount point)
+    return { rel: rel === '' ? path.basename(real) : rel, logical, real, dir: st.isDirectory() };
+  }
+
+  /** The first of `names` that is a file. */
+  async function firstFile(names) {
+    for (const rel of names) {
+      const f = await tryFile(rel);
+      if (f && !f.dir) return f;
+    }
+    return null;
   }
 
   /**
-   * @param {{ rel: string, slash: boolean }} p parsed request path
+   * @param {{ rel: string, slash: boolean }} p parsed request path; rel '' without slash is the
+   *   mount point of a mounted middleware requested without its trailing slash
    * @returns {Promise<{ rel: string, logical: string, real: string } | { redirect: true } | null>}
    */
   async function find(p) {
-    const hit = p.rel === '' ? { rel: '', logical: opts.root, real: realRoot, dir: true } : await tryFile(p.rel);
-    if (hit && !hit.dir && !p.slash) return hit;
-    if (hit && hit.dir && !p.slash) return opts.redirect ? { redirect: true } : null;
-    if (hit && hit.dir) {
-      for (const name of opts.index) {
-        const f = await tryFile(p.rel === '' ? name : `${p.rel}/${name}`);
-        if (f && !f.dir) return f;
-      }
-      return null;
-    }
-    if (!hit && !p.slash && p.rel !== '') {
-      for (const ext of opts.extensions) {
-        const f = await tryFile(`${p.rel}.${ext}`);
-        if (f && !f.dir) return f;
-      }
-    }
-    return null;
+    realRoot ??= await fs.promises.realpath(opts.root).catch(() => null);
+    if (realRoot === null) return null;
+    const hit = await tryFile(p.rel);
+    if (hit && !hit.dir) return p.slash ? null : hit;
+    if (hit && !p.slash) return opts.redirect ? { redirect: true } : null;
+    if (hit) return firstFile(opts.index.map((name) => (p.rel === '' ? name : `${p.rel}/${name}`)));
+    if (p.slash || p.rel === '' || path.posix.extname(p.rel) !== '') return null;
+    return firstFile(opts.extensions.map((ext) => `${p.rel}.${ext}`));
   }
 
   /** Resolve the manifest's real path again (it may have been created, deleted or re-linked). */

@@ -120,10 +120,14 @@ describe.each(FRAMEWORKS)('%s', (name, express) => {
     expect(r.headers['content-encoding']).toBe('br');
     expect(r.headers['cache-control']).toBe('public, max-age=86400');
     expect((await get('/static/docs')).headers.location).toBe('/static/docs/');
+    // the mount point itself, without its slash (manifest mode: the table knows the root has files)
+    const mount = await get('/static?v=1');
+    expect([mount.status, mount.headers.location]).toEqual([301, '/static/?v=1']);
+    expect(mount.body.toString()).toContain('Redirecting to /static/?v=1');
     expect(decode(await get('/static/docs/', { 'accept-encoding': 'gzip' })).toString()).toContain('<p>docs</p>');
   });
 
-  test('fallthrough: false → next(err) with status 404/400; other methods → 405', async () => {
+  test('fallthrough: false → next(err) with status 404/400 (http-errors); other methods → 405', async () => {
     const miss = await get('/strict/missing.js');
     expect([miss.status, miss.body.toString()]).toEqual([404, 'error 404']);
     const bad = await get('/strict/%zz');

@@ -1,12 +1,14 @@
 import path from 'node:path';
 import { normalizeServeOptions, parseDuration, SERVE_DEFAULTS } from '../../lib/serve/options.js';
 
-describe('parseDuration', () => {
+describe('parseDuration (as express.static reads maxAge, with ms, capped at one year)', () => {
+  const YEAR = 31_536_000_000;
   test.each([
     [0, 0], [1500, 1500], ['100', 100], ['500ms', 500], ['10s', 10_000], ['30m', 1_800_000], ['2h', 7_200_000],
-    ['1d', 86_400_000], ['1w', 604_800_000], ['1y', 31_557_600_000], ['1.5h', 5_400_000], [' 2D ', 172_800_000], ['.5s', 500],
+    ['1d', 86_400_000], ['2 days', 172_800_000], ['1w', 604_800_000], ['1y', YEAR], ['1.5h', 5_400_000], ['.5s', 500],
+    [Infinity, YEAR], [10 * YEAR, YEAR], [-1, 0], ['-1d', 0], [null, 0], [false, 0],
   ])('%j → %d ms', (v, ms) => expect(parseDuration(v)).toBe(ms));
-  test.each([[-1], [NaN], [Infinity], ['abc'], ['1 day'], ['-1d'], [''], [null], [{}]])('%j is invalid', (v) => {
+  test.each([[NaN], ['abc'], ['1 fortnight'], [''], [' 2D '], [{}], [true]])('%j is invalid (express.static would silently use 0)', (v) => {
     expect(parseDuration(v)).toBeNaN();
   });
 });
@@ -45,11 +47,14 @@ describe('normalizeServeOptions', () => {
   });
   test.each([
     [{ dotfiles: 'hide' }, 'Expected options.dotfiles to be "ignore", "deny" or "allow", got "hide" (string)'],
-    [{ maxAge: '1 day' }, 'Expected options.maxAge to be a number of milliseconds or a duration string like "1d", got "1 day" (string)'],
+    [{ maxAge: '1 fortnight' }, 'Expected options.maxAge to be a number of milliseconds or a duration string like "1d", got "1 fortnight" (string)'],
+    [{ maxage: 'soon' }, 'Expected options.maxage to be a number of milliseconds or a duration string like "1d", got "soon" (string)'],
     [{ etag: 'yes' }, 'Expected options.etag to be a boolean, got "yes" (string)'],
     [{ encodings: ['br', 'deflate'] }, 'Expected options.encodings to be an array of distinct encodings among br, gzip, zstd, got ["br","deflate"] (array)'],
     [{ setHeaders: 1 }, 'Expected options.setHeaders to be a function, got 1 (number)'],
-    [{ index: ['a/b.html'] }, 'Expected options.index to be a file name or an array of file names, or false, got ["a/b.html"] (array)'],
+    [{ index: ['../b.html'] }, 'Expected options.index to be a file path or an array of them, or false, got ["../b.html"] (array)'],
+    [{ index: ['a//b.html'] }, 'Expected options.index to be a file path or an array of them, or false, got ["a//b.html"] (array)'],
+    [{ extensions: ['a/b'] }, 'Expected options.extensions to be a file name or an array of them, or false, got ["a/b"] (array)'],
     [{ spa: '../x.html' }, 'Expected options.spa to be a boolean or a file path relative to root, got "../x.html" (string)'],
     [{ memoryBudget: -1 }, 'Expected options.memoryBudget to be a non-negative integer (bytes), got -1 (number)'],
     [{ manifest: '' }, 'Expected options.manifest to be a non-empty path string or false, got "" (string)'],
@@ -63,7 +68,15 @@ describe('normalizeServeOptions', () => {
     }
     expect(err).toMatchObject({ code: 'ERR_PRECOMPRESSOR_OPTION', message });
   });
-  test('root must be a non-empty string', () => {
-    expect(() => normalizeServeOptions('')).toThrow('Expected root to be a non-empty string');
+  test('root: the TypeErrors of express.static, with our code', () => {
+    expect(() => normalizeServeOptions('')).toThrow(TypeError);
+    expect(() => normalizeServeOptions('')).toThrow('root path required: Expected root to be a non-empty path string, got "" (string)');
+    expect(() => normalizeServeOptions(42)).toThrow('root path must be a string: Expected root to be a non-empty path string, got 42 (number)');
+  });
+  test('options null is options undefined; maxage is maxAge\'s other spelling', () => {
+    expect(normalizeServeOptions('s', null)).toEqual(normalizeServeOptions('s'));
+    expect(normalizeServeOptions('s', { maxage: '1h' }).cacheControl).toBe('public, max-age=3600');
+    expect(normalizeServeOptions('s', { maxage: '1h', maxAge: '2h' }).cacheControl).toBe('public, max-age=7200');
+    expect(normalizeServeOptions('s', { maxAge: Infinity }).cacheControl).toBe('public, max-age=31536000');
   });
 });

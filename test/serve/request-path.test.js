@@ -61,9 +61,13 @@ describe('folderRedirectLocation', () => {
     ['/docs?x=1', '/docs/?x=1'],
     ['/static/docs', '/static/docs/'],
     ['//evil.example/docs', '/evil.example/docs/'],
-    ['/\\evil.example', '/evil.example/'],
+    ['/\\evil.example', '/%5Cevil.example/'],
+    ['///evil.example/docs?q', '/evil.example/docs/?q'],
     ['http://evil.example/docs', '/docs/'],
-    ['/caf\u00e9', '/caf%E9/'],
+    ['/caf\u00e9', '/caf%C3%A9/'],
+    ['/\u2603', '/%E2%98%83/'],
+    ['/caf%C3%A9?x=%20&y', '/caf%C3%A9/?x=%20&y'],
+    ['/a b<">', '/a%20b%3C%22%3E/'],
     ['/a\r\nSet-Cookie:x', '/a%0D%0ASet-Cookie:x/'],
   ])('%j → %j', (url, location) => {
     expect(folderRedirectLocation(url)).toBe(location);

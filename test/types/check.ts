@@ -15,6 +15,8 @@ async function main(): Promise<void> {
   http.createServer((req, res) => mw(req, res, () => { res.statusCode = 404; res.end(); })).listen(0);
   await mw.reload();
   mw.close();
+  serveStatic('uploads', null).close();
+  serveStatic('uploads', { maxage: Infinity, unlisted: true }).close();
 
   const w = watch('dist', { debounce: 50, exclude: '**/*.map' });
   const first: Report = await w.ready;
