@@ -3,9 +3,9 @@ import path from 'node:path';
 import { PrecompressorError } from '../errors.js';
 import { VARIANT_SUFFIX } from '../manifest.js';
 import { normalizeServeOptions } from './options.js';
-import { createNegotiator } from './negotiate.js';
+import { createNegotiator, acceptsHtml } from './negotiate.js';
 import { parseRequestPath, folderRedirectLocation } from './request-path.js';
-import { resolveEntry, statRep, contentTypeOf, varyHead } from './table.js';
+import { resolveEntry, statRep, contentTypeOf, varyHead, appendVary } from './table.js';
 import { readManifestSync, readManifestAsync, loadContext, buildTable } from './load.js';
 import { createStaleQueue } from './stale.js';
 import { respond, endWith, isGone } from './respond.js';
@@ -202,9 +202,11 @@ export function serveStatic(root, options = {}) {
     endWith(req, res, 301, ['Location', location]);
   }
 
+  /** A miss: the SPA shell for a navigation (Accept names text/html) when `spa` is set, else 404. */
   function spaOrPass(req, res, next, p) {
-    const last = p.rel.slice(p.rel.lastIndexOf('/') + 1);
-    if (opts.spa !== null && !last.includes('.')) {
+    if (opts.spa !== null) {
+      res.setHeader('Vary', appendVary(res.getHeader('vary'), 'Accept')); // the answer depends on Accept
+      if (!acceptsHtml(req.headers.accept)) return pass(req, res, next, 404);
       const entry = state.table.files.get(opts.spa);
       if (entry) return serveEntry(req, res, next, entry);
       if (opts.unlisted) {
