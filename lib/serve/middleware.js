@@ -203,7 +203,7 @@ export function serveStatic(root, options = {}) {
   }
 
   /** A miss: the SPA shell for a navigation (Accept names text/html) when `spa` is set, else 404. */
-  function spaOrPass(req, res, next, p) {
+  function spaOrPass(req, res, next) {
     if (opts.spa !== null) {
       res.setHeader('Vary', appendVary(res.getHeader('vary'), 'Accept')); // the answer depends on Accept
       if (!acceptsHtml(req.headers.accept)) return pass(req, res, next, 404);
@@ -227,11 +227,11 @@ export function serveStatic(root, options = {}) {
     if (p.dotfile && opts.dotfiles !== 'allow') return pass(req, res, next, opts.dotfiles === 'deny' ? 403 : 404);
     const hit = resolveEntry(state.table, p, opts);
     if (hit !== null) return 'redirect' in hit ? redirect(req, res) : serveEntry(req, res, next, hit.entry);
-    if (!opts.unlisted || p.rel === state.table.manifestRel) return spaOrPass(req, res, next, p);
+    if (!opts.unlisted || p.rel === state.table.manifestRel) return spaOrPass(req, res, next);
     unlisted.find(p).then((f) => {
-      if (f === null) return spaOrPass(req, res, next, p);
+      if (f === null) return spaOrPass(req, res, next);
       if ('redirect' in f) return redirect(req, res);
-      serveFromDisk(req, res, next, { file: f.real, path: f.logical, type: contentTypeOf(f.rel), vary: false }, () => spaOrPass(req, res, next, p));
+      serveFromDisk(req, res, next, { file: f.real, path: f.logical, type: contentTypeOf(f.rel), vary: false }, () => spaOrPass(req, res, next));
     }, (err) => fail(req, res, next, err));
   }
 
