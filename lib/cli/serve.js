@@ -23,7 +23,7 @@ export const SERVE_FLAGS = Object.freeze([
   { flag: 'immutable', option: 'immutable', type: 'boolean', default: false, describe: 'Add immutable to Cache-Control' },
   { flag: 'encodings', option: 'encodings', type: 'string', default: SERVE_DEFAULTS.encodings.join(','), describe: 'Comma-separated encodings to serve, in order of preference' },
   { flag: 'dotfiles', option: 'dotfiles', type: 'string', default: SERVE_DEFAULTS.dotfiles, choices: ['ignore', 'deny', 'allow'], describe: 'Files and folders whose name starts with a dot: ignore (404), deny (403) or allow' },
-  { flag: 'manifest', option: 'manifest', type: 'string', default: '<dir>/precompressor-manifest.json', describe: 'The manifest to serve from' },
+  { flag: 'manifest', option: 'manifest', type: 'string', default: '<dir>/precompressor-manifest.json', describe: 'The manifest to serve from; a relative path is resolved against <dir>, as for precompressor <dir> --manifest' },
 ]);
 
 /** @param {import('yargs').Argv} y */

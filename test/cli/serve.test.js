@@ -207,3 +207,19 @@ test('parsePort and the unknown-argument message', () => {
   expect(unknownFlagsMessage('Unknown arguments: watch, brotli-quality, brotliQuality, z, extra', ['serve', 'd', '--watch', '--brotli-quality', '5', '-z', 'extra'])).toBe('Unknown arguments: --watch, --brotli-quality, -z, extra (see --help)');
   expect(unknownFlagsMessage('Not enough non-option arguments', [])).toBeNull();
 });
+
+test('--manifest: a manifest written elsewhere (relative to <dir>, as when compressing) is served from', async () => {
+  await writeTree(root, { ...SITE, 'meta/README': 'build metadata\n' }); // the compressor does not create the folder
+  expect((await precompress(root, { manifest: 'meta/variants.json' })).ok).toBe(true);
+  const missing = await run(['serve', root, '--port', '0']);
+  expect(missing.code).toBe(2);
+  const s = await startServe([root, '--port', '0', '--manifest', 'meta/variants.json']);
+  try {
+    const js = await get(`${s.urls[0]}app.js`, { 'accept-encoding': 'br' });
+    expect([js.status, js.headers['content-encoding']]).toEqual([200, 'br']);
+    expect(zlib.brotliDecompressSync(js.body).toString()).toBe(SITE['app.js']);
+    expect((await get(`${s.urls[0]}meta/variants.json`)).status).toBe(404);
+  } finally {
+    expect(await s.stop()).toBe(0);
+  }
+});
