@@ -1,4 +1,4 @@
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { EventEmitter } from 'node:events';
 
 export type Encoding = 'br' | 'gzip' | 'zstd';
@@ -177,6 +177,29 @@ export interface ServeStaticMiddleware {
  * (as express.static), and a PrecompressorError for an invalid manifest, or a missing one without `unlisted`.
  */
 export function serveStatic(root: string, options?: ServeOptions | null): ServeStaticMiddleware;
+
+/** Options of `startPreview()`: the folder, where to listen, and serveStatic's options. */
+export interface PreviewOptions extends ServeOptions {
+  /** The folder to serve (compressed by `precompress()` first). */
+  root: string;
+  /** Port to listen on; 0 picks a free one. Default 0 (the CLI's `serve` defaults to 8080). */
+  port?: number;
+  /** Interface to listen on. Default `'127.0.0.1'`. */
+  host?: string;
+}
+
+export interface Preview {
+  server: Server;
+  /** The first of `urls`. */
+  url: string;
+  /** Where the server can be reached: one URL, or for 0.0.0.0 / :: localhost and each external address. */
+  urls: string[];
+  /** Close connections, the server and serveStatic's watchers. */
+  close(): Promise<void>;
+}
+
+/** serveStatic on node:http, as `precompressor serve` runs it. Rejects when the port is taken or the manifest is missing. */
+export function startPreview(options: PreviewOptions): Promise<Preview>;
 
 export interface WatchOptions extends PrecompressOptions {
   /** Quiet time (ms) after the last event before a batch runs. Default 100. */

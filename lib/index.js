@@ -1,4 +1,5 @@
 export { precompress } from './compress/precompress.js';
 export { serveStatic } from './serve/middleware.js';
+export { startPreview } from './serve/preview.js';
 export { watch } from './watch/watch.js';
 export { PrecompressorError } from './errors.js';

@@ -104,6 +104,37 @@ export async function restoreVariants(outDir, manifestFile, store) {
   await fs.rm(store, { recursive: true, force: true });
 }
 
+/**
+ * The names of Vite's preview guards: the CORS middleware (the `cors` package's) and the host check
+ * (DNS-rebinding protection: `viteHostCheckMiddleware` on Vite 5.4.12+ and 6, `hostValidationMiddleware`
+ * on 7 and 8, with a `$n` suffix from Vite's bundler on some releases).
+ */
+const VITE_GUARD = /^(corsMiddleware|viteHostCheckMiddleware|hostValidationMiddleware)(\$\d+)*$/;
+
+/**
+ * Move the `handle` entry of a Connect middleware stack to just after the last of Vite's guards
+ * when it comes before one of them (Vite 5 and 6), so every request it serves has been through
+ * Vite's CORS and host checks, as any plugin middleware is on Vite 7 and 8. Returns false, with
+ * the entry removed, when `corsExpected` but no CORS middleware is in the stack: the stack is not
+ * what this function knows, and not serving variants is safer than serving them unguarded.
+ * @param {{ route: string, handle: Function }[]} stack
+ * @param {Function} handle
+ * @param {boolean} corsExpected
+ */
+export function placeAfterViteGuards(stack, handle, corsExpected) {
+  const at = stack.findIndex((e) => e.handle === handle);
+  if (at === -1) return false;
+  const [entry] = stack.splice(at, 1);
+  const names = stack.map((e) => e.handle.name);
+  if (corsExpected && !names.some((n) => VITE_GUARD.test(n) && n.startsWith('cors'))) return false;
+  let last = -1;
+  names.forEach((n, i) => {
+    if (VITE_GUARD.test(n)) last = i;
+  });
+  stack.splice(Math.max(at, last + 1), 0, entry);
+  return true;
+}
+
 /** The summary line(s) for Vite's logger (pure). */
 export function summaryLines(report, verbose) {
   const f = report.files;
@@ -188,8 +219,16 @@ export default function precompressor(options = {}) {
         return;
       }
       const base = typeof c.base === 'string' && c.base.startsWith('/') ? c.base.replace(/\/+$/, '') : '';
-      if (base) server.middlewares.use(base, mw);
-      else server.middlewares.use(mw);
+      const precompressorPreview = (req, res, next) => mw(req, res, next);
+      if (base) server.middlewares.use(base, precompressorPreview);
+      else server.middlewares.use(precompressorPreview);
+      // Vite 5 and 6 add their CORS and host check middlewares after this hook, Vite 7 and 8 before
+      // it: once Vite's own middlewares are in place, make sure ours comes after those guards.
+      return () => {
+        if (!placeAfterViteGuards(server.middlewares.stack, precompressorPreview, c.preview?.cors !== false)) {
+          c.logger.warn("precompressor: could not find Vite's CORS middleware in the preview server; vite preview serves uncompressed files");
+        }
+      };
     },
   });
 }

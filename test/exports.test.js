@@ -28,3 +28,18 @@ test('package.json points at files that exist, types first', () => {
   }
   expect(fs.existsSync(new URL(`../${pkg.bin.precompressor}`, import.meta.url))).toBe(true);
 });
+
+test('npm pack ships the LICENSE (MIT, as package.json says), the code, types and docs, and no tests', async () => {
+  const { runCommand } = await import('./helpers/spawn.js');
+  const root = new URL('..', import.meta.url);
+  const r = await runCommand('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'], { cwd: root });
+  expect(r.code).toBe(0);
+  const files = JSON.parse(r.stdout)[0].files.map((f) => f.path);
+  const pkg = JSON.parse(fs.readFileSync(new URL('../package.json', import.meta.url), 'utf8'));
+  expect(pkg.license).toBe('MIT');
+  expect(files).toEqual(expect.arrayContaining(['LICENSE', 'README.md', 'CHANGELOG.md', 'package.json', 'bin/precompressor.js', 'lib/index.js', 'lib/index.d.ts', 'plugins/vite.js', 'plugins/vite.d.ts', 'lib/cli/serve.js', 'docs/serve.md']));
+  expect(new Set(files.map((f) => f.split('/')[0]))).toEqual(new Set(['LICENSE', 'README.md', 'CHANGELOG.md', 'package.json', 'bin', 'lib', 'plugins', 'docs']));
+  const license = fs.readFileSync(new URL('../LICENSE', import.meta.url), 'utf8');
+  expect(license).toMatch(/^MIT License\n\nCopyright \(c\) 2026 precompressor contributors\n/);
+  expect(license).toContain('THE SOFTWARE IS PROVIDED "AS IS", WITHOUT WARRANTY OF ANY KIND');
+});

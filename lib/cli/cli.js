@@ -1,10 +1,11 @@
 import yargs from 'yargs';
 import { precompress } from '../compress/precompress.js';
-import { CLI_FLAGS, CLI_OUTPUT_FLAGS, apiOptionsFromArgv } from './options.js';
+import { CLI_FLAGS, CLI_OUTPUT_FLAGS, apiOptionsFromArgv, withFlagNames } from './options.js';
 import { formatProgress, formatSummary } from '../format.js';
+import { serveBuilder, serveCommand } from './serve.js';
 
 /**
- * The command line: `precompressor <dir>`, `precompressor serve <dir>`. Returns the exit code:
+ * The command line: `precompressor <dir>`, `precompressor serve <dir>` (lib/cli/serve.js). Returns the exit code:
  * 0 success, 1 some files failed, 2 bad usage (option, folder, manifest).
  * @param {string[]} args
  * @param {{ stdout?: NodeJS.WritableStream & { isTTY?: boolean }, stderr?: NodeJS.WritableStream & { isTTY?: boolean } }} [io]
@@ -16,39 +17,24 @@ export async function main(args, io = {}) {
   const y = yargs(args)
     .scriptName('precompressor')
     .usage('$0 <dir> [options]\n\nCompress every eligible file under <dir> to .br (Brotli 11) and .gz (gzip 9), once, on all cores,\nand write <dir>/precompressor-manifest.json for serveStatic().')
-    .command('$0 <dir>', false, (c) => c.positional('dir', { type: 'string', describe: 'Folder to compress (your build output)' }), async (argv) => {
+    .command('$0 <dir>', false, compressBuilder, async (argv) => {
       code = await runCompress(argv, stdout, stderr);
     })
-    .command('serve <dir>', 'Preview a compressed folder with serveStatic', (c) =>
-      c.positional('dir', { type: 'string' })
-        .option('port', { type: 'number', default: 8080, describe: 'Port (0 picks a free one)' })
-        .option('host', { type: 'string', default: '127.0.0.1', describe: 'Interface to listen on' }),
-    async (argv) => {
-      code = await runServe(argv, stdout, stderr);
+    .command('serve <dir>', 'Preview a compressed folder with serveStatic (its own options: serve --help)', serveBuilder, async (argv) => {
+      code = await serveCommand(argv, stdout, stderr);
     })
     .example('$0 dist', 'compress dist/ (e.g. as "postbuild": "precompressor dist")')
     .example('$0 dist --exclude "**/*.map" --json', 'skip source maps, print a JSON report')
     .example('$0 dist --watch', 'compress, then recompress what changes')
-    .example('$0 serve dist --port 5000', 'preview dist/ with the precompressed variants')
+    .example('$0 serve dist --spa', 'preview dist/ with the precompressed variants at http://127.0.0.1:8080/')
     .strict()
     .help()
     .version()
     .wrap(Math.min(110, process.stdout.columns || 100))
     .exitProcess(false)
     .fail((msg, err) => {
-      throw err ?? new UsageError(msg);
+      throw err ?? new UsageError(unknownFlagsMessage(msg, args) ?? msg);
     });
-  for (const f of [...CLI_FLAGS, ...CLI_OUTPUT_FLAGS]) {
-    y.option(f.flag, { type: /** @type {any} */ (f.type), describe: `${f.describe} [default: ${f.default === '' ? 'none' : f.default}]` });
-  }
-  y.check((argv) => {
-    for (const f of CLI_FLAGS) {
-      if (f.type === 'number' && argv[f.flag] !== undefined && Number.isNaN(argv[f.flag])) {
-        throw new UsageError(`Expected --${f.flag} to be a number`);
-      }
-    }
-    return true;
-  });
   try {
     await y.parseAsync();
   } catch (err) {
@@ -59,6 +45,39 @@ export async function main(args, io = {}) {
 }
 
 class UsageError extends Error {}
+
+/**
+ * yargs' "Unknown arguments: watch, brotli-quality, brotliQuality" as "Unknown arguments: --watch,
+ * --brotli-quality" (its camelCase copies left out; extra words stay as typed), or null for
+ * another message (pure).
+ * @param {string} msg
+ * @param {readonly string[]} args the command line
+ */
+export function unknownFlagsMessage(msg, args) {
+  const m = /^Unknown arguments?: (.*)$/s.exec(msg);
+  if (!m) return null;
+  const names = m[1].split(', ');
+  const kebab = (n) => n.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
+  const shown = names.filter((n) => kebab(n) === n || !names.includes(kebab(n)))
+    .map((n) => (args.includes(n) ? n : n.length === 1 ? `-${n}` : `--${n}`));
+  return `Unknown argument${shown.length > 1 ? 's' : ''}: ${shown.join(', ')} (see --help)`;
+}
+
+/** The compression flags, on `precompressor <dir>` only. @param {import('yargs').Argv} c */
+function compressBuilder(c) {
+  c.positional('dir', { type: 'string', describe: 'Folder to compress (your build output)' });
+  for (const f of [...CLI_FLAGS, ...CLI_OUTPUT_FLAGS]) {
+    c.option(f.flag, { type: /** @type {any} */ (f.type), describe: `${f.describe} [default: ${f.default === '' ? 'none' : f.default}]` });
+  }
+  return c.check((argv) => {
+    for (const f of CLI_FLAGS) {
+      if (f.type === 'number' && argv[f.flag] !== undefined && Number.isNaN(argv[f.flag])) {
+        throw new UsageError(`Expected --${f.flag} to be a number`);
+      }
+    }
+    return true;
+  });
+}
 
 async function runCompress(argv, stdout, stderr) {
   const quiet = argv.quiet;
@@ -77,7 +96,7 @@ async function runCompress(argv, stdout, stderr) {
   try {
     report = await precompress(String(argv.dir), { ...apiOptionsFromArgv(argv), onProgress });
   } catch (err) {
-    stderr.write(`precompressor: ${/** @type {Error} */ (err).message}\n`);
+    stderr.write(`precompressor: ${withFlagNames(/** @type {Error} */ (err).message, CLI_FLAGS)}\n`);
     return 2;
   } finally {
     if (tty) stderr.write('\r\x1b[2K');
@@ -93,16 +112,4 @@ async function runCompress(argv, stdout, stderr) {
 async function runWatch(argv, stdout, stderr) {
   const { watchCommand } = await import('./watch.js');
   return watchCommand(String(argv.dir), apiOptionsFromArgv(argv), { quiet: !!argv.quiet, stdout, stderr });
-}
-
-async function runServe(argv, stdout, stderr) {
-  const { startPreview } = await import('../serve/preview.js');
-  try {
-    const { url } = await startPreview({ root: String(argv.dir), port: argv.port, host: argv.host });
-    stdout.write(`Serving ${argv.dir} at ${url}\n`);
-  } catch (err) {
-    stderr.write(`precompressor: ${/** @type {Error} */ (err).message}\n`);
-    return 2;
-  }
-  return new Promise(() => {}); // serve until killed
 }

@@ -48,3 +48,16 @@ export function apiOptionsFromArgv(argv) {
   }
   return out;
 }
+
+/**
+ * An error message from the library, worded for the command line: `options.minRatio` becomes
+ * `--min-ratio` for every option that one of `flags` sets (pure).
+ * @param {string} message
+ * @param {readonly { flag: string, option: string | null }[]} flags
+ */
+export function withFlagNames(message, flags) {
+  return message.replace(/\boptions\.(\w+)/g, (m, name) => {
+    const f = flags.find((x) => x.option === name);
+    return f ? `--${f.flag}` : m;
+  });
+}

@@ -2,7 +2,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { normalizeServeOptions } from './options.js';
 import { parseRequestPath, folderRedirectLocation, splitUrl } from './request-path.js';
-import { resolveEntry, statRep, contentTypeOf } from './table.js';
+import { resolveEntry, statRep, contentTypeOf, appendVary } from './table.js';
+import { acceptsHtml } from './negotiate.js';
 import { respond, endWith, isGone } from './respond.js';
 import { httpError, redirectReply, methodNotAllowed } from './replies.js';
 import { createState, reload } from './state.js';
@@ -74,7 +75,7 @@ function handle(c) {
   if (p.dotfile && opts.dotfiles !== 'allow') return pass(c, opts.dotfiles === 'deny' ? 403 : 404);
   const hit = resolveEntry(s.table, p, opts);
   if (hit !== null) return 'redirect' in hit ? redirect(c) : serveEntry(c, hit.entry);
-  if (!opts.unlisted || p.rel === s.table.manifestRel) return spaOrPass(c, p);
+  if (!opts.unlisted || p.rel === s.table.manifestRel) return spaOrPass(c);
   serveUnlisted(c, p);
 }
 
@@ -197,10 +198,11 @@ function redirect(c) {
  * @param {Call} c
  * @param {{ rel: string }} p
  */
-function spaOrPass(c, p) {
+function spaOrPass(c) {
   const { opts } = c.s;
-  const last = p.rel.slice(p.rel.lastIndexOf('/') + 1);
-  if (opts.spa !== null && !last.includes('.')) {
+  if (opts.spa !== null) {
+    c.res.setHeader('Vary', appendVary(c.res.getHeader('vary'), 'Accept')); // the answer depends on Accept
+    if (!acceptsHtml(c.req.headers.accept)) return pass(c, 404);
     const entry = c.s.table.files.get(opts.spa);
     if (entry) return serveEntry(c, entry);
     if (opts.unlisted) {
@@ -218,9 +220,9 @@ function spaOrPass(c, p) {
  */
 function serveUnlisted(c, p) {
   c.s.unlisted.find(p).then((f) => {
-    if (f === null) return spaOrPass(c, p);
+    if (f === null) return spaOrPass(c);
     if ('redirect' in f) return redirect(c);
     const target = { file: f.real, path: f.logical, type: contentTypeOf(f.rel), vary: false };
-    serveFromDisk(c, target, () => spaOrPass(c, p));
+    serveFromDisk(c, target, () => spaOrPass(c));
   }, (err) => fail(c, err));
 }

@@ -80,3 +80,20 @@ export function createNegotiator(preference) {
 
   return { negotiate, maskOf, order, cacheSize: () => cache.size };
 }
+
+/**
+ * Is this request a navigation, by its `Accept` header: does it name `text/html` (or XHTML) with
+ * q > 0? Browsers send that for page loads (`text/html,application/xhtml+xml,…`) and not for
+ * scripts, styles, images or `fetch()` (`*\/*`, `text/css,*\/*;q=0.1`, `image/avif,…`), so the SPA
+ * fallback answers deep links and leaves missing assets a 404. A wildcard alone does not count.
+ * @param {string | string[] | undefined} accept
+ */
+export function acceptsHtml(accept) {
+  if (accept === undefined) return false;
+  if (Array.isArray(accept)) accept = accept.join(', ');
+  const types = new Negotiator({ headers: { accept } }).mediaTypes();
+  return types.some((t) => {
+    const type = t.toLowerCase();
+    return type === 'text/html' || type === 'application/xhtml+xml';
+  });
+}

@@ -1,12 +1,36 @@
 import http from 'node:http';
+import os from 'node:os';
 import { serveStatic } from './middleware.js';
+
+/**
+ * The URLs a server listening on `host`:`port` can be reached at (pure). A specific host gives
+ * one URL; the wildcard addresses (0.0.0.0, ::) give localhost and then every external address of
+ * the machine that they cover: IPv4 for 0.0.0.0, IPv4 and IPv6 for :: (dual stack). IPv6
+ * link-local addresses (fe80::/10) are left out, as they need a zone id no URL carries portably.
+ * @param {string} host
+ * @param {number} port
+ * @param {NodeJS.Dict<os.NetworkInterfaceInfo[]>} [interfaces] os.networkInterfaces()
+ */
+export function previewUrls(host, port, interfaces = {}) {
+  const url = (h) => `http://${h.includes(':') ? `[${h}]` : h}:${port}/`;
+  if (host !== '0.0.0.0' && host !== '::') return [url(host)];
+  const urls = [url('localhost')];
+  for (const list of Object.values(interfaces)) {
+    for (const a of list ?? []) {
+      if (a.internal) continue;
+      if (a.family === 'IPv4' || (host === '::' && a.family === 'IPv6' && !/^fe[89ab]/i.test(a.address))) urls.push(url(a.address));
+    }
+  }
+  return [...new Set(urls)];
+}
 
 /**
  * Preview a built site with serveStatic on node:http (`precompressor serve <dir>`).
  * Misses get a plain 404, bad paths 400/403, other methods 405.
  * @param {{ root: string, port?: number, host?: string } & Record<string, unknown>} options
  *   port 0 (default) picks a free port; host defaults to 127.0.0.1; the rest goes to serveStatic
- * @returns {Promise<{ server: http.Server, url: string, close: () => Promise<void> }>}
+ * @returns {Promise<{ server: http.Server, url: string, urls: string[], close: () => Promise<void> }>}
+ *   `url` is the first of `urls` (see previewUrls())
  */
 export async function startPreview({ root, port = 0, host = '127.0.0.1', ...serveOptions }) {
   const mw = serveStatic(root, serveOptions);
@@ -24,12 +48,11 @@ export async function startPreview({ root, port = 0, host = '127.0.0.1', ...serv
     throw err;
   }
   const address = /** @type {import('node:net').AddressInfo} */ (server.address());
-  const shown = host === '0.0.0.0' || host === '::' ? 'localhost' : host.includes(':') ? `[${host}]` : host;
-  const url = `http://${shown}:${address.port}/`;
+  const urls = previewUrls(host, address.port, os.networkInterfaces());
   const close = () => new Promise((resolve) => {
     mw.close();
     server.closeAllConnections();
     server.close(() => resolve(undefined));
   });
-  return { server, url, close: /** @type {() => Promise<void>} */ (close) };
+  return { server, url: urls[0], urls, close: /** @type {() => Promise<void>} */ (close) };
 }

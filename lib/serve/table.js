@@ -31,13 +31,13 @@ import { VARIANT_SUFFIX } from '../manifest.js';
  * @typedef {{ files: Map<string, Entry>, dirs: Set<string>, manifestRel: string | null, tctx?: any, cctx?: any }} Table
  */
 
-/** Append Accept-Encoding to an existing Vary value without clobbering it or duplicating it. */
-export function appendVary(existing) {
-  if (existing === undefined || existing === null || existing === '') return 'Accept-Encoding';
+/** Append `field` (Accept-Encoding by default) to an existing Vary value without clobbering it or duplicating it. */
+export function appendVary(existing, field = 'Accept-Encoding') {
+  if (existing === undefined || existing === null || existing === '') return field;
   const value = Array.isArray(existing) ? existing.join(', ') : String(existing);
   const tokens = value.split(',').map((t) => t.trim().toLowerCase());
-  if (tokens.includes('*') || tokens.includes('accept-encoding')) return value;
-  return `${value}, Accept-Encoding`;
+  if (tokens.includes('*') || tokens.includes(field.toLowerCase())) return value;
+  return `${value}, ${field}`;
 }
 
 /** Content-Type of a file from its (original) name: mime-types, with charset for text. */

@@ -58,10 +58,10 @@ test('--quiet prints nothing on success; flags reach the API', async () => {
 test.each([
   [['/definitely/not/here'], /^precompressor: Directory \/definitely\/not\/here does not exist\n$/],
   [['--concurrency', 'abc', '.'], /^precompressor: Expected --concurrency to be a number\n$/],
-  [['--concurrency', '0', '.'], /^precompressor: Expected options\.concurrency to be a positive integer, got 0 \(number\)\n$/],
-  [['--min-ratio', '2', '.'], /^precompressor: Expected options\.minRatio to be a number greater than 0 and at most 1, got 2 \(number\)\n$/],
-  [['--encodings', 'lzw', '.'], /^precompressor: Expected options\.encodings to be a list of br, .*got \["lzw"\] \(array\)\n$/],
-  [['.', '--bogus'], /^precompressor: Unknown argument: bogus\n$/],
+  [['--concurrency', '0', '.'], /^precompressor: Expected --concurrency to be a positive integer, got 0 \(number\)\n$/],
+  [['--min-ratio', '2', '.'], /^precompressor: Expected --min-ratio to be a number greater than 0 and at most 1, got 2 \(number\)\n$/],
+  [['--encodings', 'lzw', '.'], /^precompressor: Expected --encodings to be a list of br, .*got \["lzw"\] \(array\)\n$/],
+  [['.', '--bogus'], /^precompressor: Unknown argument: --bogus \(see --help\)\n$/],
   [[], /^precompressor: Not enough non-option arguments/],
 ])('bad input %j exits 2 with one clear line', async (args, message) => {
   const r = await run(args);

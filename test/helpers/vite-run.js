@@ -1,15 +1,17 @@
 // Runs a real Vite build or preview in its own process (rolldown's native binding does not load
 // under jest's vm modules). Usage: node test/helpers/vite-run.js '<json job>'
-//   { mode: 'build' | 'watch' | 'preview', root, plugin: {options}, config: {extra inline config},
-//     edit?: { file, text } (watch: written after the first build) }
+//   { mode: 'build' | 'watch' | 'preview', root, plugin: {options} or false (no plugin),
+//     config: {extra inline config}, edit?: { file, text } (watch: written after the first build),
+//     vite?: 'vite' | 'vite5' | 'vite6' | 'vite7' (the package to run: aliased dev dependencies) }
 // Prints one JSON line per result on stdout: build → { ok, lines, error }; watch → { snapshots };
 // preview → { port } then serves until stdin closes.
 import fs from 'node:fs';
 import path from 'node:path';
-import { build, createLogger, preview } from 'vite';
 import precompressor from '../../plugins/vite.js';
 
 const job = JSON.parse(process.argv[2]);
+const { build, createLogger, preview } = await import(job.vite ?? 'vite');
+const plugins = job.plugin === false ? [] : [precompressor(job.plugin)];
 const lines = [];
 const inner = createLogger(job.logLevel ?? 'info', { allowClearScreen: false });
 const customLogger = {
@@ -30,7 +32,7 @@ const base = { root: job.root, configFile: false, logLevel: 'info', ...(job.real
 
 if (job.mode === 'build') {
   try {
-    await build({ ...base, plugins: [precompressor(job.plugin)] });
+    await build({ ...base, plugins });
     out({ ok: true, lines });
   } catch (err) {
     out({ ok: false, lines, error: { message: err.message, code: err.code } });
@@ -54,7 +56,7 @@ if (job.mode === 'build') {
       },
     },
   };
-  const watcher = await build({ ...base, plugins: [precompressor(job.plugin), observer], build: { ...job.config?.build, watch: {} } });
+  const watcher = await build({ ...base, plugins: [...plugins, observer], build: { ...job.config?.build, watch: {} } });
   watcher.on('event', (e) => {
     if (e.code === 'ERROR') {
       out({ error: e.error.message });
@@ -65,7 +67,7 @@ if (job.mode === 'build') {
   await watcher.close();
   out({ snapshots });
 } else if (job.mode === 'preview') {
-  const server = await preview({ ...base, plugins: [precompressor(job.plugin)], preview: { port: 0, host: '127.0.0.1' } });
+  const server = await preview({ ...base, plugins, preview: { port: 0, host: '127.0.0.1', ...job.config?.preview } });
   out({ port: server.httpServer.address().port, lines });
   process.stdin.resume();
   process.stdin.on('end', () => server.close().then(() => process.exit(0)));

@@ -6,7 +6,7 @@ import path from 'node:path';
 import zlib from 'node:zlib';
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import precompressor, { splitViteOptions, summaryLines } from '../../plugins/vite.js';
+import precompressor, { placeAfterViteGuards, splitViteOptions, summaryLines } from '../../plugins/vite.js';
 
 // A real `vite build` (and `vite preview`) on a small app generated in a temp folder.
 
@@ -238,4 +238,93 @@ function get(url, headers) {
       await new Promise((resolve) => child.once('close', resolve));
     }
   });
+});
+
+function request(port, method, urlPath, headers) {
+  return new Promise((resolve, reject) => {
+    const req = http.request({ host: '127.0.0.1', port, method, path: urlPath, headers }, (res) => {
+      const chunks = [];
+      res.on('data', (c) => chunks.push(c));
+      res.on('end', () => resolve({ status: res.statusCode, headers: res.headers, body: Buffer.concat(chunks) }));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+/** Status and CORS headers: what must not change when the plugin serves the file. */
+const guardView = (r) => ({ status: r.status, ...Object.fromEntries(Object.entries(r.headers).filter(([k]) => k.startsWith('access-control-'))) });
+
+/** The requests that exercise Vite's host check and CORS on one path. */
+const GUARD_REQUESTS = [
+  ['GET', { host: 'evil.example.com' }],
+  ['GET', { host: 'evil.example.com:80' }],
+  ['GET', { origin: 'http://localhost:5173' }],
+  ['GET', { origin: 'http://evil.example.com' }],
+  ['OPTIONS', { origin: 'http://localhost:5173', 'access-control-request-method': 'GET' }],
+  ['OPTIONS', { origin: 'http://evil.example.com', 'access-control-request-method': 'GET' }],
+];
+
+async function withPreview(job, fn) {
+  const { result, child } = await runVite({ mode: 'preview', ...job });
+  try {
+    return await fn(result.port);
+  } finally {
+    child.stdin.end();
+    await new Promise((resolve) => child.once('close', resolve));
+  }
+}
+
+// Every Vite major the peer range (>=5) allows, installed side by side as dev dependencies.
+(serveReady ? describe : describe.skip)("vite preview keeps Vite's host check and CORS", () => {
+  test.each([['vite5'], ['vite6'], ['vite7'], ['vite']])('%s: 403 for a foreign Host, the same CORS answers as without the plugin, variants for allowed hosts', async (vite) => {
+    const root = await makeApp();
+    const { result: built } = await runVite({ mode: 'build', root, plugin: {}, vite });
+    expect(built.error).toBeUndefined();
+    const config = { preview: { allowedHosts: ['app.example.com'] } };
+    const file = '/robots.txt';
+    const original = fs.readFileSync(path.join(root, 'dist/robots.txt'));
+    const ask = (port) => Promise.all(GUARD_REQUESTS.map(([method, headers]) => request(port, method, file, { 'accept-encoding': 'br', ...headers })));
+
+    const without = await withPreview({ root, plugin: false, vite, config }, ask);
+    const withPlugin = await withPreview({ root, plugin: {}, vite, config }, async (port) => {
+      const answers = await ask(port);
+      for (const host of [`127.0.0.1:${port}`, 'app.example.com']) {
+        const r = await request(port, 'GET', file, { host, 'accept-encoding': 'br' });
+        expect([host, r.status, r.headers['content-encoding']]).toEqual([host, 200, 'br']);
+        expect(zlib.brotliDecompressSync(r.body)).toEqual(original);
+      }
+      return answers;
+    });
+
+    expect(without.map(guardView).slice(0, 2)).toEqual([{ status: 403 }, { status: 403 }]);
+    expect(without[2].headers['access-control-allow-origin']).toBe('http://localhost:5173');
+    expect(withPlugin.map(guardView)).toEqual(without.map(guardView));
+    // The variant is what the plugin adds, on the requests that got through Vite's guards.
+    expect(withPlugin[2].headers['content-encoding']).toBe('br');
+    expect(without[2].headers['content-encoding']).toBeUndefined();
+  });
+});
+
+test('placeAfterViteGuards: after the guards that come later (Vite 5/6), in place otherwise (7/8); refuses a stack without CORS', () => {
+  const named = (name) => ({ [name]: () => {} })[name];
+  const ours = named('precompressorPreview');
+  const entries = (...fns) => fns.map((handle) => ({ route: '', handle }));
+  const [cors, host, sirv, cors7, host7] = ['corsMiddleware', 'viteHostCheckMiddleware', 'viteAssetMiddleware', 'corsMiddleware$2', 'hostValidationMiddleware$1$1'].map(named);
+
+  const v5 = entries(ours, cors, host, sirv);
+  expect(placeAfterViteGuards(v5, ours, true)).toBe(true);
+  expect(v5.map((e) => e.handle)).toEqual([cors, host, ours, sirv]);
+
+  const v7 = entries(cors7, host7, ours, sirv);
+  expect(placeAfterViteGuards(v7, ours, true)).toBe(true);
+  expect(v7.map((e) => e.handle)).toEqual([cors7, host7, ours, sirv]);
+
+  const unknown = entries(ours, named('renamedCors'), sirv);
+  expect(placeAfterViteGuards(unknown, ours, true)).toBe(false);
+  expect(unknown.map((e) => e.handle)).toEqual([unknown[0].handle, sirv]);
+
+  const noCors = entries(ours, host, sirv);
+  expect(placeAfterViteGuards(noCors, ours, false)).toBe(true);
+  expect(noCors.map((e) => e.handle)).toEqual([host, ours, sirv]);
 });

@@ -302,14 +302,21 @@ describe('options', () => {
     }
   });
 
-  test('spa: misses without an extension get the shell, misses with one do not', async () => {
+  test('spa: navigations (Accept names text/html) that miss get the shell; asset and fetch misses get 404; Vary: Accept', async () => {
     const s = await serve({ 'index.html': '<div id=app></div>'.repeat(10), 'app.js': JS }, { spa: true });
-    const r = await s.get('/users/42', { 'accept-encoding': 'gzip' });
-    expect(r.status).toBe(200);
-    expect(r.headers['content-type']).toBe('text/html; charset=utf-8');
-    expect(decode(r).toString()).toContain('<div id=app>');
-    expect((await s.get('/missing.js')).status).toBe(404);
-    expect((await s.get('/.env')).status).toBe(404);
+    const NAV = 'text/html,application/xhtml+xml,application/xml;q=0.9,image/avif,image/webp,*/*;q=0.8'; // Chromium's
+    const shell = fssync.readFileSync(path.join(s.dir, 'index.html'));
+    for (const url of ['/users/42', '/users/john.doe', '/deep/link/']) {
+      const r = await s.get(url, { 'accept-encoding': 'gzip', accept: NAV });
+      expect([url, r.status, r.headers['content-type'], r.headers.vary]).toEqual([url, 200, 'text/html; charset=utf-8', 'Accept, Accept-Encoding']);
+      expect(decode(r)).toEqual(shell);
+    }
+    for (const [url, accept] of [['/missing.js', '*/*'], ['/missing.css', 'text/css,*/*;q=0.1'], ['/missing.png', 'image/avif,image/webp,*/*;q=0.8'], ['/api/users', '*/*'], ['/users/42', undefined], ['/users/42', 'text/html;q=0']]) {
+      const r = await s.get(url, accept === undefined ? {} : { accept });
+      expect([url, accept, r.status, r.headers.vary]).toEqual([url, accept, 404, 'Accept']);
+    }
+    expect((await s.get('/app.js', { accept: NAV })).body.toString()).toBe(JS); // existing files are themselves
+    expect((await s.get('/.env', { accept: NAV })).status).toBe(404);
   });
 
   test('encodings option: the server order and the set of encodings served', async () => {

@@ -1,4 +1,4 @@
-import { createNegotiator, CACHE_LIMIT } from '../../lib/serve/negotiate.js';
+import { acceptsHtml, createNegotiator, CACHE_LIMIT } from '../../lib/serve/negotiate.js';
 
 const n = createNegotiator(['br', 'zstd', 'gzip']);
 const ALL = n.maskOf(['br', 'zstd', 'gzip']);
@@ -62,5 +62,25 @@ describe('negotiate Accept-Encoding (RFC 9110 §12.5.3)', () => {
     for (let i = 0; i < CACHE_LIMIT * 2 + 5; i++) g.negotiate(`gzip;q=0.${i % 9 + 1}, x-${i}`, 3);
     expect(g.cacheSize()).toBeLessThanOrEqual(CACHE_LIMIT);
     expect(g.negotiate('gzip;q=0.5, br', 3)).toBe('br');
+  });
+});
+
+describe('acceptsHtml: is the request a navigation (SPA fallback)', () => {
+  test.each([
+    ['text/html,application/xhtml+xml,application/xml;q=0.9,image/avif,image/webp,*/*;q=0.8', true], // Chromium page load
+    ['text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8', true], // Firefox page load
+    ['TEXT/HTML', true],
+    ['application/xhtml+xml', true],
+    [['text/plain', 'text/html'], true], // repeated header lines
+    ['text/html;q=0', false], // refused
+    ['text/html;q=0.0, */*', false],
+    ['*/*', false], // scripts, fetch(), curl
+    ['text/*', false],
+    ['text/css,*/*;q=0.1', false], // stylesheets
+    ['image/avif,image/webp,image/apng,image/svg+xml,image/*,*/*;q=0.8', false], // images
+    ['', false],
+    [undefined, false],
+  ])('%j → %s', (header, expected) => {
+    expect(acceptsHtml(header)).toBe(expected);
   });
 });

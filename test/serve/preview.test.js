@@ -1,6 +1,6 @@
 import fs from 'node:fs/promises';
 import net from 'node:net';
-import { startPreview } from '../../lib/serve/preview.js';
+import { startPreview } from '../../lib/index.js';
 import { makeSite, request, decode } from '../helpers/serve-site.js';
 
 test('startPreview serves a built site on a free port and prints its URL', async () => {

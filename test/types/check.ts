@@ -1,7 +1,7 @@
 // Compiled by `npm run typecheck` (tsc --noEmit): the shipped declarations must describe
 // real usage of every public export.
 import http from 'node:http';
-import { precompress, serveStatic, watch, PrecompressorError, type Report, type Manifest } from 'precompressor';
+import { precompress, serveStatic, startPreview, watch, PrecompressorError, type Report, type Manifest } from 'precompressor';
 import vitePlugin from 'precompressor/vite';
 
 async function main(): Promise<void> {
@@ -17,6 +17,11 @@ async function main(): Promise<void> {
   mw.close();
   serveStatic('uploads', null).close();
   serveStatic('uploads', { maxage: Infinity, unlisted: true }).close();
+
+  const preview = await startPreview({ root: 'dist', port: 0, host: '0.0.0.0', spa: true, maxAge: '1h' });
+  const urls: string[] = preview.urls;
+  console.log(preview.url, urls.length, preview.server.listening);
+  await preview.close();
 
   const w = watch('dist', { debounce: 50, exclude: '**/*.map' });
   const first: Report = await w.ready;

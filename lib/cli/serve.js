@@ -1,0 +1,118 @@
+import fs from 'node:fs';
+import { SERVE_DEFAULTS } from '../serve/options.js';
+import { withFlagNames } from './options.js';
+
+/**
+ * `precompressor serve <dir>`: preview a compressed folder with serveStatic on node:http. Its own
+ * flags only (compression flags are an error here). `--help` is built from SERVE_FLAGS and a test
+ * checks that the README's serve table lists the same flags and defaults.
+ */
+
+/** Default port of `precompressor serve`: a fixed one, so the URL survives restarts (0 = any free port). */
+export const SERVE_DEFAULT_PORT = 8080;
+
+/** @typedef {{ flag: string, option: string | null, type: 'number' | 'string' | 'boolean', default: string | number | boolean, describe: string, choices?: readonly string[] }} ServeFlag */
+
+/** @type {readonly ServeFlag[]} */
+export const SERVE_FLAGS = Object.freeze([
+  { flag: 'port', option: null, type: 'number', default: SERVE_DEFAULT_PORT, describe: 'Port to listen on (0 picks a free one)' },
+  { flag: 'host', option: null, type: 'string', default: '127.0.0.1', describe: 'Interface to listen on (0.0.0.0 or :: for every interface)' },
+  { flag: 'spa', option: 'spa', type: 'boolean', default: false, describe: 'Answer navigations (Accept: text/html) to paths that are not files with index.html, for client-side routing' },
+  { flag: 'unlisted', option: 'unlisted', type: 'boolean', default: false, describe: 'Also serve files the manifest does not list (uncompressed); serve without a manifest' },
+  { flag: 'max-age', option: 'maxAge', type: 'string', default: '0', describe: 'Cache-Control max-age: milliseconds or a duration such as 1h, 1d, 1y' },
+  { flag: 'immutable', option: 'immutable', type: 'boolean', default: false, describe: 'Add immutable to Cache-Control' },
+  { flag: 'encodings', option: 'encodings', type: 'string', default: SERVE_DEFAULTS.encodings.join(','), describe: 'Comma-separated encodings to serve, in order of preference' },
+  { flag: 'dotfiles', option: 'dotfiles', type: 'string', default: SERVE_DEFAULTS.dotfiles, choices: ['ignore', 'deny', 'allow'], describe: 'Files and folders whose name starts with a dot: ignore (404), deny (403) or allow' },
+  { flag: 'manifest', option: 'manifest', type: 'string', default: '<dir>/precompressor-manifest.json', describe: 'The manifest to serve from; a relative path is resolved against <dir>, as for precompressor <dir> --manifest' },
+]);
+
+/** @param {import('yargs').Argv} y */
+export function serveBuilder(y) {
+  y.positional('dir', { type: 'string', describe: 'Folder to serve (compressed by `precompressor <dir>`)' });
+  for (const f of SERVE_FLAGS) {
+    // --port is parsed here (as a string), so that its error can show what was typed.
+    const type = f.type === 'number' ? 'string' : f.type;
+    y.option(f.flag, { type, describe: `${f.describe} [default: ${f.default}]`, ...(f.choices ? { choices: f.choices } : {}) });
+  }
+  return y.check((argv) => {
+    if (argv.port !== undefined && parsePort(argv.port) === null) {
+      throw new Error(`Expected --port to be an integer from 0 to 65535, got ${JSON.stringify(argv.port)}`);
+    }
+    return true;
+  });
+}
+
+/** The port from its flag's text, or null when it is not an integer from 0 to 65535 (pure). */
+export function parsePort(text) {
+  if (!/^\d{1,5}$/.test(String(text))) return null;
+  const port = Number(text);
+  return port <= 65535 ? port : null;
+}
+
+/**
+ * serveStatic options from parsed arguments: only flags the user gave, so that the defaults stay
+ * serveStatic's own (pure).
+ * @param {Record<string, unknown>} argv
+ */
+export function serveOptionsFromArgv(argv) {
+  /** @type {Record<string, unknown>} */
+  const out = {};
+  for (const f of SERVE_FLAGS) {
+    const v = argv[f.flag];
+    if (v === undefined || f.option === null) continue;
+    out[f.option] = f.option === 'encodings' ? String(v).split(',').map((s) => s.trim()).filter(Boolean) : v;
+  }
+  return out;
+}
+
+/**
+ * The message of an error from serveStatic, worded for a CLI user: `--max-age` instead of
+ * `options.maxAge`; a missing manifest says which flags help (pure).
+ * @param {Error & { code?: string, path?: string }} err
+ * @param {string} dir
+ * @param {boolean} missingManifest
+ */
+export function cliMessage(err, dir, missingManifest) {
+  if (err.code === 'ERR_PRECOMPRESSOR_MANIFEST' && missingManifest) {
+    return `No manifest at ${err.path}: run "precompressor ${dir}" first, pass --manifest with its path, or --unlisted to serve the files without one`;
+  }
+  if (err.code === 'EADDRINUSE') return `${err.message}: pass another --port, or --port 0 for a free one`;
+  return withFlagNames(err.message, SERVE_FLAGS);
+}
+
+/**
+ * Run the preview until SIGINT/SIGTERM. Prints the URL(s) on stdout; returns the exit code
+ * (0 after a signal, 2 when it cannot start).
+ * @param {Record<string, unknown>} argv
+ * @param {NodeJS.WritableStream} stdout
+ * @param {NodeJS.WritableStream} stderr
+ */
+export async function serveCommand(argv, stdout, stderr) {
+  const dir = String(argv.dir);
+  if (!fs.statSync(dir, { throwIfNoEntry: false })?.isDirectory()) {
+    stderr.write(`precompressor: no folder at ${dir}\n`);
+    return 2;
+  }
+  const { startPreview } = await import('../serve/preview.js');
+  const options = serveOptionsFromArgv(argv);
+  let preview;
+  try {
+    const port = argv.port === undefined ? SERVE_DEFAULT_PORT : /** @type {number} */ (parsePort(argv.port));
+    preview = await startPreview({ root: dir, port, host: String(argv.host ?? '127.0.0.1'), ...options });
+  } catch (err) {
+    const e = /** @type {Error & { code?: string, path?: string }} */ (err);
+    const missing = e.code === 'ERR_PRECOMPRESSOR_MANIFEST' && !!e.path && !fs.existsSync(e.path);
+    stderr.write(`precompressor: ${cliMessage(e, dir, missing)}\n`);
+    return 2;
+  }
+  const { urls } = preview;
+  if (urls.length === 1) stdout.write(`Serving ${dir} at ${urls[0]}\n`);
+  else stdout.write(`Serving ${dir} at\n${urls.map((u) => `  ${u}\n`).join('')}`);
+  stdout.write('Press Ctrl+C to stop\n');
+  await new Promise((resolve) => {
+    process.once('SIGINT', resolve);
+    process.once('SIGTERM', resolve);
+  });
+  await preview.close();
+  return 0;
+}
