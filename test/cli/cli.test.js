@@ -43,6 +43,7 @@ test('prints a summary and exits 0; --json prints the report', async () => {
     failures: [],
     warnings: [],
     changes: [{ path: 'a.js', action: 'compress' }],
+    deltas: expect.objectContaining({ files: 0, written: 0 }),
   });
 });
 

@@ -1,0 +1,204 @@
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import crypto from 'node:crypto';
+import pLimit from 'p-limit';
+import { familyOf, dictionaryHashOf, deltaEncoders, encodeDelta, verifyDelta, DELTA_MAX_SIZE } from './delta.js';
+import { openStore, storeFolderFor } from './dictionary-store.js';
+import { contentHash, deltaPath, deltasOf, entryOf } from '../manifest.js';
+import { writeAtomic, removeIfPresent } from '../fs-atomic.js';
+import { extensionOf } from './plan.js';
+import { walk } from './walk.js';
+
+/**
+ * The deploy-delta step of a pass, after the ordinary variants: give every eligible file its
+ * `dictionary` (family match pattern) and make its deltas against the earlier versions of its
+ * family (the dictionary store, and `previous`), each decoded and compared before it is written;
+ * remove the delta files no entry records; then record this build's versions in the store.
+ *
+ * @typedef {{ encoders: string[], files: number, written: number, reused: number, removed: number,
+ *   bytes: number, savedBytes: number, unavailable: string | null }} DeltaSummary
+ *   files: files with at least one delta; bytes: their deltas against the newest earlier version;
+ *   savedBytes: what a returning visitor (holding that version) saves on them against the best variant
+ */
+
+/** Does this entry get a dictionary family and deltas? */
+function eligible(rel, entry, opts) {
+  if (entry.skipped !== undefined && entry.skipped !== 'not-smaller') return false;
+  return opts.deltaExtensions.has(extensionOf(rel)) && entry.size >= opts.deltaMinSize && entry.size <= DELTA_MAX_SIZE;
+}
+
+/** An entry without the delta fields (they are recomputed each pass). */
+function bare(entry) {
+  const rest = { ...entry };
+  delete rest.dictionary;
+  delete rest.deltas;
+  return rest;
+}
+
+/** Smallest ordinary representation: what a returning visitor downloads without deltas. */
+function bestOrdinary(entry) {
+  return Math.min(entry.size, ...Object.values(entry.variants).map((v) => v.size));
+}
+
+/** Versions of each family in an older build folder (`previous`): key → [{ hash, read }]. */
+async function previousVersions(opts, keys) {
+  const out = new Map();
+  const walked = await walk(opts.previous, { dotfiles: false });
+  for (const f of walked.files) {
+    if (!opts.deltaExtensions.has(extensionOf(f.rel)) || f.size < opts.deltaMinSize || f.size > DELTA_MAX_SIZE) continue;
+    const fam = familyOf(f.rel, opts.hashPattern);
+    if (fam === null || !keys.has(fam.key)) continue;
+    const bytes = await fs.readFile(path.join(opts.previous, ...f.rel.split('/')));
+    const list = out.get(fam.key) ?? [];
+    list.push({ hash: contentHash(bytes), bytes });
+    out.set(fam.key, list);
+  }
+  return out;
+}
+
+/**
+ * @param {{ opts: any, entries: Map<string, import('../manifest.js').FileEntry>,
+ *   previous: import('../manifest.js').Manifest | null, onDisk: Map<string, number>,
+ *   report: { warn(p: string, m: string): void, change(p: string, a: string): void, fail(f: object): void } }} ctx
+ *   onDisk: the delta files found by the walk (path → size)
+ * @returns {Promise<{ changed: boolean, summary: DeltaSummary }>}
+ */
+export async function addDeltas({ opts, entries, previous, onDisk, report }) {
+  const encoders = opts.deltas ? deltaEncoders() : [];
+  /** @type {DeltaSummary} */
+  const summary = { encoders: [...encoders], files: 0, written: 0, reused: 0, removed: 0, bytes: 0, savedBytes: 0, unavailable: null };
+  if (opts.deltas && encoders.length === 0) summary.unavailable = `Node ${process.version} has no zstd or Brotli encoder that takes a dictionary (Node >= 22.19 / 24.6 for dcz, >= 24.15 for dcb)`;
+  const before = JSON.stringify([...entries].filter(([, e]) => e.dictionary !== undefined));
+  /** @type {Map<string, string[]>} family key → rels in this build */
+  const members = new Map();
+  for (const [rel, entry] of entries) {
+    const fam = opts.deltas && eligible(rel, entry, opts) ? familyOf(rel, opts.hashPattern) : null;
+    const next = bare(entry);
+    if (fam !== null) {
+      next.dictionary = { hash: dictionaryHashOf(entry.hash), match: fam.match, dest: fam.dest, hashed: fam.hashed };
+      members.set(fam.key, [...(members.get(fam.key) ?? []), rel]);
+    }
+    entries.set(rel, next);
+  }
+  const store = opts.deltas ? await openStore(storeFolderFor(opts.dictionaryStore, opts.root)) : null;
+  const earlier = store && opts.previous ? await previousVersions(opts, new Set(members.keys())) : new Map();
+  const keep = new Set();
+  if (store && encoders.length > 0) {
+    const limit = pLimit(2);
+    const jobs = [];
+    for (const [key, rels] of members) {
+      const current = new Set(rels.map((rel) => /** @type {any} */ (entries.get(rel)).hash));
+      const dicts = dictionariesOf(store, key, earlier.get(key) ?? [], current, opts.dictionaryVersions * rels.length);
+      for (const rel of rels) jobs.push(limit(() => deltasFor(rel, dicts)));
+    }
+    await Promise.all(jobs);
+  }
+
+  /** Make or reuse the deltas of one file against each dictionary. */
+  async function deltasFor(rel, dicts) {
+    const entry = /** @type {import('../manifest.js').FileEntry} */ (entries.get(rel));
+    const prev = entryOf(previous, rel);
+    const reusable = prev?.hash === entry.hash ? prev.deltas ?? {} : {};
+    const best = bestOrdinary(entry);
+    /** @type {Record<string, import('../manifest.js').DeltaEntry>} */
+    const deltas = {};
+    let data = null;
+    for (const [i, d] of dicts.entries()) {
+      const dictKey = dictionaryHashOf(d.hash);
+      const old = Object.hasOwn(reusable, dictKey) ? reusable[dictKey] : undefined;
+      let rec = old && Object.keys(old).every((enc) => onDisk.get(deltaPath(rel, dictKey, /** @type {any} */ (enc))) === old[/** @type {'dcz'} */ (enc)]?.size) ? old : undefined;
+      if (rec) summary.reused += Object.keys(rec).length;
+      else {
+        data ??= await readChecked(rel, entry);
+        if (data === null) return;
+        const dict = await d.read();
+        if (dict === null) continue;
+        rec = await encodeAll(rel, data, dict, dictKey, best);
+      }
+      deltas[dictKey] = rec;
+      for (const enc of Object.keys(rec)) keep.add(deltaPath(rel, dictKey, /** @type {any} */ (enc)));
+      const sizes = Object.values(rec).map((v) => v.size);
+      if (i === 0 && sizes.length > 0) {
+        summary.files++;
+        summary.bytes += Math.min(...sizes);
+        summary.savedBytes += best - Math.min(...sizes);
+      }
+    }
+    if (Object.keys(deltas).length > 0) entries.set(rel, { ...entry, deltas });
+  }
+
+  /** The file's bytes, or null (and no deltas) when it changed since its variants were made. */
+  async function readChecked(rel, entry) {
+    const data = await fs.readFile(path.join(opts.root, ...rel.split('/'))).catch(() => null);
+    return data !== null && contentHash(data) === entry.hash ? data : null;
+  }
+
+  /** Encode, check and write the deltas of one file against one dictionary; {} when none is kept. */
+  async function encodeAll(rel, data, dict, dictKey, best) {
+    const digest = crypto.createHash('sha256').update(dict).digest();
+    /** @type {import('../manifest.js').DeltaEntry} */
+    const rec = {};
+    for (const enc of encoders) {
+      const out = await encodeDelta(enc, data, dict, digest);
+      if (out === null || out.length > best * (1 - opts.deltaMargin)) continue;
+      if (!verifyDelta(enc, out, dict, digest, data)) {
+        report.warn(rel, `${enc} delta against ${dictKey} did not decode to the file: not kept`);
+        continue;
+      }
+      const target = deltaPath(rel, dictKey, enc);
+      report.change(target, `delta (${enc})`);
+      if (!opts.dryRun) await writeAtomic(path.join(opts.root, ...target.split('/')), out);
+      rec[enc] = { size: out.length, hash: contentHash(out) };
+      summary.written++;
+    }
+    return rec;
+  }
+
+  for (const rel of onDisk.keys()) {
+    if (keep.has(rel)) continue;
+    report.change(rel, 'remove (stale delta)');
+    summary.removed++;
+    if (!opts.dryRun) await removeIfPresent(path.join(opts.root, ...rel.split('/'))).catch((err) => report.fail({ path: rel, code: err.code ?? 'ERR_PRECOMPRESSOR_FILE', message: err.message }));
+  }
+  if (store && !opts.dryRun) {
+    // The store is a cache: when it cannot be written, this build is served as usual, and the next one gets fewer deltas.
+    await recordVersions(store, members, entries, opts).catch((err) => report.warn(store.dir, `dictionary store not updated (${err.message})`));
+  }
+  const changed = summary.written > 0 || summary.removed > 0 || JSON.stringify([...entries].filter(([, e]) => e.dictionary !== undefined)) !== before;
+  return { changed, summary };
+}
+
+/**
+ * The dictionaries for the files of one family: those of `previous` (the build the user named),
+ * then its stored versions, newest first; not this build's own; at most `max`.
+ * @returns {{ hash: string, read: () => Promise<Buffer | null> }[]}
+ */
+function dictionariesOf(store, key, fromPrevious, current, max) {
+  const out = [];
+  const seen = new Set(current);
+  for (const v of fromPrevious) {
+    if (seen.has(v.hash)) continue;
+    seen.add(v.hash);
+    out.push({ hash: v.hash, read: async () => v.bytes });
+  }
+  for (const hash of store.versions(key)) {
+    if (seen.has(hash)) continue;
+    seen.add(hash);
+    out.push({ hash, read: () => store.read(hash) });
+  }
+  return out.slice(0, max);
+}
+
+/** Make this build's versions the newest of their families in the store. */
+async function recordVersions(store, members, entries, opts) {
+  const current = new Map();
+  for (const [key, rels] of members) {
+    for (const rel of rels) {
+      const e = entries.get(rel);
+      current.set(key, [...(current.get(key) ?? []), { hash: e.hash, bytes: () => fs.readFile(path.join(opts.root, ...rel.split('/'))) }]);
+    }
+  }
+  await store.record(current, opts.dictionaryVersions + 1);
+}
+
+export { deltasOf };
