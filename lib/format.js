@@ -42,6 +42,17 @@ export function formatProgress(p, width = 24) {
 }
 
 /**
+ * The deploy-delta line of a summary, or '' when there is nothing to say.
+ * @param {{ files: number, written: number, bytes: number, savedBytes: number, unavailable: string | null } | undefined} d
+ */
+export function deltaLine(d) {
+  if (!d) return '';
+  if (d.unavailable) return `deltas: none (${d.unavailable})`;
+  if (d.files === 0) return '';
+  return `deltas: ${d.files} files (${d.written} written); a returning visitor downloads ${formatBytes(d.bytes)} instead of ${formatBytes(d.bytes + d.savedBytes)} for them`;
+}
+
+/**
  * The end-of-run summary (several lines, no trailing newline).
  * @param {ReturnType<import('./compress/report.js').createReport>['finish'] extends (...a: any) => infer R ? R : never} r
  */
@@ -61,5 +72,7 @@ export function formatSummary(r) {
   } else {
     for (const c of r.changes) lines.push(`  ${c.action}: ${c.path}`);
   }
+  const deltas = deltaLine(r.deltas);
+  if (deltas) lines.push(`  ${deltas}`);
   return lines.join('\n');
 }

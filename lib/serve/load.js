@@ -5,6 +5,7 @@ import { readManifest, readManifestSync, VARIANT_SUFFIX, contentHash } from '../
 import { buildEntry, planMemory, addFolders, settingsTagOf } from './table.js';
 import { isTempPath } from '../fs-atomic.js';
 import { relInside } from '../paths.js';
+import { deltaFilesOf } from './dictionary.js';
 
 /**
  * Manifest + disk → table. Checks every listed file against the disk once (at startup and on each
@@ -37,7 +38,7 @@ export function isInside(root, p) {
  * Returns the Check for buildEntry, or null when the file must not be served.
  * @param {string} rel
  * @param {import('../manifest.js').FileEntry} src
- * @param {{ root: string, realRoot: string, encodings: readonly string[], realDirs: Map<string, string | null> }} ctx
+ * @param {{ root: string, realRoot: string, encodings: readonly string[], realDirs: Map<string, string | null>, dictionaries?: boolean }} ctx
  * @param {string[]} memory encodings (and 'identity') to load into memory
  */
 export function* checkEntry(rel, src, ctx, memory) {
@@ -88,7 +89,15 @@ export function* checkEntry(rel, src, ctx, memory) {
       variants[enc] = found.file;
     }
   }
-  return { stale, file: orig.file, variants, bodies: stale ? {} : bodies, memory };
+  /** @type {Record<string, string>} deploy deltas present with their recorded size */
+  const deltas = {};
+  if (!stale && ctx.dictionaries && src.dictionary) {
+    for (const d of deltaFilesOf(base, src)) {
+      const found = yield* resolve(d.name);
+      if (found !== null && found.st.size === d.size) deltas[d.name] = found.file;
+    }
+  }
+  return { stale, file: orig.file, variants, bodies: stale ? {} : bodies, memory, deltas };
 }
 
 function opSync([op, p]) {
@@ -153,7 +162,7 @@ export function loadContext(opts, maskOf) {
 export function buildTable(manifest, lctx, mode) {
   const { opts } = lctx;
   const tctx = { root: lctx.root, opts, maskOf: lctx.maskOf, settingsTag: settingsTagOf(manifest?.settings) };
-  const cctx = { root: lctx.root, realRoot: lctx.realRoot, encodings: opts.encodings, realDirs: new Map() };
+  const cctx = { root: lctx.root, realRoot: lctx.realRoot, encodings: opts.encodings, realDirs: new Map(), dictionaries: opts.dictionaries };
   const files = manifest?.files ?? {};
   const plan = planMemory(files, opts);
   /** @type {import('./table.js').Table} */

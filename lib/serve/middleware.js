@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { PrecompressorError } from '../errors.js';
-import { VARIANT_SUFFIX } from '../manifest.js';
+import { VARIANT_SUFFIX, deltaStem } from '../manifest.js';
 import { normalizeServeOptions } from './options.js';
 import { createNegotiator } from './negotiate.js';
 import { parseRequestPath, folderRedirectLocation } from './request-path.js';
@@ -12,6 +12,7 @@ import { respond, endWith, isGone } from './respond.js';
 import { createWatcher } from './file-events.js';
 import { createUnlistedLookup } from './unlisted.js';
 import { relInside } from '../paths.js';
+import { chooseDelta } from './dictionary.js';
 
 const OPEN_FLAGS = fs.constants.O_RDONLY | (fs.constants.O_NOFOLLOW ?? 0);
 const GONE = new Set(['ENOENT', 'ENOTDIR', 'ELOOP', 'EISDIR']);
@@ -63,7 +64,7 @@ export function serveStatic(root, options = {}) {
       const dir = rel.slice(0, -1);
       for (const [k, e] of files) if (k.startsWith(dir) && !k.slice(dir.length).includes('/')) touched.push(e);
     } else {
-      const names = [rel, ...SUFFIXES.filter((s) => rel.endsWith(s)).map((s) => rel.slice(0, -s.length))];
+      const names = [rel, ...SUFFIXES.filter((s) => rel.endsWith(s)).map((s) => rel.slice(0, -s.length)), deltaStem(rel) ?? rel];
       for (const name of names) {
         if (reloading) dirty.add(name);
         const e = files.get(name);
@@ -177,11 +178,12 @@ export function serveStatic(root, options = {}) {
       const target = { file: entry.identity.file, path: entry.path, type: entry.type, vary: entry.vary };
       return serveFromDisk(req, res, next, target, () => pass(req, res, next, 404));
     }
-    const choice = neg.negotiate(req.headers['accept-encoding'], entry.mask);
+    const delta = entry.deltas === null ? null : chooseDelta(req.headers, entry.deltas);
+    const choice = delta === null ? neg.negotiate(req.headers['accept-encoding'], entry.mask) : delta.encoding;
     if (choice === null) {
       return endWith(req, res, 406, varyHead(res, entry));
     }
-    const rep = choice === 'identity' ? entry.identity : entry.reps[choice];
+    const rep = delta ?? (choice === 'identity' ? entry.identity : entry.reps[choice]);
     if (rep.body !== null) {
       try {
         return respond(req, res, entry, rep, null, opts);
