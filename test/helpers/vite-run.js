@@ -1,6 +1,6 @@
 // Runs a real Vite build or preview in its own process (rolldown's native binding does not load
 // under jest's vm modules). Usage: node test/helpers/vite-run.js '<json job>'
-//   { mode: 'build' | 'watch' | 'preview', root, plugin: {options}, config: {extra inline config},
+//   { mode: 'build' | 'watch' | 'preview', root, plugin: {options}, config: {extra inline config}, port?: (preview),
 //     edit?: { file, text } (watch: written after the first build) }
 // Prints one JSON line per result on stdout: build → { ok, lines, error }; watch → { snapshots };
 // preview → { port } then serves until stdin closes.
@@ -65,7 +65,8 @@ if (job.mode === 'build') {
   await watcher.close();
   out({ snapshots });
 } else if (job.mode === 'preview') {
-  const server = await preview({ ...base, plugins: [precompressor(job.plugin)], preview: { port: 0, host: '127.0.0.1' } });
+  const port = job.port ?? 0; // a given port is taken or the preview fails (strictPort)
+  const server = await preview({ ...base, plugins: [precompressor(job.plugin)], preview: { port, strictPort: port !== 0, host: '127.0.0.1' } });
   out({ port: server.httpServer.address().port, lines });
   process.stdin.resume();
   process.stdin.on('end', () => server.close().then(() => process.exit(0)));
