@@ -150,7 +150,8 @@ test('held files (watch mode: still being written) are left exactly as the previ
 
   // Once they settle, the next pass compresses them like any changed file.
   const next = await precompress(root);
-  expect(next.changes).toEqual(['a.js', 'd.js', 'n.js'].map((p) => ({ path: p, action: 'compress' })));
+  // (a deploy delta of the rewritten a.js against its previous version may come too, where Node can make one)
+  expect(next.changes.filter((c) => !c.action.startsWith('delta'))).toEqual(['a.js', 'd.js', 'n.js'].map((p) => ({ path: p, action: 'compress' })));
   const after = await expectConsistent(root);
   expect(Object.keys(after.files)).toEqual(['a.js', 'c.txt', 'd.js', 'n.js']);
 });
