@@ -57,19 +57,67 @@ async function previousVersions(opts, keys) {
 }
 
 /**
- * @param {{ opts: any, entries: Map<string, import('../manifest.js').FileEntry>,
+ * @typedef {{ opts: any, entries: Map<string, import('../manifest.js').FileEntry>,
  *   previous: import('../manifest.js').Manifest | null, onDisk: Map<string, number>,
- *   report: { warn(p: string, m: string): void, change(p: string, a: string): void, fail(f: object): void } }} ctx
+ *   report: { warn(p: string, m: string): void, change(p: string, a: string): void, fail(f: object): void } }} DeltaInput
  *   onDisk: the delta files found by the walk (path → size)
+ * @typedef {DeltaInput & { encoders: readonly ('dcb' | 'dcz')[], summary: DeltaSummary, keep: Set<string> }} DeltaRun
+ */
+
+/**
+ * The delta step of one pass (see the top of this file). Updates `entries` in place.
+ * @param {DeltaInput} input
  * @returns {Promise<{ changed: boolean, summary: DeltaSummary }>}
  */
-export async function addDeltas({ opts, entries, previous, onDisk, report }) {
+export async function addDeltas(input) {
+  const { opts, entries, onDisk, report } = input;
   const encoders = opts.deltas ? deltaEncoders() : [];
   /** @type {DeltaSummary} */
   const summary = { encoders: [...encoders], files: 0, written: 0, reused: 0, removed: 0, bytes: 0, savedBytes: 0, unavailable: null };
   if (opts.deltas && encoders.length === 0) summary.unavailable = `Node ${process.version} has no zstd or Brotli encoder that takes a dictionary (Node >= 22.19 / 24.6 for dcz, >= 24.15 for dcb)`;
-  const before = JSON.stringify([...entries].filter(([, e]) => e.dictionary !== undefined));
-  /** @type {Map<string, string[]>} family key → rels in this build */
+  const before = dictionaryState(entries);
+  const members = assignFamilies(entries, opts);
+  const store = opts.deltas ? await openStore(storeFolderFor(opts.dictionaryStore, opts.root)) : null;
+  /** @type {DeltaRun} */
+  const run = { ...input, encoders, summary, keep: new Set() };
+  if (store && encoders.length > 0) {
+    const earlier = opts.previous ? await previousVersions(opts, new Set(members.keys())) : new Map();
+    const limit = pLimit(2);
+    const jobs = [];
+    for (const [key, rels] of members) {
+      const current = new Set(rels.map((rel) => /** @type {any} */ (entries.get(rel)).hash));
+      const dicts = dictionariesOf(store, key, earlier.get(key) ?? [], current, opts.dictionaryVersions * rels.length);
+      for (const rel of rels) {
+        // A delta that cannot be written is a warning: the file is served as usual without it.
+        jobs.push(limit(() => deltasFor(run, rel, dicts)).catch((err) => report.warn(rel, `deltas not written (${err.message})`)));
+      }
+    }
+    await Promise.all(jobs);
+  }
+  for (const rel of onDisk.keys()) {
+    if (run.keep.has(rel)) continue;
+    report.change(rel, 'remove (stale delta)');
+    summary.removed++;
+    if (!opts.dryRun) await removeIfPresent(path.join(opts.root, ...rel.split('/'))).catch((err) => report.fail({ path: rel, code: err.code ?? 'ERR_PRECOMPRESSOR_FILE', message: err.message }));
+  }
+  if (store && !opts.dryRun) {
+    // The store is a cache: when it cannot be written, this build is served as usual, and the next one gets fewer deltas.
+    await recordVersions(store, members, entries, opts).catch((err) => report.warn(store.dir, `dictionary store not updated (${err.message})`));
+  }
+  const changed = summary.written > 0 || summary.removed > 0 || dictionaryState(entries) !== before;
+  return { changed, summary };
+}
+
+/** The delta fields of every entry, to tell whether a pass changed them. */
+function dictionaryState(entries) {
+  return JSON.stringify([...entries].filter(([, e]) => e.dictionary !== undefined));
+}
+
+/**
+ * Give every eligible entry its `dictionary` record (and drop the old delta fields of all).
+ * @returns {Map<string, string[]>} family key → this build's files in it
+ */
+function assignFamilies(entries, opts) {
   const members = new Map();
   for (const [rel, entry] of entries) {
     const fam = opts.deltas && eligible(rel, entry, opts) ? familyOf(rel, opts.hashPattern) : null;
@@ -80,92 +128,76 @@ export async function addDeltas({ opts, entries, previous, onDisk, report }) {
     }
     entries.set(rel, next);
   }
-  const store = opts.deltas ? await openStore(storeFolderFor(opts.dictionaryStore, opts.root)) : null;
-  const earlier = store && opts.previous ? await previousVersions(opts, new Set(members.keys())) : new Map();
-  const keep = new Set();
-  if (store && encoders.length > 0) {
-    const limit = pLimit(2);
-    const jobs = [];
-    for (const [key, rels] of members) {
-      const current = new Set(rels.map((rel) => /** @type {any} */ (entries.get(rel)).hash));
-      const dicts = dictionariesOf(store, key, earlier.get(key) ?? [], current, opts.dictionaryVersions * rels.length);
-      for (const rel of rels) jobs.push(limit(() => deltasFor(rel, dicts)));
+  return members;
+}
+
+/**
+ * Make or reuse the deltas of one file against each dictionary, and record them in its entry.
+ * @param {DeltaRun} run
+ * @param {string} rel
+ * @param {{ hash: string, read: () => Promise<Buffer | null> }[]} dicts
+ */
+async function deltasFor(run, rel, dicts) {
+  const entry = /** @type {import('../manifest.js').FileEntry} */ (run.entries.get(rel));
+  const prev = entryOf(run.previous, rel);
+  const reusable = prev?.hash === entry.hash ? prev.deltas ?? {} : {};
+  const best = bestOrdinary(entry);
+  /** @type {Record<string, import('../manifest.js').DeltaEntry>} */
+  const deltas = {};
+  let data = null;
+  for (const [i, d] of dicts.entries()) {
+    const dictKey = dictionaryHashOf(d.hash);
+    const old = Object.hasOwn(reusable, dictKey) ? reusable[dictKey] : undefined;
+    const intact = old && Object.entries(old).every(([enc, v]) => run.onDisk.get(deltaPath(rel, dictKey, /** @type {any} */ (enc))) === v.size);
+    let rec = intact ? old : undefined;
+    if (rec) run.summary.reused += Object.keys(rec).length;
+    else {
+      data ??= await readChecked(run.opts, rel, entry);
+      if (data === null) return; // changed since its variants were made: no deltas this pass
+      const dict = await d.read();
+      if (dict === null) continue;
+      rec = await encodeAll(run, rel, data, dict, dictKey, best);
     }
-    await Promise.all(jobs);
-  }
-
-  /** Make or reuse the deltas of one file against each dictionary. */
-  async function deltasFor(rel, dicts) {
-    const entry = /** @type {import('../manifest.js').FileEntry} */ (entries.get(rel));
-    const prev = entryOf(previous, rel);
-    const reusable = prev?.hash === entry.hash ? prev.deltas ?? {} : {};
-    const best = bestOrdinary(entry);
-    /** @type {Record<string, import('../manifest.js').DeltaEntry>} */
-    const deltas = {};
-    let data = null;
-    for (const [i, d] of dicts.entries()) {
-      const dictKey = dictionaryHashOf(d.hash);
-      const old = Object.hasOwn(reusable, dictKey) ? reusable[dictKey] : undefined;
-      let rec = old && Object.keys(old).every((enc) => onDisk.get(deltaPath(rel, dictKey, /** @type {any} */ (enc))) === old[/** @type {'dcz'} */ (enc)]?.size) ? old : undefined;
-      if (rec) summary.reused += Object.keys(rec).length;
-      else {
-        data ??= await readChecked(rel, entry);
-        if (data === null) return;
-        const dict = await d.read();
-        if (dict === null) continue;
-        rec = await encodeAll(rel, data, dict, dictKey, best);
-      }
-      deltas[dictKey] = rec;
-      for (const enc of Object.keys(rec)) keep.add(deltaPath(rel, dictKey, /** @type {any} */ (enc)));
-      const sizes = Object.values(rec).map((v) => v.size);
-      if (i === 0 && sizes.length > 0) {
-        summary.files++;
-        summary.bytes += Math.min(...sizes);
-        summary.savedBytes += best - Math.min(...sizes);
-      }
+    deltas[dictKey] = rec;
+    for (const enc of Object.keys(rec)) run.keep.add(deltaPath(rel, dictKey, /** @type {any} */ (enc)));
+    const sizes = Object.values(rec).map((v) => v.size);
+    if (i === 0 && sizes.length > 0) {
+      run.summary.files++;
+      run.summary.bytes += Math.min(...sizes);
+      run.summary.savedBytes += best - Math.min(...sizes);
     }
-    if (Object.keys(deltas).length > 0) entries.set(rel, { ...entry, deltas });
   }
+  if (Object.keys(deltas).length > 0) run.entries.set(rel, { ...entry, deltas });
+}
 
-  /** The file's bytes, or null (and no deltas) when it changed since its variants were made. */
-  async function readChecked(rel, entry) {
-    const data = await fs.readFile(path.join(opts.root, ...rel.split('/'))).catch(() => null);
-    return data !== null && contentHash(data) === entry.hash ? data : null;
-  }
+/** The file's bytes, or null when they no longer hash to its entry. */
+async function readChecked(opts, rel, entry) {
+  const data = await fs.readFile(path.join(opts.root, ...rel.split('/'))).catch(() => null);
+  return data !== null && contentHash(data) === entry.hash ? data : null;
+}
 
-  /** Encode, check and write the deltas of one file against one dictionary; {} when none is kept. */
-  async function encodeAll(rel, data, dict, dictKey, best) {
-    const digest = crypto.createHash('sha256').update(dict).digest();
-    /** @type {import('../manifest.js').DeltaEntry} */
-    const rec = {};
-    for (const enc of encoders) {
-      const out = await encodeDelta(enc, data, dict, digest);
-      if (out === null || out.length > best * (1 - opts.deltaMargin)) continue;
-      if (!verifyDelta(enc, out, dict, digest, data)) {
-        report.warn(rel, `${enc} delta against ${dictKey} did not decode to the file: not kept`);
-        continue;
-      }
-      const target = deltaPath(rel, dictKey, enc);
-      report.change(target, `delta (${enc})`);
-      if (!opts.dryRun) await writeAtomic(path.join(opts.root, ...target.split('/')), out);
-      rec[enc] = { size: out.length, hash: contentHash(out) };
-      summary.written++;
+/**
+ * Encode, check and write the deltas of one file against one dictionary; {} when none is kept.
+ * @param {DeltaRun} run
+ */
+async function encodeAll(run, rel, data, dict, dictKey, best) {
+  const digest = crypto.createHash('sha256').update(dict).digest();
+  /** @type {import('../manifest.js').DeltaEntry} */
+  const rec = {};
+  for (const enc of run.encoders) {
+    const out = await encodeDelta(enc, data, dict, digest);
+    if (out === null || out.length > best * (1 - run.opts.deltaMargin)) continue;
+    if (!verifyDelta(enc, out, dict, digest, data)) {
+      run.report.warn(rel, `${enc} delta against ${dictKey} did not decode to the file: not kept`);
+      continue;
     }
-    return rec;
+    const target = deltaPath(rel, dictKey, enc);
+    run.report.change(target, `delta (${enc})`);
+    if (!run.opts.dryRun) await writeAtomic(path.join(run.opts.root, ...target.split('/')), out);
+    rec[enc] = { size: out.length, hash: contentHash(out) };
+    run.summary.written++;
   }
-
-  for (const rel of onDisk.keys()) {
-    if (keep.has(rel)) continue;
-    report.change(rel, 'remove (stale delta)');
-    summary.removed++;
-    if (!opts.dryRun) await removeIfPresent(path.join(opts.root, ...rel.split('/'))).catch((err) => report.fail({ path: rel, code: err.code ?? 'ERR_PRECOMPRESSOR_FILE', message: err.message }));
-  }
-  if (store && !opts.dryRun) {
-    // The store is a cache: when it cannot be written, this build is served as usual, and the next one gets fewer deltas.
-    await recordVersions(store, members, entries, opts).catch((err) => report.warn(store.dir, `dictionary store not updated (${err.message})`));
-  }
-  const changed = summary.written > 0 || summary.removed > 0 || JSON.stringify([...entries].filter(([, e]) => e.dictionary !== undefined)) !== before;
-  return { changed, summary };
+  return rec;
 }
 
 /**

@@ -119,6 +119,16 @@ withEncoders('no delta is kept unless smaller than the best variant by deltaMarg
   expect((await fs.readdir(path.join(out, 'assets'))).filter((n) => n.endsWith('.dcz') || n.endsWith('.dcb'))).toEqual([]);
 });
 
+withEncoders('a dry run writes no delta and leaves the store as it was', async () => {
+  await build(1);
+  const storeBefore = await fs.readFile(path.join(store, (await fs.readdir(store))[0], 'index.json'), 'utf8');
+  await fs.writeFile(path.join(out, 'app.js'), bundle(105));
+  const r = await precompress(out, { dictionaryStore: store, dryRun: true });
+  expect(r.changes).toEqual([{ path: 'app.js', action: 'compress' }]); // its deltas come with its variants
+  expect((await fs.readdir(out)).filter((n) => /\.dc[bz]$/.test(n))).toEqual([]);
+  expect(await fs.readFile(path.join(store, (await fs.readdir(store))[0], 'index.json'), 'utf8')).toBe(storeBefore);
+});
+
 test('deltas: false records no dictionary, writes no delta and leaves the store alone', async () => {
   await writeTree(out, { 'app.js': bundle(1) });
   const r = await precompress(out, { dictionaryStore: store, deltas: false });
