@@ -82,17 +82,17 @@ export async function addDeltas(input) {
   const run = { ...input, encoders, summary, keep: new Set() };
   if (store && encoders.length > 0) {
     const earlier = opts.previous ? await previousVersions(opts, new Set(members.keys())) : new Map();
-    const limit = pLimit(2);
-    const jobs = [];
+    const work = [];
     for (const [key, rels] of members) {
       const current = new Set(rels.map((rel) => /** @type {any} */ (entries.get(rel)).hash));
       const dicts = dictionariesOf(store, key, earlier.get(key) ?? [], current, opts.dictionaryVersions * rels.length);
-      for (const rel of rels) {
-        // A delta that cannot be written is a warning: the file is served as usual without it.
-        jobs.push(limit(() => deltasFor(run, rel, dicts)).catch((err) => report.warn(rel, `deltas not written (${err.message})`)));
-      }
+      for (const rel of rels) work.push({ rel, dicts, size: /** @type {any} */ (entries.get(rel)).size });
     }
-    await Promise.all(jobs);
+    // Largest first (zlib runs them on libuv's pool of 4 threads, up to 4 files at a time), so a big bundle does not finish last.
+    const limit = pLimit(Math.max(2, Math.min(opts.concurrency, 4)));
+    await Promise.all(work.sort((a, b) => b.size - a.size).map(({ rel, dicts }) =>
+      // A delta that cannot be written is a warning: the file is served as usual without it.
+      limit(() => deltasFor(run, rel, dicts)).catch((err) => report.warn(rel, `deltas not written (${err.message})`))));
   }
   for (const rel of onDisk.keys()) {
     if (run.keep.has(rel)) continue;
