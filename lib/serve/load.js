@@ -15,7 +15,8 @@ import { deltaFilesOf } from './dictionary.js';
  *   left out of the table;
  * - the original's size and mtime must match the manifest, else the entry is marked stale
  *   (served from disk with stat-based headers, identity only);
- * - a variant whose size differs from the manifest is dropped;
+ * - a variant whose size differs from the manifest is dropped; a deploy delta too, and one whose
+ *   bytes do not hash to the manifest's record (deltas are small; read once here, streamed later);
  * - representations planned for memory are read; the original's bytes must hash to the manifest's
  *   hash (then its mtime does not matter), a variant's length must match.
  * The same checks run synchronously (construction) or asynchronously (reload, re-check after a
@@ -89,12 +90,14 @@ export function* checkEntry(rel, src, ctx, memory) {
       variants[enc] = found.file;
     }
   }
-  /** @type {Record<string, string>} deploy deltas present with their recorded size */
+  /** @type {Record<string, string>} deploy deltas whose bytes hash to their record (a wrong one breaks the page) */
   const deltas = {};
   if (!stale && ctx.dictionaries && src.dictionary) {
     for (const d of deltaFilesOf(base, src)) {
       const found = yield* resolve(d.name);
-      if (found !== null && found.st.size === d.size) deltas[d.name] = found.file;
+      if (found === null || found.st.size !== d.size) continue;
+      const buf = /** @type {Buffer | null} */ (yield ['read', found.file]);
+      if (buf !== null && contentHash(buf) === d.hash) deltas[d.name] = found.file;
     }
   }
   return { stale, file: orig.file, variants, bodies: stale ? {} : bodies, memory, deltas };

@@ -64,7 +64,8 @@ export function serveStatic(root, options = {}) {
       const dir = rel.slice(0, -1);
       for (const [k, e] of files) if (k.startsWith(dir) && !k.slice(dir.length).includes('/')) touched.push(e);
     } else {
-      const names = [rel, ...SUFFIXES.filter((s) => rel.endsWith(s)).map((s) => rel.slice(0, -s.length)), deltaStem(rel) ?? rel];
+      const stem = deltaStem(rel);
+      const names = [rel, ...SUFFIXES.filter((s) => rel.endsWith(s)).map((s) => rel.slice(0, -s.length)), ...(stem === null ? [] : [stem])];
       for (const name of names) {
         if (reloading) dirty.add(name);
         const e = files.get(name);

@@ -1,4 +1,5 @@
 import fs from 'node:fs/promises';
+import fssync from 'node:fs';
 import path from 'node:path';
 import crypto from 'node:crypto';
 import { serveStatic } from '../../lib/serve/middleware.js';
@@ -9,6 +10,18 @@ import { listen, request } from '../helpers/serve-site.js';
 import { tempDir, writeTree, textOf } from '../helpers/tmp.js';
 
 const sha = (s) => crypto.createHash('sha256').update(s).digest('base64');
+
+/** Wait until the folder's watcher has seen a change: our own fs.watch shares libuv's inotify queue. */
+function changed(dir, name) {
+  return new Promise((resolve) => {
+    const w = fssync.watch(dir, (_e, f) => {
+      if (String(f) === name) {
+        w.close();
+        setImmediate(resolve);
+      }
+    });
+  });
+}
 
 describe('Available-Dictionary: an RFC 8941 byte sequence of 32 bytes', () => {
   const h = sha('x');
@@ -197,6 +210,32 @@ withDeltas('serveStatic with deploy deltas (real server, real deltas)', () => {
       expect(gone.body.toString()).toBe(v2);
     } finally {
       await fs.writeFile(file, saved);
+    }
+  });
+
+  test('watch: a delta rewritten on disk with the same size is never sent (its hash is checked on the re-check)', async () => {
+    const watched = serveStatic(dir, {});
+    const s = await listen((req, res) => watched(req, res));
+    const assets = path.join(dir, 'assets');
+    const name = (await fs.readdir(assets)).find((n) => n.endsWith(`.${best}`));
+    const file = path.join(assets, /** @type {string} */ (name));
+    const saved = await fs.readFile(file);
+    const ask = () => request(s.port, `/${REL}`, { headers: { 'accept-encoding': best, 'available-dictionary': `:${h1}:` } });
+    try {
+      expect((await ask()).headers['content-encoding']).toBe(best);
+      const seen = changed(assets, /** @type {string} */ (name));
+      const bad = Buffer.from(saved);
+      bad[bad.length - 5] ^= 0xff;
+      await fs.writeFile(file, bad);
+      await seen;
+      await watched.settled();
+      const r = await ask();
+      expect(r.headers['content-encoding']).toBeUndefined();
+      expect(r.body.toString()).toBe(v2);
+    } finally {
+      await fs.writeFile(file, saved);
+      watched.close();
+      await s.close();
     }
   });
 
