@@ -77,10 +77,11 @@ export async function addDeltas(input) {
   if (opts.deltas && encoders.length === 0) summary.unavailable = `Node ${process.version} has no zstd or Brotli encoder that takes a dictionary (Node >= 22.19 / 24.6 for dcz, >= 24.15 for dcb)`;
   const before = dictionaryState(entries);
   const members = assignFamilies(entries, opts);
-  const store = opts.deltas ? await openStore(storeFolderFor(opts.dictionaryStore, opts.root)) : null;
+  // No encoder, no store: versions kept for deltas this Node can never make would only cost disk.
+  const store = encoders.length > 0 ? await openStore(storeFolderFor(opts.dictionaryStore, opts.root)) : null;
   /** @type {DeltaRun} */
   const run = { ...input, encoders, summary, keep: new Set() };
-  if (store && encoders.length > 0) {
+  if (store) {
     const earlier = opts.previous ? await previousVersions(opts, new Set(members.keys())) : new Map();
     const work = [];
     for (const [key, rels] of members) {

@@ -55,13 +55,23 @@ if (job.mode === 'build') {
     },
   };
   const watcher = await build({ ...base, plugins: [precompressor(job.plugin), observer], build: { ...job.config?.build, watch: {} } });
+  // A rebuild can start after the second snapshot (an editor-style write can emit two events):
+  // closing the watcher in the middle of it aborts its hooks, so wait for the build to end first.
+  let building = false;
+  let idle = () => {};
   watcher.on('event', (e) => {
+    if (e.code === 'START') building = true;
+    if (e.code === 'END' || e.code === 'ERROR') {
+      building = false;
+      idle();
+    }
     if (e.code === 'ERROR') {
       out({ error: e.error.message });
       finish();
     }
   });
   await done;
+  if (building) await new Promise((resolve) => (idle = resolve));
   await watcher.close();
   out({ snapshots });
 } else if (job.mode === 'preview') {
