@@ -48,8 +48,20 @@ export function formatProgress(p, width = 24) {
  *   files: { scanned: number, compressed: number, unchanged: number, compressedFormat: number,
  *     notSmaller: number, excluded: number, empty: number, failed: number },
  *   bytes: Record<string, number> & { original: number, compressible: number },
- *   changes: { path: string, action: string }[] }} SummaryReport
+ *   changes: { path: string, action: string }[],
+ *   deltas?: { files: number, written: number, bytes: number, savedBytes: number, unavailable: string | null } }} SummaryReport
  */
+
+/**
+ * The deploy-delta line of a summary, or '' when there is nothing to say.
+ * @param {{ files: number, written: number, bytes: number, savedBytes: number, unavailable: string | null } | undefined} d
+ */
+export function deltaLine(d) {
+  if (!d) return '';
+  if (d.unavailable) return `deltas: none (${d.unavailable})`;
+  if (d.files === 0) return '';
+  return `deltas: ${d.files} files (${d.written} written); a returning visitor downloads ${formatBytes(d.bytes)} instead of ${formatBytes(d.bytes + d.savedBytes)} for them`;
+}
 
 /**
  * The end-of-run summary (several lines, no trailing newline).
@@ -71,5 +83,7 @@ export function formatSummary(r) {
   } else {
     for (const c of r.changes) lines.push(`  ${c.action}: ${c.path}`);
   }
+  const deltas = deltaLine(r.deltas);
+  if (deltas) lines.push(`  ${deltas}`);
   return lines.join('\n');
 }

@@ -37,6 +37,41 @@ export interface PrecompressOptions {
   streamThreshold?: number;
   /** Called at most every 100 ms while compressing. */
   onProgress?: ((progress: Progress) => void) | null;
+  /**
+   * Deploy deltas (RFC 9842): record each eligible file's dictionary family and write `dcz`/`dcb`
+   * deltas against the earlier versions of its family, where this Node can encode them. Default true.
+   */
+  deltas?: boolean;
+  /** An older build folder whose files are also taken as earlier versions. Default none. */
+  previous?: string | null;
+  /** Where earlier versions are kept across builds. Default `node_modules/.cache/precompressor/dictionaries` (from the working directory). */
+  dictionaryStore?: string | null;
+  /** Earlier versions per family kept and used as dictionaries, 1-100. Default 3. */
+  dictionaryVersions?: number;
+  /** Smallest file (bytes) that gets deltas. Default 1024. */
+  deltaMinSize?: number;
+  /** A delta is kept only if smaller than the best ordinary variant × (1 − margin). Default 0.1. */
+  deltaMargin?: number;
+  /** Extensions that get deltas (array, or comma-separated). Default js, mjs, cjs, css, wasm, json, html, htm. */
+  deltaExtensions?: string[] | string;
+  /** Where the hash is in a base name: a RegExp (or its source) with a named group `(?<hash>...)`. Default: Vite/Rollup, webpack and esbuild names. */
+  hashPattern?: RegExp | string | null;
+}
+
+export interface DeltaSummary {
+  /** The delta encodings this Node could make (`dcb`, `dcz`), probed at run time. */
+  encoders: ('dcb' | 'dcz')[];
+  /** Files with at least one delta. */
+  files: number;
+  written: number;
+  reused: number;
+  removed: number;
+  /** Bytes of those files' smallest deltas against the newest earlier version. */
+  bytes: number;
+  /** What a returning visitor holding the newest earlier version saves on them, against the best ordinary variant. */
+  savedBytes: number;
+  /** Why there are no deltas at all (no encoder), else null. */
+  unavailable: string | null;
 }
 
 export interface Progress {
@@ -79,8 +114,10 @@ export interface Report {
   bytes: { original: number; compressible: number; br?: number; gzip?: number; zstd?: number };
   failures: Failure[];
   warnings: { path: string; message: string }[];
-  /** What was (or, with dryRun, would be) done: `compress`, `remove (stale|orphan|temp)`. */
+  /** What was (or, with dryRun, would be) done: `compress`, `delta (dcb|dcz)`, `remove (stale|orphan|temp|stale delta)`. */
   changes: { path: string; action: string }[];
+  /** Deploy deltas of this run. */
+  deltas: DeltaSummary;
 }
 
 export interface ManifestFileEntry {
@@ -91,10 +128,14 @@ export interface ManifestFileEntry {
   /** The variants that exist next to the file, keyed by encoding. */
   variants: Partial<Record<Encoding, { size: number }>>;
   skipped?: 'excluded' | 'compressed-format' | 'not-smaller' | 'empty';
+  /** Schema 2: the file as a dictionary (`Use-As-Dictionary`). `hash`: SHA-256 in standard base64. */
+  dictionary?: { hash: string; match: string; dest: string | null; hashed: boolean };
+  /** Schema 2: deltas by the dictionary's SHA-256 (standard base64), at `<file>.<16 hex of it>.<dcb|dcz>`. */
+  deltas?: Record<string, Partial<Record<'dcb' | 'dcz', { size: number; hash: string }>>>;
 }
 
 export interface Manifest {
-  schema: 1;
+  schema: 1 | 2;
   tool: string;
   settings: Record<string, unknown> & { encodings: Encoding[] };
   generatedAt: string;
@@ -156,6 +197,10 @@ export interface ServeOptions {
   memoryFileLimit?: number;
   /** Watch the served files and the manifest, reloading when they change. Default true. */
   watch?: boolean;
+  /** Deploy deltas (RFC 9842): `Use-As-Dictionary` on files with a family, and their deltas to browsers that offer a dictionary. Default true. */
+  dictionaries?: boolean;
+  /** Hashed assets with a family get `Cache-Control: public, max-age=31536000, immutable` (browsers keep only fresh dictionaries). Default true. */
+  immutableHashed?: boolean;
 }
 
 export type NextFunction = (err?: unknown) => void;

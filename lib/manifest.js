@@ -4,11 +4,19 @@ import crypto from 'node:crypto';
 import { PrecompressorError } from './errors.js';
 import { writeAtomic } from './fs-atomic.js';
 
-/** Bump when the manifest's shape changes incompatibly. */
-export const SCHEMA_VERSION = 1;
+/**
+ * Bump when the manifest's shape changes. Version 2 added `dictionary` and `deltas` (deploy deltas,
+ * RFC 9842) to file entries; version-1 manifests are still read (they have neither).
+ */
+export const SCHEMA_VERSION = 2;
+const READABLE_SCHEMAS = [1, 2];
 
 /**
  * @typedef {{ size: number }} VariantEntry
+ * @typedef {{ hash: string, match: string, dest: string | null, hashed: boolean }} DictionaryEntry
+ *   hash: SHA-256 of the identity bytes in standard base64, as `Available-Dictionary` carries it;
+ *   match: URLPattern relative to the file's URL, for `Use-As-Dictionary`; dest: `match-dest` or null
+ * @typedef {Partial<Record<'dcb' | 'dcz', { size: number, hash: string }>>} DeltaEntry
  * @typedef {{
  *   size: number,
  *   mtimeMs: number,
@@ -16,6 +24,8 @@ export const SCHEMA_VERSION = 1;
  *   type?: string,
  *   variants: Partial<Record<'br' | 'gzip' | 'zstd', VariantEntry>>,
  *   skipped?: 'excluded' | 'compressed-format' | 'not-smaller' | 'empty',
+ *   dictionary?: DictionaryEntry,
+ *   deltas?: Record<string, DeltaEntry>,
  * }} FileEntry
  * @typedef {{
  *   schema: number,
@@ -58,7 +68,7 @@ function bad(file, why) {
 export function validateManifest(data, file = 'manifest') {
   if (data === null || typeof data !== 'object' || Array.isArray(data)) throw bad(file, 'not a JSON object');
   const m = /** @type {any} */ (data);
-  if (m.schema !== SCHEMA_VERSION) throw bad(file, `schema ${JSON.stringify(m.schema)} is not ${SCHEMA_VERSION}`);
+  if (!READABLE_SCHEMAS.includes(m.schema)) throw bad(file, `schema ${JSON.stringify(m.schema)} is not one of ${READABLE_SCHEMAS.join(', ')}`);
   if (m.files === null || typeof m.files !== 'object' || Array.isArray(m.files)) throw bad(file, '"files" is not an object');
   for (const [rel, e] of Object.entries(m.files)) {
     if (rel === '' || rel.startsWith('/') || rel.includes('\\') || rel.split('/').some((s) => s === '..' || s === '.' || s === '')) {
@@ -75,8 +85,63 @@ export function validateManifest(data, file = 'manifest') {
         throw bad(file, `entry ${JSON.stringify(rel)} variant ${enc} has no valid size`);
       }
     }
+    const why = dictionaryProblem(e);
+    if (why !== null) throw bad(file, `entry ${JSON.stringify(rel)} ${why}`);
   }
   return m;
+}
+
+const B64_SHA256 = /^[A-Za-z0-9+/]{43}=$/;
+export const DELTA_SUFFIXES = Object.freeze(['dcb', 'dcz']);
+
+/** What is wrong with an entry's `dictionary` and `deltas`, or null. */
+function dictionaryProblem(e) {
+  if (e.dictionary !== undefined) {
+    const d = e.dictionary;
+    if (d === null || typeof d !== 'object' || typeof d.hash !== 'string' || !B64_SHA256.test(d.hash) ||
+      typeof d.match !== 'string' || d.match === '' || !(d.dest === null || typeof d.dest === 'string') || typeof d.hashed !== 'boolean') {
+      return 'has an invalid dictionary';
+    }
+  }
+  if (e.deltas === undefined) return null;
+  if (e.deltas === null || typeof e.deltas !== 'object' || e.dictionary === undefined) return 'has deltas but no dictionary';
+  for (const [dict, byEnc] of Object.entries(e.deltas)) {
+    if (!B64_SHA256.test(dict) || byEnc === null || typeof byEnc !== 'object') return `has an invalid delta key ${JSON.stringify(dict)}`;
+    for (const [enc, v] of Object.entries(byEnc)) {
+      if (!DELTA_SUFFIXES.includes(enc) || v === null || typeof v !== 'object' || !Number.isSafeInteger(v.size) || v.size < 1 || typeof v.hash !== 'string') {
+        return `has an invalid ${JSON.stringify(enc)} delta`;
+      }
+    }
+  }
+  return null;
+}
+
+/**
+ * Path of the delta of `rel` against the dictionary whose SHA-256 is `dictHash` (standard base64):
+ * `<rel>.<first 16 hex digits of the hash>.<dcb|dcz>`.
+ * @param {string} rel
+ * @param {string} dictHash
+ * @param {'dcb' | 'dcz'} encoding
+ */
+export function deltaPath(rel, dictHash, encoding) {
+  return `${rel}.${Buffer.from(dictHash, 'base64').toString('hex').slice(0, 16)}.${encoding}`;
+}
+
+const DELTA_NAME = /^(.+)\.[0-9a-f]{16}\.(?:dcb|dcz)$/;
+
+/** The file a delta path belongs to (`a.js` for `a.js.0123456789abcdef.dcz`), or null. */
+export function deltaStem(rel) {
+  const m = DELTA_NAME.exec(rel);
+  return m === null ? null : m[1];
+}
+
+/** Every delta file an entry records, as [dictionary hash, encoding, path]. */
+export function deltasOf(rel, entry) {
+  const out = [];
+  for (const [dict, byEnc] of Object.entries(entry?.deltas ?? {})) {
+    for (const enc of DELTA_SUFFIXES) if (byEnc[enc]) out.push([dict, enc, deltaPath(rel, dict, enc)]);
+  }
+  return out;
 }
 
 /** Parse and validate the text of a manifest file. */

@@ -15,6 +15,12 @@ export const ZSTD_MAX_LEVEL = 19;
 
 export const MANIFEST_NAME = 'precompressor-manifest.json';
 
+/** Extensions whose files get a dictionary family and deploy deltas by default (see lib/compress/delta.js). */
+export const DELTA_EXTENSIONS = Object.freeze(['js', 'mjs', 'cjs', 'css', 'wasm', 'json', 'html', 'htm']);
+
+/** Default dictionary store, relative to the working directory (beside other tools' caches). */
+export const DEFAULT_DICTIONARY_STORE = path.join('node_modules', '.cache', 'precompressor', 'dictionaries');
+
 /**
  * Extensions of formats that are already compressed (images, fonts, audio, video, archives,
  * office documents): compressing them again costs CPU and saves nothing.
@@ -53,6 +59,14 @@ export const OPTION_DEFAULTS = Object.freeze({
   dryRun: false,
   streamThreshold: 64 * 1024 * 1024,
   onProgress: null,
+  deltas: true, // deploy deltas (RFC 9842) against earlier versions, where this Node can encode them
+  previous: null, // an older build folder whose files are also taken as dictionaries
+  dictionaryStore: null, // node_modules/.cache/precompressor/dictionaries (from the working directory)
+  dictionaryVersions: 3, // earlier versions per family kept in the store and used as dictionaries
+  deltaMinSize: 1024,
+  deltaMargin: 0.1, // a delta is kept only if at least this much smaller than the best variant
+  deltaExtensions: DELTA_EXTENSIONS,
+  hashPattern: null, // RegExp with a group `hash` matched on base names; default: Vite/Rollup, webpack, esbuild names
 });
 
 
@@ -161,6 +175,7 @@ export function normalizeOptions(dir, options = {}) {
 
   const root = path.resolve(dir);
   return Object.freeze({
+    ...deltaOptions(o),
     root,
     encodings: Object.freeze(Object.keys(ENCODINGS).filter((e) => encodings.includes(e))),
     brotliQuality: o.brotliQuality,
@@ -179,6 +194,47 @@ export function normalizeOptions(dir, options = {}) {
     streamThreshold: o.streamThreshold,
     onProgress: o.onProgress,
   });
+}
+
+/**
+ * The deploy-delta options of `precompress()`, validated and filled (part of normalizeOptions()).
+ * @param {Record<string, any>} o
+ */
+function deltaOptions(o) {
+  if (typeof o.deltas !== 'boolean') throw optionError('options.deltas', 'a boolean', o.deltas);
+  for (const k of ['previous', 'dictionaryStore']) {
+    if (o[k] !== null && (typeof o[k] !== 'string' || o[k] === '')) throw optionError(`options.${k}`, 'a non-empty path string', o[k]);
+  }
+  if (!isInt(o.dictionaryVersions) || o.dictionaryVersions < 1 || o.dictionaryVersions > 100) {
+    throw optionError('options.dictionaryVersions', 'an integer from 1 to 100', o.dictionaryVersions);
+  }
+  if (!Number.isSafeInteger(o.deltaMinSize) || o.deltaMinSize < 0) throw optionError('options.deltaMinSize', 'a non-negative integer (bytes)', o.deltaMinSize);
+  if (typeof o.deltaMargin !== 'number' || !(o.deltaMargin >= 0 && o.deltaMargin < 1)) {
+    throw optionError('options.deltaMargin', 'a number from 0 to less than 1', o.deltaMargin);
+  }
+  const ext = typeof o.deltaExtensions === 'string' ? o.deltaExtensions.split(',').filter(Boolean) : o.deltaExtensions;
+  const deltaExtensions = stringList('options.deltaExtensions', ext).map((e) => e.replace(/^\./, '').toLowerCase());
+  let hashPattern = o.hashPattern;
+  if (typeof hashPattern === 'string' && hashPattern !== '') {
+    try {
+      hashPattern = new RegExp(hashPattern);
+    } catch {
+      throw optionError('options.hashPattern', 'a valid regular expression', o.hashPattern);
+    }
+  }
+  if (hashPattern !== null && !(hashPattern instanceof RegExp && /\(\?<hash>/.test(hashPattern.source))) {
+    throw optionError('options.hashPattern', 'a RegExp (or its source) with a named group (?<hash>...)', o.hashPattern);
+  }
+  return {
+    deltas: o.deltas,
+    previous: o.previous === null ? null : path.resolve(o.previous),
+    dictionaryStore: path.resolve(o.dictionaryStore ?? DEFAULT_DICTIONARY_STORE),
+    dictionaryVersions: o.dictionaryVersions,
+    deltaMinSize: o.deltaMinSize,
+    deltaMargin: o.deltaMargin,
+    deltaExtensions: Object.freeze(new Set(deltaExtensions)),
+    hashPattern,
+  };
 }
 
 /**

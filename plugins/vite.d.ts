@@ -1,7 +1,10 @@
 import type { Plugin } from 'vite';
 import type { PrecompressOptions, ServeOptions } from '../lib/index.js';
 
-/** Compressor options: the same as `precompress(dir, options)` and the CLI flags (`manifest` resolves against outDir). */
+/**
+ * Compressor options: the same as `precompress(dir, options)` and the CLI flags (`manifest` resolves against outDir;
+ * `dictionaryStore`, the deploy-delta store, defaults to `<Vite root>/node_modules/.cache/precompressor/dictionaries`).
+ */
 export type PrecompressorCompressOptions = PrecompressOptions;
 
 /** serveStatic options accepted by `preview` (see the serveStatic section of the README). */

@@ -2,9 +2,9 @@ import crypto from 'node:crypto';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { optionError } from '../lib/errors.js';
-import { formatBytes, formatDuration } from '../lib/format.js';
-import { readManifest, variantPath } from '../lib/manifest.js';
-import { normalizeOptions, splitOptions } from '../lib/options.js';
+import { formatBytes, formatDuration, deltaLine } from '../lib/format.js';
+import { readManifest, variantPath, deltasOf } from '../lib/manifest.js';
+import { normalizeOptions, splitOptions, DEFAULT_DICTIONARY_STORE } from '../lib/options.js';
 import { precompress } from '../lib/compress/precompress.js';
 
 /**
@@ -79,6 +79,7 @@ export async function stashVariants(outDir, manifestFile, store) {
   await fs.rm(store, { recursive: true, force: true });
   for (const [rel, e] of Object.entries(m.files)) {
     for (const enc of Object.keys(e.variants)) await move(rel2abs(outDir, variantPath(rel, enc)), rel2abs(store, variantPath(rel, enc)));
+    for (const [, , d] of deltasOf(rel, e)) await move(rel2abs(outDir, d), rel2abs(store, d));
   }
   await move(manifestFile, path.join(store, 'manifest.json'));
   return true;
@@ -95,9 +96,9 @@ export async function restoreVariants(outDir, manifestFile, store) {
   const exists = (p) => fs.access(p).then(() => true, () => false);
   for (const [rel, e] of Object.entries(m.files)) {
     if (!(await exists(rel2abs(outDir, rel)))) continue;
-    for (const enc of Object.keys(e.variants)) {
-      const to = rel2abs(outDir, variantPath(rel, enc));
-      if (!(await exists(to))) await move(rel2abs(store, variantPath(rel, enc)), to);
+    for (const out of [...Object.keys(e.variants).map((enc) => variantPath(rel, enc)), ...deltasOf(rel, e).map((d) => d[2])]) {
+      const to = rel2abs(outDir, out);
+      if (!(await exists(to))) await move(rel2abs(store, out), to);
     }
   }
   if (!(await exists(manifestFile))) await move(saved, manifestFile);
@@ -143,6 +144,8 @@ export function summaryLines(report, verbose) {
     `precompressor: ${f.compressed} compressed, ${f.unchanged} unchanged, ${f.scanned} files in ${formatDuration(report.durationMs)}; ` +
       `${formatBytes(report.bytes.compressible)} compressible → ${sizes}`,
   ];
+  const deltas = deltaLine(report.deltas);
+  if (deltas) lines.push(`precompressor: ${deltas}`);
   if (verbose) for (const c of report.changes) lines.push(`  ${c.action} ${c.path}`);
   return lines;
 }
@@ -180,7 +183,8 @@ export default function precompressor(options = {}) {
         if (own.cache) await restoreVariants(t.outDir, manifestOf(t), storeOf(t));
         let report;
         try {
-          report = await precompress(t.outDir, api);
+          // The dictionary store lives outside outDir (which Vite empties), under the project's node_modules.
+          report = await precompress(t.outDir, { ...api, dictionaryStore: api.dictionaryStore ?? path.join(config.root, DEFAULT_DICTIONARY_STORE) });
         } catch (err) {
           return this.error(`precompressor: ${/** @type {Error} */ (err).message}`);
         }

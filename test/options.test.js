@@ -1,3 +1,4 @@
+import path from 'node:path';
 import { normalizeOptions } from '../lib/options.js';
 
 describe('normalizeOptions', () => {
@@ -19,6 +20,15 @@ describe('normalizeOptions', () => {
     [{ encodings: ['lzma'] }, /^Expected options\.encodings to be a list of br, .*gzip.*, got \["lzma"\] \(array\)$/],
     [{ include: [3] }, 'Expected options.include to be a string or an array of non-empty strings, got [3] (array)'],
     [{ dotfiles: 'yes' }, 'Expected options.dotfiles to be a boolean, got "yes" (string)'],
+    [{ deltas: 'on' }, 'Expected options.deltas to be a boolean, got "on" (string)'],
+    [{ previous: '' }, 'Expected options.previous to be a non-empty path string, got "" (string)'],
+    [{ dictionaryStore: 3 }, 'Expected options.dictionaryStore to be a non-empty path string, got 3 (number)'],
+    [{ dictionaryVersions: 0 }, 'Expected options.dictionaryVersions to be an integer from 1 to 100, got 0 (number)'],
+    [{ deltaMinSize: -1 }, 'Expected options.deltaMinSize to be a non-negative integer (bytes), got -1 (number)'],
+    [{ deltaMargin: 1 }, 'Expected options.deltaMargin to be a number from 0 to less than 1, got 1 (number)'],
+    [{ deltaExtensions: [''] }, 'Expected options.deltaExtensions to be a string or an array of non-empty strings, got [""] (array)'],
+    [{ hashPattern: /-([a-z]{8})\./ }, 'Expected options.hashPattern to be a RegExp (or its source) with a named group (?<hash>...), got an object'],
+    [{ hashPattern: '(?<hash>[' }, 'Expected options.hashPattern to be a valid regular expression, got "(?<hash>[" (string)'],
   ])('%j is rejected with a clear message', (opts, message) => {
     expect(() => normalizeOptions('dist', opts)).toThrow(message);
     try {
@@ -26,6 +36,17 @@ describe('normalizeOptions', () => {
     } catch (err) {
       expect(err.code).toBe('ERR_PRECOMPRESSOR_OPTION');
     }
+  });
+  test('deploy-delta options: defaults, paths resolved, hashPattern from a string', () => {
+    const o = normalizeOptions('dist');
+    expect(o).toMatchObject({ deltas: true, previous: null, dictionaryVersions: 3, deltaMinSize: 1024, deltaMargin: 0.1, hashPattern: null });
+    expect(o.dictionaryStore).toBe(path.resolve('node_modules/.cache/precompressor/dictionaries'));
+    expect([...o.deltaExtensions]).toEqual(['js', 'mjs', 'cjs', 'css', 'wasm', 'json', 'html', 'htm']);
+    const p = normalizeOptions('dist', { previous: 'old', dictionaryStore: '/tmp/s', deltaExtensions: '.JS,css', hashPattern: '_(?<hash>[a-z]{6})\\.js$' });
+    expect(p).toMatchObject({ previous: path.resolve('old'), dictionaryStore: '/tmp/s' });
+    expect([...p.deltaExtensions]).toEqual(['js', 'css']);
+    expect(p.hashPattern).toBeInstanceOf(RegExp);
+    expect(p.hashPattern.exec('app_abcdef.js')?.groups?.hash).toBe('abcdef');
   });
   test('unknown options are named', () => {
     expect(() => normalizeOptions('dist', { concurency: 2 })).toThrow(/options\.concurency/);

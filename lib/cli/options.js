@@ -20,6 +20,12 @@ export const CLI_FLAGS = Object.freeze([
   { flag: 'dotfiles', option: 'dotfiles', type: 'boolean', default: false, describe: 'Also take files and folders whose name starts with a dot' },
   { flag: 'force', option: 'force', type: 'boolean', default: false, describe: 'Ignore the manifest cache and compress everything again' },
   { flag: 'dry-run', option: 'dryRun', type: 'boolean', default: false, describe: 'Say what would change without writing anything' },
+  { flag: 'deltas', option: 'deltas', type: 'boolean', default: OPTION_DEFAULTS.deltas, describe: 'Deploy deltas (RFC 9842, dcz/dcb) against earlier versions of each file; --no-deltas turns them off' },
+  { flag: 'previous', option: 'previous', type: 'string', default: '', describe: 'An older build folder whose files are also taken as earlier versions' },
+  { flag: 'dictionary-store', option: 'dictionaryStore', type: 'string', default: 'node_modules/.cache/precompressor/dictionaries', describe: 'Where earlier versions are kept across builds (persist it in CI)' },
+  { flag: 'dictionary-versions', option: 'dictionaryVersions', type: 'number', default: OPTION_DEFAULTS.dictionaryVersions, describe: 'Earlier versions per file kept and used as dictionaries, 1-100' },
+  { flag: 'delta-margin', option: 'deltaMargin', type: 'number', default: OPTION_DEFAULTS.deltaMargin, describe: 'Keep a delta only if smaller than the best variant × (1 − margin)' },
+  { flag: 'hash-pattern', option: 'hashPattern', type: 'string', default: '', describe: 'RegExp with a group (?<hash>...) that finds the hash in a file name (default: Vite/Rollup, webpack, esbuild names)' },
 ]);
 
 /** Output flags of the CLI that are not API options. */

@@ -1,6 +1,6 @@
 import path from 'node:path';
 import picomatch from 'picomatch';
-import { VARIANT_SUFFIX, entryOf } from '../manifest.js';
+import { VARIANT_SUFFIX, entryOf, deltaStem } from '../manifest.js';
 
 /**
  * Pure decisions: which walked files are sources and which are our variants, what to do with
@@ -44,10 +44,10 @@ export function brotliModeFor(rel) {
 }
 
 /**
- * Split walked files into sources and variants: `X.br`/`X.gz`/`X.zst` is a variant when `X` is
- * itself a source. A variant file whose source is gone is an orphan when the previous manifest
+ * Split walked files into sources, variants and deploy deltas: `X.br`/`X.gz`/`X.zst` is a variant
+ * when `X` is itself a source; `X.<16 hex>.dcb|dcz` a delta when `X` exists or was recorded. A variant file whose source is gone is an orphan when the previous manifest
  * recorded it (it is ours: delete it); otherwise it is a source like any other file.
- * Returns sources (walk order), per source the variants on disk, and the orphans.
+ * Returns sources (walk order), per source the variants on disk, the orphans, and the deltas on disk.
  * @param {import('./walk.js').WalkEntry[]} files
  * @param {string | null} manifestRel the manifest's path relative to root, if inside it
  * @param {import('../manifest.js').Manifest | null} [previous]
@@ -77,8 +77,14 @@ export function classify(files, manifestRel, previous = null) {
   const sources = [];
   /** @type {Map<string, Map<string, number>>} */
   const variants = new Map();
+  /** @type {Map<string, number>} delta files (lib/compress/deltas.js decides which stay) */
+  const deltas = new Map();
   for (const f of files) {
     if (f.rel === manifestRel) continue;
+    if (isDelta(f.rel, byRel, previous)) {
+      deltas.set(f.rel, f.size);
+      continue;
+    }
     const enc = suffixEncoding(f.rel);
     if (enc !== undefined && orphan(f.rel, enc)) {
       orphans.push(f.rel);
@@ -93,7 +99,13 @@ export function classify(files, manifestRel, previous = null) {
     if (!m) variants.set(stem, (m = new Map()));
     m.set(enc, f.size);
   }
-  return { sources, variants, orphans };
+  return { sources, variants, orphans, deltas };
+}
+
+/** A deploy delta (`<file>.<16 hex>.dcb|dcz`) of a file that exists, or that the previous manifest recorded. */
+function isDelta(rel, byRel, previous) {
+  const stem = deltaStem(rel);
+  return stem !== null && (byRel.has(stem) || entryOf(previous, stem)?.deltas !== undefined);
 }
 
 /**

@@ -10,6 +10,7 @@ import { makeTempDir, removeIfPresent, removeTemp, tempOwnerGone } from '../fs-a
 import { checkEncoders } from './encode.js';
 import { createPool } from './pool.js';
 import { createReport } from './report.js';
+import { addDeltas } from './deltas.js';
 import { relInside } from '../paths.js';
 
 export const VERSION = JSON.parse(fs.readFileSync(new URL('../../package.json', import.meta.url), 'utf8')).version;
@@ -254,9 +255,10 @@ export async function pass(dir, options, holdOut) {
       await remove(abs(r.rel)).catch((err) => r.why !== 'failed' && report.fail(failureOf(r.rel, err)));
     }
 
+    const deltas = await addDeltas({ opts, entries, previous, onDisk: classified.deltas, report });
     const manifest = buildManifest({ tool: TOOL, settings, files: entries });
     // Every file fresh and nothing removed: the previous manifest's entries were kept as they are.
-    const untouched = previous !== null && previous.tool === TOOL && sameSettings(previous.settings, settings) &&
+    const untouched = !deltas.changed && previous !== null && previous.tool === TOOL && sameSettings(previous.settings, settings) &&
       removals.length === 0 && failed.size === 0 && decisions.every((d) => d.action === 'fresh') &&
       decisions.length === Object.keys(previous.files).length;
     if (!opts.dryRun && !untouched && !sameContent(previous, manifest)) {
@@ -266,6 +268,6 @@ export async function pass(dir, options, holdOut) {
         report.fail(failureOf(opts.manifest, err));
       }
     }
-    return { report: report.finish(manifest), held: decisions.filter((d) => d.action === 'hold').map((d) => d.file.rel) };
+    return { report: { ...report.finish(manifest), deltas: deltas.summary }, held: decisions.filter((d) => d.action === 'hold').map((d) => d.file.rel) };
   }
 }

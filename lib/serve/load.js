@@ -4,6 +4,7 @@ import { readManifest, readManifestSync, VARIANT_SUFFIX, contentHash } from '../
 import { buildEntry, planMemory, addFolders, settingsTagOf } from './table.js';
 import { isTempPath } from '../fs-atomic.js';
 import { relInside } from '../paths.js';
+import { deltaFilesOf } from './dictionary.js';
 
 /**
  * Manifest + disk → table. Checks every listed file against the disk once (at startup and on each
@@ -13,7 +14,8 @@ import { relInside } from '../paths.js';
  *   left out of the table;
  * - the original's size and mtime must match the manifest, else the entry is marked stale
  *   (served from disk with stat-based headers, identity only);
- * - a variant whose size differs from the manifest is dropped;
+ * - a variant whose size differs from the manifest is dropped; a deploy delta too, and one whose
+ *   bytes do not hash to the manifest's record (deltas are small; read once here, streamed later);
  * - representations planned for memory are read; the original's bytes must hash to the manifest's
  *   hash (then its mtime does not matter), a variant's length must match.
  * The same checks run synchronously (construction) or asynchronously (reload, re-check after a
@@ -42,7 +44,7 @@ export function isInside(root, p) {
  * Returns the Check for buildEntry, or null when the file must not be served.
  * @param {string} rel
  * @param {import('../manifest.js').FileEntry} src
- * @param {{ root: string, realRoot: string | null, encodings: readonly string[], realDirs: Map<string, string | null> }} ctx
+ * @param {{ root: string, realRoot: string | null, encodings: readonly string[], realDirs: Map<string, string | null>, dictionaries?: boolean }} ctx
  * @param {string[]} memory encodings (and 'identity') to load into memory
  */
 export function* checkEntry(rel, src, ctx, memory) {
@@ -93,7 +95,17 @@ export function* checkEntry(rel, src, ctx, memory) {
       variants[enc] = found.file;
     }
   }
-  return { stale, file: orig.file, variants, bodies: stale ? {} : bodies, memory };
+  /** @type {Record<string, string>} deploy deltas whose bytes hash to their record (a wrong one breaks the page) */
+  const deltas = {};
+  if (!stale && ctx.dictionaries && src.dictionary) {
+    for (const d of deltaFilesOf(base, src)) {
+      const found = yield* resolve(d.name);
+      if (found === null || found.st.size !== d.size) continue;
+      const buf = /** @type {Buffer | null} */ (yield ['read', found.file]);
+      if (buf !== null && contentHash(buf) === d.hash) deltas[d.name] = found.file;
+    }
+  }
+  return { stale, file: orig.file, variants, bodies: stale ? {} : bodies, memory, deltas };
 }
 
 function opSync([op, p]) {
@@ -163,7 +175,7 @@ export function buildTable(manifest, lctx, mode) {
   const { opts } = lctx;
   if (lctx.realRoot === null) lctx.realRoot = realRootOf(lctx.root);
   const tctx = { root: lctx.root, opts, maskOf: lctx.maskOf, settingsTag: settingsTagOf(manifest?.settings) };
-  const cctx = { root: lctx.root, realRoot: lctx.realRoot, encodings: opts.encodings, realDirs: new Map() };
+  const cctx = { root: lctx.root, realRoot: lctx.realRoot, encodings: opts.encodings, realDirs: new Map(), dictionaries: opts.dictionaries };
   const files = manifest?.files ?? {};
   const plan = planMemory(files, opts);
   /** @type {import('./table.js').Table} */

@@ -5,6 +5,7 @@ import { parseRequestPath, folderRedirectLocation, splitUrl } from './request-pa
 import { resolveEntry, statRep, contentTypeOf, appendVary } from './table.js';
 import { acceptsHtml } from './negotiate.js';
 import { respond, endWith, isGone } from './respond.js';
+import { chooseDelta } from './dictionary.js';
 import { httpError, redirectReply, methodNotAllowed } from './replies.js';
 import { createState, reload } from './state.js';
 
@@ -171,8 +172,9 @@ function serveEntry(c, entry) {
   }
   // nothing acceptable (identity refused too): identity all the same, as express.static and
   // RFC 9110 §12.5.3 allow, rather than a 406
-  const choice = s.neg.negotiate(req.headers['accept-encoding'], entry.mask) ?? 'identity';
-  const rep = choice === 'identity' ? entry.identity : entry.reps[choice];
+  const delta = entry.deltas === null ? null : chooseDelta(req.headers, entry.deltas);
+  const choice = delta?.encoding ?? s.neg.negotiate(req.headers['accept-encoding'], entry.mask) ?? 'identity';
+  const rep = delta ?? (choice === 'identity' ? entry.identity : entry.reps[choice]);
   if (rep.body !== null) {
     try {
       return respond(req, res, entry, rep, null, s.opts, undefined, rejecter(c));

@@ -32,6 +32,8 @@ export const SERVE_DEFAULTS = Object.freeze({
   memoryBudget: 16 * 1024 * 1024,
   memoryFileLimit: 64 * 1024,
   watch: true,
+  dictionaries: true, // deploy deltas (RFC 9842): Use-As-Dictionary on files with a family, deltas to browsers that offer one
+  immutableHashed: true, // hashed assets with a family: Cache-Control "public, max-age=31536000, immutable"
 });
 
 
@@ -100,7 +102,7 @@ function names(o, k, { strip, subpaths }) {
  *   index: readonly string[], dotfiles: 'ignore' | 'deny' | 'allow', etag: boolean, lastModified: boolean,
  *   cacheControl: string | null, acceptRanges: boolean, setHeaders: SetHeaders | null, fallthrough: boolean,
  *   redirect: boolean, extensions: readonly string[], spa: string | null, memoryBudget: number,
- *   memoryFileLimit: number, watch: boolean,
+ *   memoryFileLimit: number, watch: boolean, dictionaries: boolean, immutableHashed: boolean,
  * }} ServeOptions
  */
 
@@ -163,5 +165,7 @@ export function normalizeServeOptions(root, options = {}) {
     memoryBudget: byteCount(o, 'memoryBudget'),
     memoryFileLimit: byteCount(o, 'memoryFileLimit'),
     watch: bool(o, 'watch'),
+    dictionaries: bool(o, 'dictionaries'),
+    immutableHashed: bool(o, 'immutableHashed'),
   });
 }

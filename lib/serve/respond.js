@@ -37,7 +37,7 @@ function merge(res, head) {
   const out = [];
   for (let i = 0; i < head.length; i += 2) {
     const name = head[i];
-    if (name === 'Vary') out.push(name, appendVary(res.getHeader('vary')));
+    if (name === 'Vary') out.push(name, appendVary(res.getHeader('vary'), head[i + 1]));
     else if (!(OVERRIDABLE.has(name) && res.hasHeader(name))) out.push(name, head[i + 1]);
   }
   return out;

@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { PrecompressorError } from '../errors.js';
-import { VARIANT_SUFFIX } from '../manifest.js';
+import { VARIANT_SUFFIX, deltaStem } from '../manifest.js';
 import { createNegotiator } from './negotiate.js';
 import { readManifestSync, readManifestAsync, loadContext, buildTable } from './load.js';
 import { createStaleQueue } from './stale.js';
@@ -94,7 +94,8 @@ export function onFile(s, abs) {
     const dir = rel.slice(0, -1);
     for (const [k, e] of files) if (k.startsWith(dir) && !k.slice(dir.length).includes('/')) touched.push(e);
   } else {
-    const names = [rel, ...SUFFIXES.filter((x) => rel.endsWith(x)).map((x) => rel.slice(0, -x.length))];
+    const stem = deltaStem(rel);
+    const names = [rel, ...SUFFIXES.filter((x) => rel.endsWith(x)).map((x) => rel.slice(0, -x.length)), ...(stem === null ? [] : [stem])];
     for (const name of names) {
       if (s.reloading) s.dirty.add(name);
       const e = files.get(name);

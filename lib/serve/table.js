@@ -2,6 +2,7 @@ import path from 'node:path';
 import crypto from 'node:crypto';
 import mime from 'mime-types';
 import { VARIANT_SUFFIX } from '../manifest.js';
+import { DELTA_VARY, deltaFilesOf, optionsForHashed, useAsDictionary } from './dictionary.js';
 
 /**
  * Manifest → lookup table with the response headers of every representation precomputed as flat
@@ -18,12 +19,12 @@ import { VARIANT_SUFFIX } from '../manifest.js';
  * @typedef {{
  *   rel: string, path: string, src: import('../manifest.js').FileEntry, type: string,
  *   vary: boolean, mask: number, stale: boolean, identity: Rep, reps: Record<string, Rep>,
- *   memory: string[],
- * }} Entry
+ *   memory: string[], varyValue: string, deltas: Map<string, { dcb?: Rep, dcz?: Rep }> | null,
+ * }} Entry  deltas: by dictionary hash (standard base64), the deploy deltas (lib/serve/dictionary.js)
  * @typedef {{
  *   stale: boolean, file: string, variants: Record<string, string>, bodies: Record<string, Buffer>,
- *   memory: string[],
- * }} Check  what serve-load.js found on disk for one entry
+ *   memory: string[], deltas?: Record<string, string>,
+ * }} Check  what serve-load.js found on disk for one entry (deltas: by file name, the path found)
  * @typedef {{
  *   root: string, opts: Readonly<import('./options.js').ServeOptions>,
  *   maskOf: (encodings: string[]) => number, settingsTag: string,
@@ -31,13 +32,17 @@ import { VARIANT_SUFFIX } from '../manifest.js';
  * @typedef {{ files: Map<string, Entry>, dirs: Set<string>, manifestRel: string | null, tctx?: any, cctx?: any }} Table
  */
 
-/** Append `field` (Accept-Encoding by default) to an existing Vary value without clobbering it or duplicating it. */
-export function appendVary(existing, field = 'Accept-Encoding') {
-  if (existing === undefined || existing === null || existing === '') return field;
+/**
+ * Append `add` (Accept-Encoding, or several comma-separated names) to an existing Vary value
+ * without clobbering it or duplicating a name.
+ */
+export function appendVary(existing, add = 'Accept-Encoding') {
+  if (existing === undefined || existing === null || existing === '') return add;
   const value = Array.isArray(existing) ? existing.join(', ') : String(existing);
   const tokens = value.split(',').map((t) => t.trim().toLowerCase());
-  if (tokens.includes('*') || tokens.includes(field.toLowerCase())) return value;
-  return `${value}, ${field}`;
+  if (tokens.includes('*')) return value;
+  const missing = add.split(',').map((t) => t.trim()).filter((t) => !tokens.includes(t.toLowerCase()));
+  return missing.length === 0 ? value : `${value}, ${missing.join(', ')}`;
 }
 
 /** Content-Type of a file from its (original) name: mime-types, with charset for text. */
@@ -67,9 +72,10 @@ function makeRep(encoding, file, size, etag, mtimeMs, body, entryInfo, opts) {
   const lastModified = new Date(Math.round(mtimeMs)).toUTCString();
   const head = ['Content-Type', entryInfo.type, 'Content-Length', String(size)];
   if (encoding !== 'identity') head.push('Content-Encoding', encoding);
+  if (entryInfo.extra) head.push(...entryInfo.extra);
   if (opts.acceptRanges) head.push('Accept-Ranges', 'bytes');
   const validators = [];
-  if (entryInfo.vary) validators.push('Vary', 'Accept-Encoding');
+  if (entryInfo.vary) validators.push('Vary', entryInfo.varyValue ?? 'Accept-Encoding');
   if (opts.etag) validators.push('ETag', etag);
   if (opts.cacheControl) validators.push('Cache-Control', opts.cacheControl);
   if (opts.lastModified) head.push('Last-Modified', lastModified);
@@ -107,13 +113,17 @@ export function statRep(file, type, vary, st, opts) {
  * @returns {Entry}
  */
 export function buildEntry(rel, src, ctx, check) {
-  const { opts } = ctx;
+  const dict = ctx.opts.dictionaries && src.dictionary ? src.dictionary : null;
+  const opts = dict?.hashed ? optionsForHashed(ctx.opts) : ctx.opts;
   const logical = path.join(ctx.root, ...rel.split('/'));
   const listed = opts.encodings.filter((e) => Object.hasOwn(src.variants, e));
   const present = check ? listed.filter((e) => Object.hasOwn(check.variants, e)) : listed;
+  const deltaFiles = dict ? deltaFilesOf(path.posix.basename(rel), src).filter((d) => !check || Object.hasOwn(check.deltas ?? {}, d.name)) : [];
   const info = {
     type: typeof src.type === 'string' && src.type !== '' ? src.type : contentTypeOf(rel),
-    vary: listed.length > 0,
+    vary: listed.length > 0 || deltaFiles.length > 0,
+    varyValue: deltaFiles.length > 0 ? DELTA_VARY : 'Accept-Encoding',
+    extra: dict ? ['Use-As-Dictionary', useAsDictionary(dict)] : null,
   };
   const bodies = check?.bodies ?? {};
   const file = check?.file ?? logical;
@@ -125,9 +135,18 @@ export function buildEntry(rel, src, ctx, check) {
     reps[e] = makeRep(e, vfile, size, etagOf(src.hash, e, size, ctx.settingsTag), src.mtimeMs, bodies[e] ?? null, info, opts);
   }
   const identity = makeRep('identity', file, src.size, etagOf(src.hash, 'identity', src.size, ''), src.mtimeMs, bodies.identity ?? null, info, opts);
+  /** @type {Map<string, { dcb?: Rep, dcz?: Rep }>} */
+  const deltas = new Map();
+  for (const d of deltaFiles) {
+    const dfile = check?.deltas?.[d.name] ?? path.join(path.dirname(file), d.name);
+    const byEnc = deltas.get(d.dict) ?? {};
+    byEnc[d.encoding] = makeRep(d.encoding, dfile, d.size, etagOf(d.hash, 'identity', d.size, ''), src.mtimeMs, null, info, opts);
+    deltas.set(d.dict, byEnc);
+  }
   return {
     rel, path: logical, src, type: info.type, vary: info.vary, mask: ctx.maskOf(present),
-    stale: check?.stale ?? false, identity, reps, memory: check?.memory ?? [],
+    stale: check?.stale ?? false, identity, reps, memory: check?.memory ?? [], varyValue: info.varyValue,
+    deltas: deltas.size > 0 ? deltas : null,
   };
 }
 
@@ -204,5 +223,5 @@ export function resolveEntry(table, p, opts) {
  * @param {{ vary: boolean }} entry
  */
 export function varyHead(res, entry) {
-  return entry.vary ? ['Vary', appendVary(res.getHeader('vary'))] : [];
+  return entry.vary ? ['Vary', appendVary(res.getHeader('vary'), /** @type {any} */ (entry).varyValue)] : [];
 }

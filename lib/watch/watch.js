@@ -5,7 +5,7 @@ import { performance } from 'node:perf_hooks';
 import { watch as chokidarWatch } from 'chokidar';
 import { PrecompressorError, optionError } from '../errors.js';
 import { normalizeOptions, splitOptions } from '../options.js';
-import { readManifest, variantPath, VARIANT_SUFFIX } from '../manifest.js';
+import { readManifest, variantPath, VARIANT_SUFFIX, deltaStem } from '../manifest.js';
 import { pass } from '../compress/precompress.js';
 import { isTempPath } from '../fs-atomic.js';
 import { relInside } from '../paths.js';
@@ -47,7 +47,7 @@ export function splitWatchOptions(options = {}) {
 /**
  * Is this path one of our own outputs, so that its event must not start a batch? Pure.
  * - temp files and the manifest are always ours;
- * - `X.br` / `X.gz` / `X.zst` is ours when `X` exists (it is then a variant, as the core
+ * - `X.<16 hex>.dcb` / `.dcz` (a deploy delta) and `X.br` / `X.gz` / `X.zst` are ours when `X` exists (it is then a variant, as the core
  *   classifies it) or when a pass wrote or listed it (covers removing variants of deleted files).
  * A `data.gz` with no `data` beside it is a source like any other file.
  * @param {string} rel POSIX path relative to the root
@@ -55,6 +55,8 @@ export function splitWatchOptions(options = {}) {
  */
 export function isOwnOutput(rel, ctx) {
   if (isTempPath(rel) || rel === ctx.manifestRel) return true;
+  const stem = deltaStem(rel);
+  if (stem !== null) return ctx.ours.has(rel) || ctx.exists(stem);
   const ext = path.posix.extname(rel);
   if (!SUFFIXES.has(ext)) return false;
   return ctx.ours.has(rel) || ctx.exists(rel.slice(0, -ext.length));

@@ -28,7 +28,7 @@ test('prints a summary and exits 0; --json prints the report', async () => {
   expect(r.stdout).toMatch(/→ br .* · gzip /);
 
   await fs.writeFile(path.join(root, 'a.js'), textOf(21_000));
-  const j = await run([root, '--json']);
+  const j = await run([root, '--json', '--no-deltas']); // (a.js changed: no deploy delta in this exact report)
   expect(j.code).toBe(0);
   const report = JSON.parse(j.stdout);
   expect(report).toEqual({
@@ -43,6 +43,7 @@ test('prints a summary and exits 0; --json prints the report', async () => {
     failures: [],
     warnings: [],
     changes: [{ path: 'a.js', action: 'compress' }],
+    deltas: { encoders: [], files: 0, written: 0, reused: 0, removed: 0, bytes: 0, savedBytes: 0, unavailable: null },
   });
 });
 

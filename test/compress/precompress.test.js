@@ -60,7 +60,7 @@ test('every eligible file gets .br and .gz that decode to it byte for byte', asy
   expect(m.files['empty.txt']).toMatchObject({ variants: {}, skipped: 'empty', size: 0 });
   expect(m.files['tiny.txt']).toMatchObject({ variants: {}, skipped: 'not-smaller' });
   expect(m.files['assets/app.js'].hash).toMatch(/^sha256-[A-Za-z0-9_-]{43}$/);
-  expect(m.schema).toBe(1);
+  expect(m.schema).toBe(2);
   expect(m.settings).toMatchObject({ encodings: ['br', 'gzip'], brotliQuality: 11, gzipLevel: 9, minRatio: 1 });
   expect(await exists(path.join(root, 'img/logo.png.br'))).toBe(false);
   expect(await exists(path.join(root, 'data/random.bin.gz'))).toBe(false);
@@ -150,7 +150,8 @@ test('held files (watch mode: still being written) are left exactly as the previ
 
   // Once they settle, the next pass compresses them like any changed file.
   const next = await precompress(root);
-  expect(next.changes).toEqual(['a.js', 'd.js', 'n.js'].map((p) => ({ path: p, action: 'compress' })));
+  // (a deploy delta of the rewritten a.js against its previous version may come too, where Node can make one)
+  expect(next.changes.filter((c) => !c.action.startsWith('delta'))).toEqual(['a.js', 'd.js', 'n.js'].map((p) => ({ path: p, action: 'compress' })));
   const after = await expectConsistent(root);
   expect(Object.keys(after.files)).toEqual(['a.js', 'c.txt', 'd.js', 'n.js']);
 });

@@ -1,7 +1,7 @@
 // Runs a real Vite build or preview in its own process (rolldown's native binding does not load
 // under jest's vm modules). Usage: node test/helpers/vite-run.js '<json job>'
 //   { mode: 'build' | 'watch' | 'preview', root, plugin: {options} or false (no plugin),
-//     config: {extra inline config}, edit?: { file, text } (watch: written after the first build),
+//     config: {extra inline config}, port?: (preview), edit?: { file, text } (watch: written after the first build),
 //     vite?: 'vite' | 'vite5' | 'vite6' | 'vite7' (the package to run: aliased dev dependencies) }
 // Prints one JSON line per result on stdout: build → { ok, lines, error }; watch → { snapshots };
 // preview → { port } then serves until stdin closes.
@@ -57,17 +57,28 @@ if (job.mode === 'build') {
     },
   };
   const watcher = await build({ ...base, plugins: [...plugins, observer], build: { ...job.config?.build, watch: {} } });
+  // A rebuild can start after the second snapshot (an editor-style write can emit two events):
+  // closing the watcher in the middle of it aborts its hooks, so wait for the build to end first.
+  let building = false;
+  let idle = () => {};
   watcher.on('event', (e) => {
+    if (e.code === 'START') building = true;
+    if (e.code === 'END' || e.code === 'ERROR') {
+      building = false;
+      idle();
+    }
     if (e.code === 'ERROR') {
       out({ error: e.error.message });
       finish();
     }
   });
   await done;
+  if (building) await new Promise((resolve) => (idle = resolve));
   await watcher.close();
   out({ snapshots });
 } else if (job.mode === 'preview') {
-  const server = await preview({ ...base, plugins, preview: { port: 0, host: '127.0.0.1', ...job.config?.preview } });
+  const port = job.port ?? 0; // a given port is taken or the preview fails (strictPort)
+  const server = await preview({ ...base, plugins, preview: { port, strictPort: port !== 0, host: '127.0.0.1', ...job.config?.preview } });
   out({ port: server.httpServer.address().port, lines });
   process.stdin.resume();
   process.stdin.on('end', () => server.close().then(() => process.exit(0)));

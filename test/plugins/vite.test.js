@@ -7,6 +7,7 @@ import zlib from 'node:zlib';
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import precompressor, { placeAfterViteGuards, splitViteOptions, summaryLines } from '../../plugins/vite.js';
+import { deltaEncoders } from '../../lib/compress/delta.js';
 
 // A real `vite build` (and `vite preview`) on a small app generated in a temp folder.
 
@@ -106,7 +107,7 @@ describe('vite build', () => {
     expect(viteManifest['index.html'].file).toBe(js);
     expect(files).not.toContain('.vite/manifest.json.br');
 
-    expect(lines.filter((l) => l.startsWith('precompressor: '))).toEqual([expect.stringMatching(/^precompressor: 5 compressed, 0 unchanged, 6 files in /)]);
+    expect(lines.filter((l) => l.startsWith('precompressor: ') && !l.startsWith('precompressor: deltas: '))).toEqual([expect.stringMatching(/^precompressor: 5 compressed, 0 unchanged, 6 files in /)]);
   });
 
   test('the summary goes through Vite\'s logger, so logLevel applies', async () => {
@@ -133,6 +134,31 @@ describe('vite build', () => {
       const original = fs.readFileSync(path.join(root, 'dist', rel));
       expect(zlib.brotliDecompressSync(fs.readFileSync(path.join(root, 'dist', `${rel}.br`)))).toEqual(original);
     }
+  });
+
+  (deltaEncoders().length > 0 ? test : test.skip)('deploy deltas: the store outside outDir gives the changed bundle a delta; a rebuild without changes keeps it as it is', async () => {
+    const root = await makeApp();
+    // a bundle that Brotli alone cannot shrink to nothing: 24 kB of pseudo-random words
+    let x = 7;
+    const words = Array.from({ length: 3000 }, () => ((x = (x * 1103515245 + 12345) & 0x7fffffff), `w${x % 5000}`));
+    await fsp.writeFile(path.join(root, 'src/data.js'), `export const data = ${JSON.stringify(words)};\n`);
+    await fsp.writeFile(path.join(root, 'src/main.js'), `import { data } from './data.js';\ndocument.getElementById('app').textContent = data.join(' ');\n`);
+    await viteBuild(root);
+    await fsp.appendFile(path.join(root, 'src/main.js'), 'console.log(data.length);\n');
+    const lines = await viteBuild(root);
+    const dist = path.join(root, 'dist');
+    const m = readJSON(path.join(dist, 'precompressor-manifest.json'));
+    const js = /** @type {string} */ (Object.keys(m.files).find((f) => /^assets\/index-.*\.js$/.test(f)));
+    expect(m.files[js].dictionary).toMatchObject({ match: 'index-*.js', dest: 'script', hashed: true });
+    expect(Object.keys(m.files[js].deltas ?? {})).toHaveLength(1);
+    expect(lines).toContainEqual(expect.stringMatching(/^precompressor: deltas: 1 files \(\d written\); a returning visitor downloads /));
+    const deltaFiles = listFiles(dist).filter((f) => /\.dc[bz]$/.test(f));
+    expect(deltaFiles.length).toBeGreaterThan(0);
+
+    const again = await viteBuild(root, { verbose: true });
+    expect(again.filter((l) => l.startsWith('  delta'))).toEqual([]);
+    expect(listFiles(dist).filter((f) => /\.dc[bz]$/.test(f))).toEqual(deltaFiles);
+    expect(readJSON(path.join(dist, 'precompressor-manifest.json')).files[js].deltas).toEqual(m.files[js].deltas);
   });
 
   test('build --watch: a rebuild recompresses what changed; variants of files that are gone go too', async () => {

@@ -6,4 +6,5 @@ export default {
   testMatch: ['<rootDir>/test/reliability/**/*.test.js'],
   testTimeout: 15 * 60 * 1000,
   maxWorkers: 1,
+  setupFiles: ['<rootDir>/test/helpers/isolate-cwd.js'],
 };

@@ -57,6 +57,8 @@ describe('normalizeServeOptions', () => {
     [{ extensions: ['a/b'] }, 'Expected options.extensions to be a file name or an array of them, or false, got ["a/b"] (array)'],
     [{ spa: '../x.html' }, 'Expected options.spa to be a boolean or a file path relative to root, got "../x.html" (string)'],
     [{ memoryBudget: -1 }, 'Expected options.memoryBudget to be a non-negative integer (bytes), got -1 (number)'],
+    [{ dictionaries: 1 }, 'Expected options.dictionaries to be a boolean, got 1 (number)'],
+    [{ immutableHashed: 'yes' }, 'Expected options.immutableHashed to be a boolean, got "yes" (string)'],
     [{ manifest: '' }, 'Expected options.manifest to be a non-empty path string or false, got "" (string)'],
     [{ hidden: true }, `Expected options.hidden to be one of the known options (${Object.keys(SERVE_DEFAULTS).join(', ')}), got "hidden" (string)`],
   ])('%j is rejected with the one error template', (options, message) => {

@@ -8,10 +8,13 @@ async function main(): Promise<void> {
   const report: Report = await precompress('dist', { encodings: ['br', 'gzip'], exclude: ['**/*.map'], concurrency: 2, onProgress: (p) => void p.filesDone });
   const failed: string[] = report.failures.map((f) => `${f.path}: ${f.message}`);
   const br: number | undefined = report.bytes.br;
+  const saved: number = report.deltas.savedBytes;
+  void saved;
+  await precompress('dist', { previous: 'old-dist', dictionaryStore: '.cache/dicts', dictionaryVersions: 2, deltaMargin: 0.2, hashPattern: /-(?<hash>[a-z0-9]{8})\./ });
   void failed;
   void br;
 
-  const mw = serveStatic('dist', { maxAge: '1d', immutable: true, fallthrough: false, spa: true });
+  const mw = serveStatic('dist', { maxAge: '1d', immutable: true, fallthrough: false, spa: true, dictionaries: true, immutableHashed: false });
   http.createServer((req, res) => mw(req, res, () => { res.statusCode = 404; res.end(); })).listen(0);
   await mw.reload();
   mw.close();

@@ -84,6 +84,11 @@ describe('pure parts', () => {
     expect(isOwnOutput('app.js', ctx)).toBe(false);
     expect(isOwnOutput('archive.tar.gz', ctx)).toBe(false); // no archive.tar beside it: a source
     expect(isOwnOutput('other.js.br', ctx)).toBe(false);
+    // deploy deltas: <file>.<16 hex>.dcb|dcz of an existing file
+    expect(isOwnOutput('app.js.0123456789abcdef.dcz', ctx)).toBe(true);
+    expect(isOwnOutput('app.js.0123456789abcdef.dcb', ctx)).toBe(true);
+    expect(isOwnOutput('other.js.0123456789abcdef.dcz', ctx)).toBe(false);
+    expect(isOwnOutput('app.js.0123.dcz', ctx)).toBe(false);
   });
 
   test('watch options: defaults, validation with the one error template', () => {

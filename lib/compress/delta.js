@@ -1,0 +1,244 @@
+import zlib from 'node:zlib';
+import crypto from 'node:crypto';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { zstdFrameWindowSize } from './zstd.js';
+
+/**
+ * Deploy deltas (RFC 9842, Compression Dictionary Transport): which files are versions of the
+ * same asset (families), the URLPattern a browser uses to offer the old version, and the two
+ * delta encodings, `dcz` (zstd with the old version as raw-content dictionary) and `dcb` (Brotli
+ * with it as shared dictionary, RFC 9841), each decoded and compared before it may be kept.
+ * Pure buffer → buffer here; the store and the pass are lib/compress/dictionary-store.js and
+ * lib/compress/deltas.js.
+ */
+
+export { DELTA_EXTENSIONS } from '../options.js';
+
+/** Delta encodings in server preference order (the smaller wins when both are kept). */
+export const DELTA_ENCODINGS = Object.freeze(['dcb', 'dcz']);
+
+/** The fetch destination (`match-dest`) of a dictionary by extension; others match every destination. */
+const DESTINATIONS = { js: 'script', mjs: 'script', cjs: 'script', css: 'style', html: 'document', htm: 'document' };
+
+/** Files above this size get no deltas (both versions are held in memory, and dcb's window is 16 MB). */
+export const DELTA_MAX_SIZE = 16 * 1024 * 1024;
+
+
+const hashChars = /^[A-Za-z0-9_-]+$/;
+
+/** Does a run of 8+ hash characters look like a content hash rather than a word (`settings`)? */
+function hashLike(s) {
+  return hashChars.test(s) && /[0-9A-Z]/.test(s);
+}
+
+/**
+ * Where the content hash is in a file's base name (without extension), by the default rule:
+ * `[name].[hash].ext` and `[name].[hash].chunk.ext` (webpack, Parcel: a dot-separated segment of
+ * 8-64 hash characters with a digit, the last such), else `[name]-[hash].ext` (Vite/Rollup, esbuild:
+ * exactly 8 base64url or base32 characters with a digit or a capital letter, or 8-64 hex digits
+ * with a digit), so that `index-settings.js` and `Dashboard.js` stay names. Returns [start, end) or null.
+ * @param {string} stem base name without its extension
+ * @returns {[number, number] | null}
+ */
+function defaultHashSpan(stem) {
+  const segments = stem.split('.');
+  for (let i = segments.length - 1; i >= 1; i--) {
+    const s = segments[i];
+    if (s.length >= 8 && s.length <= 64 && hashChars.test(s) && /[0-9]/.test(s)) {
+      const start = segments.slice(0, i).join('.').length + (i > 0 ? 1 : 0);
+      return [start, start + s.length];
+    }
+  }
+  const hex = /^(.+)-([0-9a-f]{8,64})$/.exec(stem);
+  if (hex && /[0-9]/.test(hex[2])) return [hex[1].length + 1, stem.length];
+  const eight = /^(.+)-([A-Za-z0-9_-]{8})$/.exec(stem);
+  if (eight && hashLike(eight[2])) return [eight[1].length + 1, stem.length];
+  if (/^[A-Za-z0-9_]{8,64}$/.test(stem) && /[0-9]/.test(stem)) return [0, stem.length]; // only a hash
+  return null;
+}
+
+/** The span of the named group `hash` of a user's pattern in `base`, or null. */
+function patternHashSpan(base, pattern) {
+  const re = pattern.flags.includes('d') ? pattern : new RegExp(pattern.source, pattern.flags.replace('g', '') + 'd');
+  re.lastIndex = 0;
+  const m = re.exec(base);
+  const span = m?.indices?.groups?.hash;
+  return span && span[1] > span[0] ? [span[0], span[1]] : null;
+}
+
+/**
+ * Escape literal text for the URLPattern constructor-string syntax, as it appears in a URL path:
+ * percent-encoded like a browser does (`:`, `@`, `+` and friends stay), then the characters
+ * URLPattern gives a meaning (`\ : * ( ) { } ? + #`) escaped with a backslash.
+ * @param {string} text
+ */
+export function escapeUrlPattern(text) {
+  const encoded = encodeURIComponent(text).replace(/%(3A|40|24|26|2B|2C|3B|3D)/g, (s) => decodeURIComponent(s));
+  return encoded.replace(/[\\:*(){}?+#]/g, (c) => `\\${c}`);
+}
+
+/**
+ * @typedef {{ key: string, match: string, dest: string | null, hashed: boolean }} Family
+ *   key: the same for every version of the asset (POSIX path with `*` for the hash);
+ *   match: URLPattern relative to the file's own URL (its folder), for `Use-As-Dictionary`;
+ *   dest: fetch destination for `match-dest`, or null (every destination)
+ */
+
+/**
+ * The family of a file: the versions of one asset across builds, by its name with the content hash
+ * taken out. A file without a hash is a family of one path (rewritten in place across builds).
+ * Returns null for a name that is only a hash (no stable part to recognise it by), and for a name
+ * with a colon (URLPattern would read a relative pattern with one as a protocol).
+ * @param {string} rel POSIX path relative to the root
+ * @param {RegExp | null} [hashPattern] matched against the base name; its group `hash` is the hash
+ * @returns {Family | null}
+ */
+export function familyOf(rel, hashPattern = null) {
+  const slash = rel.lastIndexOf('/');
+  const dir = rel.slice(0, slash + 1);
+  const base = rel.slice(slash + 1);
+  // A relative constructor string is read as `protocol:rest` up to its first colon, even an escaped one.
+  if (base.includes(':')) return null;
+  const ext = path.posix.extname(base);
+  const dest = DESTINATIONS[ext.slice(1).toLowerCase()] ?? null;
+  const span = hashPattern ? patternHashSpan(base, hashPattern) : defaultHashSpan(base.slice(0, base.length - ext.length));
+  if (span === null) return { key: rel, match: escapeUrlPattern(base), dest, hashed: false };
+  const before = base.slice(0, span[0]);
+  const after = base.slice(span[1]);
+  if (!/[A-Za-z0-9]/.test(before)) return null;
+  return { key: `${dir}${before}*${after}`, match: `${escapeUrlPattern(before)}*${escapeUrlPattern(after)}`, dest, hashed: true };
+}
+
+/** Standard base64 of a SHA-256 (as `Available-Dictionary` carries it) from the manifest's `sha256-<base64url>`. */
+export function dictionaryHashOf(contentHash) {
+  return Buffer.from(contentHash.replace(/^sha256-/, ''), 'base64url').toString('base64');
+}
+
+export { deltaPath, deltaStem } from '../manifest.js';
+
+// ---- encoders ----
+
+const Zx = /** @type {any} */ (zlib);
+const MAGIC = { dcb: Buffer.from([0xff, 0x44, 0x43, 0x42]), dcz: Buffer.from([0x5e, 0x2a, 0x4d, 0x18, 0x20, 0x00, 0x00, 0x00]) };
+/** zstd's magic number of a formatted dictionary: a dictionary starting with it would not be raw content. */
+const ZSTD_DICT_MAGIC = Buffer.from([0x37, 0xa4, 0x30, 0xec]);
+
+/**
+ * Which delta encodings this Node can make, probed (never by version number): a dictionary must
+ * round-trip and make the output smaller. Node's zlib ignores an unknown `dictionary` option
+ * (Brotli before 24.15), so "no error" proves nothing.
+ * @returns {readonly ('dcb' | 'dcz')[]}
+ */
+export function deltaEncoders() {
+  probed ??= Object.freeze(DELTA_ENCODINGS.filter((e) => probe(e)));
+  return probed;
+}
+/** @type {readonly ('dcb' | 'dcz')[] | undefined} */
+let probed;
+
+function probe(encoding) {
+  const dict = Buffer.from('precompressor probes a dictionary: '.repeat(8) + crypto.randomBytes(48).toString('hex'));
+  const data = Buffer.concat([dict.subarray(0, 200), Buffer.from('!'), dict.subarray(200)]);
+  try {
+    const { compress, decompress } = codecs[encoding];
+    const plain = compress(data, {});
+    const withDict = compress(data, { dictionary: dict });
+    return withDict.length < plain.length / 2 && Buffer.compare(decompress(withDict, { dictionary: dict }), data) === 0;
+  } catch {
+    return false;
+  }
+}
+
+const codecs = {
+  dcb: { compress: (b, o) => zlib.brotliCompressSync(b, o), decompress: (b, o) => zlib.brotliDecompressSync(b, o), async: promisify(zlib.brotliCompress) },
+  dcz: {
+    compress: (b, o) => Zx.zstdCompressSync(b, o),
+    decompress: (b, o) => Zx.zstdDecompressSync(b, o),
+    async: typeof Zx.zstdCompress === 'function' ? promisify(Zx.zstdCompress) : null,
+  },
+};
+
+/**
+ * Largest zstd window a dcz client must accept (RFC 9842 §6.2): max(8 MB, 1.25 × dictionary), at most 128 MB.
+ * @param {number} dictSize
+ */
+export function dczMaxWindow(dictSize) {
+  return Math.min(Math.max(8 * 1024 * 1024, 1.25 * dictSize), 128 * 1024 * 1024);
+}
+
+/** zstd window log for a delta: covers dictionary + file when the client's limit allows. */
+export function dczWindowLog(size, dictSize) {
+  let bits = 10;
+  while (2 ** (bits + 1) <= dczMaxWindow(dictSize) && 2 ** bits < size + dictSize) bits++;
+  return bits;
+}
+
+/** Brotli window for a delta (the dictionary is addressed beyond it): covers the file, at most 16 MB. */
+function dcbWindowBits(size) {
+  let bits = 16;
+  while (bits < 24 && 2 ** bits - 16 < size) bits++;
+  return bits;
+}
+
+function optionsOf(encoding, size, dict) {
+  const Z = /** @type {Record<string, number>} */ (/** @type {unknown} */ (zlib.constants));
+  if (encoding === 'dcb') {
+    return { dictionary: dict, params: { [Z.BROTLI_PARAM_QUALITY]: 11, [Z.BROTLI_PARAM_LGWIN]: dcbWindowBits(size), [Z.BROTLI_PARAM_SIZE_HINT]: size } };
+  }
+  return { dictionary: dict, params: { [Z.ZSTD_c_compressionLevel]: 19, [Z.ZSTD_c_windowLog]: dczWindowLog(size, dict.length) } };
+}
+
+/**
+ * Compress `data` against `dict` to a complete dcb or dcz body (magic, SHA-256 of the dictionary,
+ * stream). Off the main thread (libuv's pool). Returns null when the pair cannot be encoded
+ * (zstd would read a dictionary starting with its own magic number as a formatted dictionary).
+ * @param {'dcb' | 'dcz'} encoding
+ * @param {Buffer} data
+ * @param {Buffer} dict
+ * @param {Buffer} dictDigest SHA-256 of dict (32 bytes)
+ * @returns {Promise<Buffer | null>}
+ */
+export async function encodeDelta(encoding, data, dict, dictDigest) {
+  if (encoding === 'dcz' && dict.subarray(0, 4).equals(ZSTD_DICT_MAGIC)) return null;
+  const stream = await codecs[encoding].async(data, optionsOf(encoding, data.length, dict));
+  return Buffer.concat([MAGIC[encoding], dictDigest, stream]);
+}
+
+/**
+ * Does `delta` decode, with `dict`, to exactly `data`, with the right header and (dcz) a window the
+ * client must accept? A browser that gets a wrong delta fails the load with no fallback.
+ * @param {'dcb' | 'dcz'} encoding
+ * @param {Buffer} delta
+ * @param {Buffer} dict
+ * @param {Buffer} dictDigest
+ * @param {Buffer} data
+ */
+export function verifyDelta(encoding, delta, dict, dictDigest, data) {
+  const magic = MAGIC[encoding];
+  const head = magic.length + 32;
+  if (delta.length < head || !delta.subarray(0, magic.length).equals(magic) || !delta.subarray(magic.length, head).equals(dictDigest)) return false;
+  const stream = delta.subarray(head);
+  if (encoding === 'dcz') {
+    const window = zstdFrameWindowSize(stream);
+    if (window === null || window > dczMaxWindow(dict.length)) return false;
+  }
+  try {
+    return Buffer.compare(codecs[encoding].decompress(stream, { dictionary: dict }), data) === 0;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Decode a delta body (for tests and tools): checks the header's dictionary hash.
+ * @param {'dcb' | 'dcz'} encoding
+ * @param {Buffer} delta
+ * @param {Buffer} dict
+ */
+export function decodeDelta(encoding, delta, dict) {
+  const head = MAGIC[encoding].length + 32;
+  const digest = crypto.createHash('sha256').update(dict).digest();
+  if (!delta.subarray(MAGIC[encoding].length, head).equals(digest)) throw new Error(`${encoding} delta was made with another dictionary`);
+  return codecs[encoding].decompress(delta.subarray(head), { dictionary: dict });
+}

@@ -1,0 +1,237 @@
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import crypto from 'node:crypto';
+import pLimit from 'p-limit';
+import { familyOf, dictionaryHashOf, deltaEncoders, encodeDelta, verifyDelta, DELTA_MAX_SIZE } from './delta.js';
+import { openStore, storeFolderFor } from './dictionary-store.js';
+import { contentHash, deltaPath, deltasOf, entryOf } from '../manifest.js';
+import { writeAtomic, removeIfPresent } from '../fs-atomic.js';
+import { extensionOf } from './plan.js';
+import { walk } from './walk.js';
+
+/**
+ * The deploy-delta step of a pass, after the ordinary variants: give every eligible file its
+ * `dictionary` (family match pattern) and make its deltas against the earlier versions of its
+ * family (the dictionary store, and `previous`), each decoded and compared before it is written;
+ * remove the delta files no entry records; then record this build's versions in the store.
+ *
+ * @typedef {{ encoders: string[], files: number, written: number, reused: number, removed: number,
+ *   bytes: number, savedBytes: number, unavailable: string | null }} DeltaSummary
+ *   files: files with at least one delta; bytes: their deltas against the newest earlier version;
+ *   savedBytes: what a returning visitor (holding that version) saves on them against the best variant
+ */
+
+/** Does this entry get a dictionary family and deltas? */
+function eligible(rel, entry, opts) {
+  if (entry.skipped !== undefined && entry.skipped !== 'not-smaller') return false;
+  return opts.deltaExtensions.has(extensionOf(rel)) && entry.size >= opts.deltaMinSize && entry.size <= DELTA_MAX_SIZE;
+}
+
+/** An entry without the delta fields (they are recomputed each pass). */
+function bare(entry) {
+  const rest = { ...entry };
+  delete rest.dictionary;
+  delete rest.deltas;
+  return rest;
+}
+
+/** Smallest ordinary representation: what a returning visitor downloads without deltas. */
+function bestOrdinary(entry) {
+  return Math.min(entry.size, ...Object.values(entry.variants).map((v) => v.size));
+}
+
+/** Versions of each family in an older build folder (`previous`): key → [{ hash, read }]. */
+async function previousVersions(opts, keys) {
+  const out = new Map();
+  const walked = await walk(opts.previous, { dotfiles: false });
+  for (const f of walked.files) {
+    if (!opts.deltaExtensions.has(extensionOf(f.rel)) || f.size < opts.deltaMinSize || f.size > DELTA_MAX_SIZE) continue;
+    const fam = familyOf(f.rel, opts.hashPattern);
+    if (fam === null || !keys.has(fam.key)) continue;
+    const bytes = await fs.readFile(path.join(opts.previous, ...f.rel.split('/')));
+    const list = out.get(fam.key) ?? [];
+    list.push({ hash: contentHash(bytes), bytes });
+    out.set(fam.key, list);
+  }
+  return out;
+}
+
+/**
+ * @typedef {{ opts: any, entries: Map<string, import('../manifest.js').FileEntry>,
+ *   previous: import('../manifest.js').Manifest | null, onDisk: Map<string, number>,
+ *   report: { warn(p: string, m: string): void, change(p: string, a: string): void, fail(f: object): void } }} DeltaInput
+ *   onDisk: the delta files found by the walk (path → size)
+ * @typedef {DeltaInput & { encoders: readonly ('dcb' | 'dcz')[], summary: DeltaSummary, keep: Set<string> }} DeltaRun
+ */
+
+/**
+ * The delta step of one pass (see the top of this file). Updates `entries` in place.
+ * @param {DeltaInput} input
+ * @returns {Promise<{ changed: boolean, summary: DeltaSummary }>}
+ */
+export async function addDeltas(input) {
+  const { opts, entries, onDisk, report } = input;
+  const encoders = opts.deltas ? deltaEncoders() : [];
+  /** @type {DeltaSummary} */
+  const summary = { encoders: [...encoders], files: 0, written: 0, reused: 0, removed: 0, bytes: 0, savedBytes: 0, unavailable: null };
+  if (opts.deltas && encoders.length === 0) summary.unavailable = `Node ${process.version} has no zstd or Brotli encoder that takes a dictionary (Node >= 22.19 / 24.6 for dcz, >= 24.15 for dcb)`;
+  const before = dictionaryState(entries);
+  const members = assignFamilies(entries, opts);
+  // No encoder, no store: versions kept for deltas this Node can never make would only cost disk.
+  const store = encoders.length > 0 ? await openStore(storeFolderFor(opts.dictionaryStore, opts.root)) : null;
+  /** @type {DeltaRun} */
+  const run = { ...input, encoders, summary, keep: new Set() };
+  if (store) {
+    const earlier = opts.previous ? await previousVersions(opts, new Set(members.keys())) : new Map();
+    const work = [];
+    for (const [key, rels] of members) {
+      const current = new Set(rels.map((rel) => /** @type {any} */ (entries.get(rel)).hash));
+      const dicts = dictionariesOf(store, key, earlier.get(key) ?? [], current, opts.dictionaryVersions * rels.length);
+      for (const rel of rels) work.push({ rel, dicts, size: /** @type {any} */ (entries.get(rel)).size });
+    }
+    // Largest first (zlib runs them on libuv's pool of 4 threads, up to 4 files at a time), so a big bundle does not finish last.
+    const limit = pLimit(Math.max(2, Math.min(opts.concurrency, 4)));
+    await Promise.all(work.sort((a, b) => b.size - a.size).map(({ rel, dicts }) =>
+      // A delta that cannot be written is a warning: the file is served as usual without it.
+      limit(() => deltasFor(run, rel, dicts)).catch((err) => report.warn(rel, `deltas not written (${err.message})`))));
+  }
+  for (const rel of onDisk.keys()) {
+    if (run.keep.has(rel)) continue;
+    report.change(rel, 'remove (stale delta)');
+    summary.removed++;
+    if (!opts.dryRun) await removeIfPresent(path.join(opts.root, ...rel.split('/'))).catch((err) => report.fail({ path: rel, code: err.code ?? 'ERR_PRECOMPRESSOR_FILE', message: err.message }));
+  }
+  if (store && !opts.dryRun) {
+    // The store is a cache: when it cannot be written, this build is served as usual, and the next one gets fewer deltas.
+    await recordVersions(store, members, entries, opts).catch((err) => report.warn(store.dir, `dictionary store not updated (${err.message})`));
+  }
+  const changed = summary.written > 0 || summary.removed > 0 || dictionaryState(entries) !== before;
+  return { changed, summary };
+}
+
+/** The delta fields of every entry, to tell whether a pass changed them. */
+function dictionaryState(entries) {
+  return JSON.stringify([...entries].filter(([, e]) => e.dictionary !== undefined));
+}
+
+/**
+ * Give every eligible entry its `dictionary` record (and drop the old delta fields of all).
+ * @returns {Map<string, string[]>} family key → this build's files in it
+ */
+function assignFamilies(entries, opts) {
+  const members = new Map();
+  for (const [rel, entry] of entries) {
+    const fam = opts.deltas && eligible(rel, entry, opts) ? familyOf(rel, opts.hashPattern) : null;
+    const next = bare(entry);
+    if (fam !== null) {
+      next.dictionary = { hash: dictionaryHashOf(entry.hash), match: fam.match, dest: fam.dest, hashed: fam.hashed };
+      members.set(fam.key, [...(members.get(fam.key) ?? []), rel]);
+    }
+    entries.set(rel, next);
+  }
+  return members;
+}
+
+/**
+ * Make or reuse the deltas of one file against each dictionary, and record them in its entry.
+ * @param {DeltaRun} run
+ * @param {string} rel
+ * @param {{ hash: string, read: () => Promise<Buffer | null> }[]} dicts
+ */
+async function deltasFor(run, rel, dicts) {
+  const entry = /** @type {import('../manifest.js').FileEntry} */ (run.entries.get(rel));
+  const prev = entryOf(run.previous, rel);
+  const reusable = prev?.hash === entry.hash ? prev.deltas ?? {} : {};
+  const best = bestOrdinary(entry);
+  /** @type {Record<string, import('../manifest.js').DeltaEntry>} */
+  const deltas = {};
+  let data = null;
+  for (const [i, d] of dicts.entries()) {
+    const dictKey = dictionaryHashOf(d.hash);
+    const old = Object.hasOwn(reusable, dictKey) ? reusable[dictKey] : undefined;
+    const intact = old && Object.entries(old).every(([enc, v]) => run.onDisk.get(deltaPath(rel, dictKey, /** @type {any} */ (enc))) === v.size);
+    let rec = intact ? old : undefined;
+    if (rec) run.summary.reused += Object.keys(rec).length;
+    else {
+      data ??= await readChecked(run.opts, rel, entry);
+      if (data === null) return; // changed since its variants were made: no deltas this pass
+      const dict = await d.read();
+      if (dict === null) continue;
+      rec = await encodeAll(run, rel, data, dict, dictKey, best);
+    }
+    deltas[dictKey] = rec;
+    for (const enc of Object.keys(rec)) run.keep.add(deltaPath(rel, dictKey, /** @type {any} */ (enc)));
+    const sizes = Object.values(rec).map((v) => v.size);
+    if (i === 0 && sizes.length > 0) {
+      run.summary.files++;
+      run.summary.bytes += Math.min(...sizes);
+      run.summary.savedBytes += best - Math.min(...sizes);
+    }
+  }
+  if (Object.keys(deltas).length > 0) run.entries.set(rel, { ...entry, deltas });
+}
+
+/** The file's bytes, or null when they no longer hash to its entry. */
+async function readChecked(opts, rel, entry) {
+  const data = await fs.readFile(path.join(opts.root, ...rel.split('/'))).catch(() => null);
+  return data !== null && contentHash(data) === entry.hash ? data : null;
+}
+
+/**
+ * Encode, check and write the deltas of one file against one dictionary; {} when none is kept.
+ * @param {DeltaRun} run
+ */
+async function encodeAll(run, rel, data, dict, dictKey, best) {
+  const digest = crypto.createHash('sha256').update(dict).digest();
+  /** @type {import('../manifest.js').DeltaEntry} */
+  const rec = {};
+  for (const enc of run.encoders) {
+    const out = await encodeDelta(enc, data, dict, digest);
+    if (out === null || out.length > best * (1 - run.opts.deltaMargin)) continue;
+    if (!verifyDelta(enc, out, dict, digest, data)) {
+      run.report.warn(rel, `${enc} delta against ${dictKey} did not decode to the file: not kept`);
+      continue;
+    }
+    const target = deltaPath(rel, dictKey, enc);
+    run.report.change(target, `delta (${enc})`);
+    if (!run.opts.dryRun) await writeAtomic(path.join(run.opts.root, ...target.split('/')), out);
+    rec[enc] = { size: out.length, hash: contentHash(out) };
+    run.summary.written++;
+  }
+  return rec;
+}
+
+/**
+ * The dictionaries for the files of one family: those of `previous` (the build the user named),
+ * then its stored versions, newest first; not this build's own; at most `max`.
+ * @returns {{ hash: string, read: () => Promise<Buffer | null> }[]}
+ */
+function dictionariesOf(store, key, fromPrevious, current, max) {
+  const out = [];
+  const seen = new Set(current);
+  for (const v of fromPrevious) {
+    if (seen.has(v.hash)) continue;
+    seen.add(v.hash);
+    out.push({ hash: v.hash, read: async () => v.bytes });
+  }
+  for (const hash of store.versions(key)) {
+    if (seen.has(hash)) continue;
+    seen.add(hash);
+    out.push({ hash, read: () => store.read(hash) });
+  }
+  return out.slice(0, max);
+}
+
+/** Make this build's versions the newest of their families in the store. */
+async function recordVersions(store, members, entries, opts) {
+  const current = new Map();
+  for (const [key, rels] of members) {
+    for (const rel of rels) {
+      const e = entries.get(rel);
+      current.set(key, [...(current.get(key) ?? []), { hash: e.hash, bytes: () => fs.readFile(path.join(opts.root, ...rel.split('/'))) }]);
+    }
+  }
+  await store.record(current, opts.dictionaryVersions + 1);
+}
+
+export { deltasOf };

@@ -1,0 +1,115 @@
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import crypto from 'node:crypto';
+import { writeAtomic } from '../fs-atomic.js';
+import { contentHash } from '../manifest.js';
+
+/**
+ * The dictionary store: earlier versions of each family (see familyOf() in lib/compress/delta.js),
+ * kept outside the output folder so that they survive builds that empty it (Vite). One folder per
+ * output folder (`<store>/<id>/`, id from the output's path relative to the working directory, so
+ * a CI that restores the store into another checkout path still finds it):
+ * - `objects/<sha256 base64url>`: the identity bytes, content-addressed;
+ * - `index.json`: per family key, its versions' hashes (manifest format), newest first.
+ * Reads check every object against its name; a missing or damaged object is simply not offered.
+ * Writes are atomic (objects first, then the index); objects no version lists are removed after.
+ */
+
+const INDEX = 'index.json';
+const STORE_SCHEMA = 1;
+
+/**
+ * The store folder of one output folder.
+ * @param {string} storeRoot
+ * @param {string} root absolute output folder
+ */
+export function storeFolderFor(storeRoot, root) {
+  const id = path.relative(process.cwd(), root).split(path.sep).join('/') || '.';
+  const slug = path.basename(root).replace(/[^A-Za-z0-9_-]/g, '_').slice(0, 40);
+  return path.join(storeRoot, `${slug}-${crypto.createHash('sha256').update(id).digest('hex').slice(0, 12)}`);
+}
+
+const objectName = (hash) => hash.replace(/^sha256-/, '');
+
+/**
+ * Open (or start) the store of one output folder. A missing or unreadable index is an empty store.
+ * @param {string} dir from storeFolderFor()
+ */
+export async function openStore(dir) {
+  /** @type {Record<string, string[]>} */
+  let families = Object.create(null);
+  try {
+    const data = JSON.parse(await fs.readFile(path.join(dir, INDEX), 'utf8'));
+    if (data?.schema === STORE_SCHEMA && data.families && typeof data.families === 'object') {
+      for (const [k, v] of Object.entries(data.families)) {
+        if (Array.isArray(v) && v.every((h) => typeof h === 'string' && /^sha256-[A-Za-z0-9_-]{43}$/.test(h))) families[k] = v;
+      }
+    }
+  } catch {
+    families = Object.create(null);
+  }
+  const objects = path.join(dir, 'objects');
+
+  return {
+    dir,
+    /** Hashes of the stored versions of a family, newest first. */
+    versions: (key) => families[key] ?? [],
+    /**
+     * The bytes of a stored version, or null when missing or not what its name says.
+     * @param {string} hash
+     */
+    async read(hash) {
+      try {
+        const buf = await fs.readFile(path.join(objects, objectName(hash)));
+        return contentHash(buf) === hash ? buf : null;
+      } catch {
+        return null;
+      }
+    },
+    /**
+     * Write the objects of `versions` that are not there yet; returns the hashes stored.
+     * @param {{ hash: string, bytes: () => Promise<Buffer> }[]} versions
+     */
+    async put(versions) {
+      const kept = [];
+      for (const v of versions) {
+        const file = path.join(objects, objectName(v.hash));
+        if (!(await fs.stat(file).then(() => true, () => false))) {
+          const bytes = await v.bytes().catch(() => null);
+          if (bytes === null || contentHash(bytes) !== v.hash) continue;
+          await writeAtomic(file, bytes);
+        }
+        kept.push(v.hash);
+      }
+      return kept;
+    },
+    /**
+     * Make the given versions the newest of their family, keep `keep` builds' worth of versions
+     * per family (`keep` × this build's members), and remove the objects nothing lists any more.
+     * A version whose bytes no longer hash to it (the file changed since) is left out.
+     * @param {Map<string, { hash: string, bytes: () => Promise<Buffer> }[]>} current family key → this build's versions
+     * @param {number} keep
+     * @returns {Promise<number>} families changed
+     */
+    async record(current, keep) {
+      let added = 0;
+      await fs.mkdir(objects, { recursive: true });
+      for (const [key, versions] of current) {
+        const list = families[key] ?? [];
+        const fresh = versions.every((v, i) => list[i] === v.hash);
+        const kept = fresh ? versions.map((v) => v.hash) : await this.put(versions);
+        const next = [...kept, ...list.filter((h) => !kept.includes(h))].slice(0, keep * Math.max(1, kept.length));
+        if (next.length === list.length && next.every((h, i) => list[i] === h)) continue;
+        families[key] = next;
+        added++;
+      }
+      if (added === 0) return 0;
+      await writeAtomic(path.join(dir, INDEX), JSON.stringify({ schema: STORE_SCHEMA, families }) + '\n');
+      const listed = new Set(Object.values(families).flat().map(objectName));
+      for (const name of await fs.readdir(objects)) {
+        if (!listed.has(name) && /^[A-Za-z0-9_-]{43}$/.test(name)) await fs.rm(path.join(objects, name), { force: true });
+      }
+      return added;
+    },
+  };
+}
