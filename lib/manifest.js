@@ -1,6 +1,7 @@
 import fs from 'node:fs/promises';
 import fsSync from 'node:fs';
 import crypto from 'node:crypto';
+import path from 'node:path';
 import { PrecompressorError } from './errors.js';
 import { writeAtomic } from './fs-atomic.js';
 
@@ -204,6 +205,8 @@ export function buildManifest({ tool, settings, files }) {
 
 /** Write the manifest atomically: readers see the old or the new document, never a partial one. */
 export async function writeManifest(file, manifest) {
+  // --manifest may name a folder that does not exist yet (meta/manifest.json): make it.
+  await fs.mkdir(path.dirname(file), { recursive: true });
   await writeAtomic(file, JSON.stringify(manifest, null, 1) + '\n');
 }
 

@@ -74,7 +74,7 @@ export async function hashFile(abs, streamThreshold) {
  * lib/compress/worker.js), or, for a single encoding of a file of at least `streamThreshold` bytes,
  * streamed on the main thread while holding one of the pool's slots.
  * @param {CompressTask} t
- * @param {{ run(task: CompressTask, cost?: number): Promise<TaskResult>, exclusive<T>(fn: () => Promise<T>): Promise<T> }} pool
+ * @param {{ run(task: CompressTask, cost?: number): Promise<TaskResult>, exclusive<T>(fn: () => Promise<T>, task?: CompressTask): Promise<T> }} pool
  * @param {number} [cost] estimated cost (see estimatedCost() in lib/compress/plan.js)
  * @returns {Promise<TaskResult>}
  */
@@ -84,7 +84,7 @@ export async function compressFile(t, pool, cost) {
   const streamed = t.encodings.length === 1 && t.sizeHint >= t.streamThreshold && canStream(encoding, t);
   for (let attempt = 1; ; attempt++) {
     try {
-      return streamed ? await pool.exclusive(() => compressStreamed(t, encoding)) : await pool.run(t, cost);
+      return streamed ? await pool.exclusive(() => compressStreamed(t, encoding), t) : await pool.run(t, cost);
     } catch (err) {
       // A file rewritten while we read it is read again; a file that keeps changing is an error.
       if (!(/** @type {any} */ (err).changed) || attempt >= 3) throw err;

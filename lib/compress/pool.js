@@ -13,11 +13,13 @@ import { Worker } from 'node:worker_threads';
  *
  * @param {number} size
  * @param {URL} workerUrl module that answers { id, tasks } with { id, results: ({ result } | { error })[] }
- * @param {{ batchCost?: number, aheadCost?: number }} [limits] in the caller's cost units
+ * @param {{ batchCost?: number, aheadCost?: number, onStart?: (task: any) => void }} [limits] costs in the caller's
+ *   units; `onStart` sees each job's task as it is handed to a slot, in the order a slot runs them
  */
 export function createPool(size, workerUrl, limits = {}) {
   const batchCost = limits.batchCost ?? 0;
   const aheadCost = limits.aheadCost ?? 0;
+  const onStart = limits.onStart ?? (() => {});
   /**
    * @typedef {{ task?: any, fn?: () => Promise<any>, cost: number, resolve: (v: any) => void, reject: (e: any) => void,
    *   alone?: boolean }} Job  alone: it was in a batch whose worker crashed; it now travels by itself
@@ -132,12 +134,14 @@ export function createPool(size, workerUrl, limits = {}) {
       const id = nextId++;
       slot.inflight.set(id, batch);
       for (const j of batch) slot.cost += counted(j);
+      for (const j of batch) onStart(j.task);
       worker.postMessage({ id, tasks: batch.map((j) => j.task) });
     }
   }
 
   function runExclusive(slot, job) {
     slot.exclusive = true;
+    onStart(job.task);
     const fn = /** @type {() => Promise<any>} */ (job.fn);
     Promise.resolve().then(fn).then(job.resolve, job.reject).finally(() => {
       slot.exclusive = false;
@@ -166,10 +170,11 @@ export function createPool(size, workerUrl, limits = {}) {
      * such as streaming through the libuv pool).
      * @template T
      * @param {() => Promise<T>} fn
+     * @param {any} [task] what `fn` does, for `onStart`
      * @returns {Promise<T>}
      */
-    exclusive(fn) {
-      return new Promise((resolve, reject) => enqueue({ fn, cost: Infinity, resolve, reject }));
+    exclusive(fn, task) {
+      return new Promise((resolve, reject) => enqueue({ fn, task, cost: Infinity, resolve, reject }));
     },
     /** Start every worker now (they load their modules while the caller prepares the work). */
     warm() {

@@ -68,8 +68,10 @@ export async function precompress(dir, options = {}) {
  * @param {string} dir
  * @param {object} options
  * @param {{ has(rel: string): boolean }} holdOut read once, while deciding (after the walk)
+ * @param {{ onJobStart?: (task: import('./compress-file.js').CompressTask) => void }} [hooks] `onJobStart` sees each
+ *   compression task as a CPU slot takes it (tests observe the scheduling order with it)
  */
-export async function pass(dir, options, holdOut) {
+export async function pass(dir, options, holdOut, hooks = {}) {
   const opts = normalizeOptions(dir, options);
   const report = createReport(opts);
   const abs = (rel) => path.join(opts.root, ...rel.split('/'));
@@ -85,7 +87,7 @@ export async function pass(dir, options, holdOut) {
   } catch (err) {
     unreadable = err;
   }
-  const pool = createPool(opts.concurrency, new URL('./worker.js', import.meta.url), POOL_LIMITS);
+  const pool = createPool(opts.concurrency, new URL('./worker.js', import.meta.url), { ...POOL_LIMITS, onStart: hooks.onJobStart });
   if (previous === null && !opts.dryRun) pool.warm();
   let walked;
   try {

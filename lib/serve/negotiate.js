@@ -13,7 +13,7 @@ import Negotiator from 'negotiator';
 /** Distinct header values kept before the cache is cleared (bounds memory under hostile input). */
 export const CACHE_LIMIT = 1000;
 
-/** Result when nothing the server has is acceptable: respond 406. */
+/** Result when nothing the server has is acceptable (serveStatic then sends identity, as express.static). */
 export const NOT_ACCEPTABLE = null;
 
 /**
@@ -46,7 +46,7 @@ export function createNegotiator(preference) {
    * Choose the coding to send.
    * @param {string | string[] | undefined} header the request's Accept-Encoding
    * @param {number} mask bit i set when the file has a variant for `preference[i]`
-   * @returns {string | null} an encoding name, 'identity', or null (406)
+   * @returns {string | null} an encoding name, 'identity', or null (nothing acceptable)
    */
   function negotiate(header, mask) {
     if (Array.isArray(header)) header = header.join(', ');

@@ -217,7 +217,7 @@ export function resolveEntry(table, p, opts) {
 }
 
 /**
- * The Vary header of a response of `entry` that carries no representation (406, 412, 416),
+ * The Vary header of a response of `entry` that carries no representation (412, 416),
  * appended to what is already set: built only on those paths, not per 200.
  * @param {import('node:http').ServerResponse} res
  * @param {{ vary: boolean }} entry
