@@ -68,208 +68,257 @@ export async function precompress(dir, options = {}) {
  * @param {string} dir
  * @param {object} options
  * @param {{ has(rel: string): boolean }} holdOut read once, while deciding (after the walk)
- * @param {{ onJobStart?: (task: import('./compress-file.js').CompressTask) => void }} [hooks] `onJobStart` sees each
- *   compression task as a CPU slot takes it (tests observe the scheduling order with it)
+ * @param {PassHooks} [hooks]
  */
 export async function pass(dir, options, holdOut, hooks = {}) {
   const opts = normalizeOptions(dir, options);
-  const report = createReport(opts);
-  const abs = (rel) => path.join(opts.root, ...rel.split('/'));
-  const settings = settingsOf(opts);
   checkEncoders(opts);
-
-  // The previous manifest first: without one this is a cold run, and the workers start (load
-  // their modules) while the folder is walked instead of after.
-  let previous = null;
-  let unreadable = null;
+  const run = new Pass(opts, hooks);
   try {
-    previous = await readManifest(opts.manifest);
-  } catch (err) {
-    unreadable = err;
-  }
-  const pool = createPool(opts.concurrency, new URL('./worker.js', import.meta.url), { ...POOL_LIMITS, onStart: hooks.onJobStart });
-  if (previous === null && !opts.dryRun) pool.warm();
-  let walked;
-  try {
-    walked = await walk(opts.root, { dotfiles: opts.dotfiles });
-  } catch (err) {
-    await pool.close();
-    throw err;
-  }
-  for (const rel of walked.outside) report.warn(rel, 'symlink resolves outside the folder (or is dangling): not taken');
-  if (unreadable) report.warn(relInside(opts.root, opts.manifest) ?? opts.manifest, `${/** @type {Error} */ (unreadable).message}; starting afresh`);
-  const classified = classify(walked.files, relInside(opts.root, opts.manifest), previous);
-  const decisions = decide(classified, previous, { settings, tool: TOOL, force: opts.force, eligible: eligibility(opts), holdOut });
-
-  /** @type {Map<string, import('../manifest.js').FileEntry>} */
-  const entries = new Map();
-  const failed = new Set();
-  const removals = [];
-  const io = pLimit(Math.max(4, opts.concurrency * 2));
-  const { brotliQuality, gzipLevel, zstdLevel, zopfli, minRatio, streamThreshold } = opts;
-  const taskBase = { brotliQuality, gzipLevel, zstdLevel, zopfli, minRatio, streamThreshold, tempDir: null };
-  /** @type {Promise<string> | null} made on the first compression (see makeTempDir) */
-  let tempDir = null;
-  try {
-    return await run();
+    await run.plan(holdOut);
+    return await run.execute();
   } finally {
-    await pool.close();
-    if (tempDir) await tempDir.then(removeTemp, () => {});
+    await run.close();
+  }
+}
+
+/**
+ * @typedef {{ onJobStart?: (task: import('./compress-file.js').CompressTask) => void }} PassHooks
+ *   `onJobStart` sees each compression task as a CPU slot takes it (tests observe the scheduling order with it)
+ * @typedef {{ rel: string, size: number, mtimeMs: number }} WalkedFile
+ */
+
+/**
+ * The state of one pass: what was found and decided (plan), the work in flight, what it produced
+ * (entries, failures, removals) and the pool it runs on. Each step is a method.
+ */
+class Pass {
+  /** @type {Map<string, import('../manifest.js').FileEntry>} */
+  entries = new Map();
+  failed = new Set();
+  /** @type {{ rel: string, why: string }[]} */
+  removals = [];
+  /** @type {Promise<void>[]} hashing jobs (skipped files, changed-stat files to verify) */
+  hashJobs = [];
+  /** @type {Promise<void>[]} one per scheduled file; grows while files are verified or retried */
+  compressJobs = [];
+  /** @type {{ cost: number, submit: () => void }[]} prepared tasks that flush() submits */
+  queued = [];
+  /** @type {Promise<string> | null} made on the first compression (see makeTempDir) */
+  tempDir = null;
+  previous = null;
+  /** @type {any[]} */
+  decisions = [];
+
+  constructor(opts, hooks) {
+    this.opts = opts;
+    this.hooks = hooks;
+    this.report = createReport(opts);
+    this.settings = settingsOf(opts);
+    this.io = pLimit(Math.max(4, opts.concurrency * 2));
+    const { brotliQuality, gzipLevel, zstdLevel, zopfli, minRatio, streamThreshold } = opts;
+    this.taskBase = { brotliQuality, gzipLevel, zstdLevel, zopfli, minRatio, streamThreshold, tempDir: null };
+    this.pool = createPool(opts.concurrency, new URL('./worker.js', import.meta.url), { ...POOL_LIMITS, onStart: hooks.onJobStart });
   }
 
-  async function run() {
+  abs(rel) {
+    return path.join(this.opts.root, ...rel.split('/'));
+  }
+
+  /** Read the previous manifest, walk the folder, classify and decide. */
+  async plan(holdOut) {
+    const { opts, report } = this;
+    // The previous manifest first: without one this is a cold run, and the workers start (load
+    // their modules) while the folder is walked instead of after.
+    let unreadable = null;
+    try {
+      this.previous = await readManifest(opts.manifest);
+    } catch (err) {
+      unreadable = err;
+    }
+    if (this.previous === null && !opts.dryRun) this.pool.warm();
+    const walked = await walk(opts.root, { dotfiles: opts.dotfiles });
+    for (const rel of walked.outside) report.warn(rel, 'symlink resolves outside the folder (or is dangling): not taken');
+    if (unreadable) report.warn(relInside(opts.root, opts.manifest) ?? opts.manifest, `${/** @type {Error} */ (unreadable).message}; starting afresh`);
+    this.classified = classify(walked.files, relInside(opts.root, opts.manifest), this.previous);
+    this.decisions = decide(this.classified, this.previous, { settings: this.settings, tool: TOOL, force: opts.force, eligible: eligibility(opts), holdOut });
     // Leftovers of killed runs; a temp of a run still going (same folder, another process) stays.
-    for (const rel of walked.temps) if (tempOwnerGone(path.posix.basename(rel))) removals.push({ rel, why: 'temp' });
-    for (const rel of classified.orphans) removals.push({ rel, why: 'orphan' });
+    for (const rel of walked.temps) if (tempOwnerGone(path.posix.basename(rel))) this.removals.push({ rel, why: 'temp' });
+    for (const rel of this.classified.orphans) this.removals.push({ rel, why: 'orphan' });
+  }
 
-    // Files we only need to hash: skipped ones (for the record) and changed-stat ones (to verify).
-    const hashJobs = [];
+  /** Carry out the decisions, then the removals, deltas and manifest. */
+  async execute() {
     const toCompress = [];
-    for (const d of decisions) {
-      const { file } = d;
-      if (d.action === 'fresh') {
-        entries.set(file.rel, d.prev);
-        report.count('unchanged', file);
-      } else if (d.action === 'compress') {
-        toCompress.push(file);
-      } else if (d.action === 'hold') {
-        if (d.prev) entries.set(file.rel, d.prev);
-        else removeStale(d);
-      } else if (d.action === 'skip') {
-        removeStale(d);
-        const prev = entryOf(previous, file.rel);
-        const record = (hash) => {
-          entries.set(file.rel, { size: file.size, mtimeMs: file.mtimeMs, hash, variants: {}, skipped: d.reason });
-          report.count(d.reason, file);
-        };
-        if (prev && prev.size === file.size && prev.mtimeMs === file.mtimeMs) record(prev.hash);
-        else hashJobs.push(io(() => hashFile(abs(file.rel), opts.streamThreshold).then((h) => record(h.hash))).catch((err) => fail(file.rel, err)));
-      } else {
-        hashJobs.push(
-          io(async () => {
-            const h = await hashFile(abs(file.rel), opts.streamThreshold);
-            if (h.hash === d.prev.hash) {
-              entries.set(file.rel, { ...d.prev, size: h.size, mtimeMs: h.mtimeMs });
-              report.count('unchanged', file);
-            } else {
-              schedule(file);
-              flush();
-            }
-          }).catch((err) => fail(file.rel, err)),
-        );
-      }
+    for (const d of this.decisions) {
+      if (d.action === 'compress') toCompress.push(d.file);
+      else this.act(d);
     }
-
-    /** The variants on disk of a file that gets none now. */
-    function removeStale(d) {
-      for (const enc of d.onDisk?.keys() ?? []) removals.push({ rel: variantPath(d.file.rel, enc), why: 'stale' });
-    }
-
-    function fail(rel, err) {
-      // One failure per file: its encodings run apart and usually fail the same way (EACCES, ENOSPC).
-      if (failed.has(rel)) return;
-      failed.add(rel);
-      entries.delete(rel);
-      report.fail(failureOf(rel, err));
-    }
-
-    const compressJobs = [];
-    /** @type {{ cost: number, submit: () => void }[]} */
-    let queued = [];
-    /** Prepare the tasks of one file; flush() submits them. Its results are checked together. */
-    function schedule(file, attempt = 1) {
-      if (opts.dryRun) {
-        report.change(file.rel, 'compress');
-        return;
-      }
-      const results = [];
-      const done = splitTasks(file.size, opts).map((t) => {
-        let submit = () => {};
-        const cost = t.encodings.reduce((n, e) => n + estimatedCost(file.size, e, opts), 0);
-        const settled = new Promise((resolve) => {
-          submit = () =>
-            (async () => {
-              if (failed.has(file.rel)) return;
-              tempDir ??= makeTempDir(opts.root);
-              const task = { ...taskBase, tempDir: await tempDir, abs: abs(file.rel), encodings: t.encodings, mode: brotliModeFor(file.rel), sizeHint: file.size };
-              const r = await compressFile(task, pool, cost);
-              results.push(r);
-              for (const enc of t.encodings) report.progress(r.size, enc);
-            })()
-              .catch((err) => fail(file.rel, err))
-              .then(resolve);
-        });
-        queued.push({ cost, submit });
-        return settled;
-      });
-      compressJobs.push(Promise.all(done).then(() => finish(file, results, attempt)));
-    }
-
-    /** Submit the prepared tasks, most expensive first (the pool runs them in submission order). */
-    function flush() {
-      const batch = queued.sort((a, b) => b.cost - a.cost);
-      queued = [];
-      for (const t of batch) t.submit();
-    }
-
-    /** All tasks of a file are done: record it, or redo it if they saw different contents. */
-    function finish(file, results, attempt) {
-      if (failed.has(file.rel)) return;
-      const [first] = results;
-      if (results.some((r) => r.hash !== first.hash || r.mtimeMs !== first.mtimeMs)) {
-        // The file changed between its encodings: do it again so that all variants match.
-        if (attempt < MAX_ATTEMPTS) {
-          schedule({ ...file, size: first.size }, attempt + 1);
-          return flush();
-        }
-        return fail(file.rel, new Error('kept changing while it was being compressed'));
-      }
-      const out = Object.assign({}, ...results.map((r) => r.out));
-      /** @type {import('../manifest.js').FileEntry} */
-      const entry = { size: first.size, mtimeMs: first.mtimeMs, hash: first.hash, variants: {} };
-      for (const enc of opts.encodings) if (out[enc] !== null) entry.variants[enc] = { size: out[enc] };
-      if (Object.keys(entry.variants).length === 0) entry.skipped = 'not-smaller';
-      entries.set(file.rel, entry);
-      report.compressed(file.rel, entry);
-    }
-
     // Largest (most expensive) work first, so that one big bundle does not finish last.
-    report.plan(toCompress, opts.encodings);
-    for (const file of toCompress) schedule(file);
-    flush();
-
-    await Promise.all(hashJobs);
+    this.report.plan(toCompress, this.opts.encodings);
+    for (const file of toCompress) this.schedule(file);
+    this.flush();
+    await Promise.all(this.hashJobs);
     // compressJobs grows while files are verified or retried: drain until it is stable.
-    for (let done = 0; done < compressJobs.length; ) {
-      const batch = compressJobs.slice(done);
-      done = compressJobs.length;
+    for (let done = 0; done < this.compressJobs.length; ) {
+      const batch = this.compressJobs.slice(done);
+      done = this.compressJobs.length;
       await Promise.all(batch);
     }
+    await this.remove();
+    const deltas = await addDeltas({ opts: this.opts, entries: this.entries, previous: this.previous, onDisk: this.classified.deltas, report: this.report });
+    const manifest = buildManifest({ tool: TOOL, settings: this.settings, files: this.entries });
+    await this.writeManifest(manifest, deltas.changed);
+    const held = this.decisions.filter((d) => d.action === 'hold').map((d) => d.file.rel);
+    return { report: { ...this.report.finish(manifest), deltas: deltas.summary }, held };
+  }
 
-    for (const rel of failed) {
-      for (const enc of opts.encodings) removals.push({ rel: variantPath(rel, enc), why: 'failed' });
+  /** A decision other than `compress`: keep the entry, hold the file, record a skip, or verify. */
+  act(d) {
+    const { file } = d;
+    if (d.action === 'fresh') {
+      this.entries.set(file.rel, d.prev);
+      this.report.count('unchanged', file);
+    } else if (d.action === 'hold') {
+      if (d.prev) this.entries.set(file.rel, d.prev);
+      else this.removeStale(d);
+    } else if (d.action === 'skip') {
+      this.removeStale(d);
+      this.recordSkip(d);
+    } else {
+      this.hashJobs.push(this.io(() => this.verify(d)).catch((err) => this.fail(file.rel, err)));
     }
-    for (const r of removals) {
+  }
+
+  /** A skipped file is recorded with its hash (reused when its stat did not change). */
+  recordSkip(d) {
+    const { file } = d;
+    const record = (hash) => {
+      this.entries.set(file.rel, { size: file.size, mtimeMs: file.mtimeMs, hash, variants: {}, skipped: d.reason });
+      this.report.count(d.reason, file);
+    };
+    const prev = entryOf(this.previous, file.rel);
+    if (prev && prev.size === file.size && prev.mtimeMs === file.mtimeMs) return record(prev.hash);
+    const job = this.io(() => hashFile(this.abs(file.rel), this.opts.streamThreshold).then((h) => record(h.hash)));
+    this.hashJobs.push(job.catch((err) => this.fail(file.rel, err)));
+  }
+
+  /** A file whose stat changed: unchanged if its content hash is the recorded one, else compressed. */
+  async verify(d) {
+    const { file } = d;
+    const h = await hashFile(this.abs(file.rel), this.opts.streamThreshold);
+    if (h.hash === d.prev.hash) {
+      this.entries.set(file.rel, { ...d.prev, size: h.size, mtimeMs: h.mtimeMs });
+      this.report.count('unchanged', file);
+    } else {
+      this.schedule(file);
+      this.flush();
+    }
+  }
+
+  /** The variants on disk of a file that gets none now. */
+  removeStale(d) {
+    for (const enc of d.onDisk?.keys() ?? []) this.removals.push({ rel: variantPath(d.file.rel, enc), why: 'stale' });
+  }
+
+  fail(rel, err) {
+    // One failure per file: its encodings run apart and usually fail the same way (EACCES, ENOSPC).
+    if (this.failed.has(rel)) return;
+    this.failed.add(rel);
+    this.entries.delete(rel);
+    this.report.fail(failureOf(rel, err));
+  }
+
+  /**
+   * Prepare the tasks of one file; flush() submits them. Its results are checked together.
+   * @param {WalkedFile} file
+   */
+  schedule(file, attempt = 1) {
+    if (this.opts.dryRun) {
+      this.report.change(file.rel, 'compress');
+      return;
+    }
+    const results = [];
+    const done = splitTasks(file.size, this.opts).map((t) => {
+      const cost = t.encodings.reduce((n, e) => n + estimatedCost(file.size, e, this.opts), 0);
+      return new Promise((resolve) => {
+        const submit = () => this.runTask(file, t.encodings, cost, results).catch((err) => this.fail(file.rel, err)).then(resolve);
+        this.queued.push({ cost, submit });
+      });
+    });
+    this.compressJobs.push(Promise.all(done).then(() => this.finish(file, results, attempt)));
+  }
+
+  /** Compress `file` to `encodings` on the pool; its result joins `results`. */
+  async runTask(file, encodings, cost, results) {
+    if (this.failed.has(file.rel)) return;
+    this.tempDir ??= makeTempDir(this.opts.root);
+    const task = { ...this.taskBase, tempDir: await this.tempDir, abs: this.abs(file.rel), encodings, mode: brotliModeFor(file.rel), sizeHint: file.size };
+    const r = await compressFile(task, this.pool, cost);
+    results.push(r);
+    for (const enc of encodings) this.report.progress(r.size, enc);
+  }
+
+  /** Submit the prepared tasks, most expensive first (the pool runs them in submission order). */
+  flush() {
+    const batch = this.queued.sort((a, b) => b.cost - a.cost);
+    this.queued = [];
+    for (const t of batch) t.submit();
+  }
+
+  /** All tasks of a file are done: record it, or redo it if they saw different contents. */
+  finish(file, results, attempt) {
+    if (this.failed.has(file.rel)) return;
+    const [first] = results;
+    if (results.some((r) => r.hash !== first.hash || r.mtimeMs !== first.mtimeMs)) {
+      // The file changed between its encodings: do it again so that all variants match.
+      if (attempt < MAX_ATTEMPTS) {
+        this.schedule({ ...file, size: first.size }, attempt + 1);
+        return this.flush();
+      }
+      return this.fail(file.rel, new Error('kept changing while it was being compressed'));
+    }
+    const out = Object.assign({}, ...results.map((r) => r.out));
+    /** @type {import('../manifest.js').FileEntry} */
+    const entry = { size: first.size, mtimeMs: first.mtimeMs, hash: first.hash, variants: {} };
+    for (const enc of this.opts.encodings) if (out[enc] !== null) entry.variants[enc] = { size: out[enc] };
+    if (Object.keys(entry.variants).length === 0) entry.skipped = 'not-smaller';
+    this.entries.set(file.rel, entry);
+    this.report.compressed(file.rel, entry);
+  }
+
+  /** Temps of killed runs, orphans, stale variants, and the variants of failed files. */
+  async remove() {
+    const { opts, report } = this;
+    for (const rel of this.failed) {
+      for (const enc of opts.encodings) this.removals.push({ rel: variantPath(rel, enc), why: 'failed' });
+    }
+    for (const r of this.removals) {
       if (r.why !== 'failed') report.change(r.rel, `remove (${r.why})`);
       if (opts.dryRun) continue;
       const remove = r.why === 'temp' ? removeTemp : removeIfPresent;
       // Cleaning up after a failed file is best effort: its failure is already reported.
-      await remove(abs(r.rel)).catch((err) => r.why !== 'failed' && report.fail(failureOf(r.rel, err)));
+      await remove(this.abs(r.rel)).catch((err) => r.why !== 'failed' && report.fail(failureOf(r.rel, err)));
     }
+  }
 
-    const deltas = await addDeltas({ opts, entries, previous, onDisk: classified.deltas, report });
-    const manifest = buildManifest({ tool: TOOL, settings, files: entries });
+  /** Write the manifest unless nothing but its date would change. */
+  async writeManifest(manifest, deltasChanged) {
+    const { opts, previous } = this;
     // Every file fresh and nothing removed: the previous manifest's entries were kept as they are.
-    const untouched = !deltas.changed && previous !== null && previous.tool === TOOL && sameSettings(previous.settings, settings) &&
-      removals.length === 0 && failed.size === 0 && decisions.every((d) => d.action === 'fresh') &&
-      decisions.length === Object.keys(previous.files).length;
-    if (!opts.dryRun && !untouched && !sameContent(previous, manifest)) {
-      try {
-        await writeManifest(opts.manifest, manifest);
-      } catch (err) {
-        report.fail(failureOf(opts.manifest, err));
-      }
+    const untouched = !deltasChanged && previous !== null && previous.tool === TOOL && sameSettings(previous.settings, this.settings) &&
+      this.removals.length === 0 && this.failed.size === 0 && this.decisions.every((d) => d.action === 'fresh') &&
+      this.decisions.length === Object.keys(previous.files).length;
+    if (opts.dryRun || untouched || sameContent(previous, manifest)) return;
+    try {
+      await writeManifest(opts.manifest, manifest);
+    } catch (err) {
+      this.report.fail(failureOf(opts.manifest, err));
     }
-    return { report: { ...report.finish(manifest), deltas: deltas.summary }, held: decisions.filter((d) => d.action === 'hold').map((d) => d.file.rel) };
+  }
+
+  async close() {
+    await this.pool.close();
+    if (this.tempDir) await this.tempDir.then(removeTemp, () => {});
   }
 }
