@@ -51,8 +51,10 @@ export function createPool(size, workerUrl, limits = {}) {
 
   /**
    * The worker of `slot` died (an uncaught error, or it exited). A worker runs its batches in the
-   * order sent, so only the first one was running: its jobs are retried one by one (a job that
-   * crashes a worker alone fails), the batches sent ahead go back to the queue untouched.
+   * order sent, so the first one in flight was running, or had just finished with its reply still
+   * on the way (the error can overtake it): its jobs are retried one by one, each alone on a worker,
+   * and only a job that crashes a worker while alone fails. The batches sent ahead go back to the
+   * queue untouched.
    */
   function lost(slot, err) {
     slot.worker = null;
@@ -62,7 +64,7 @@ export function createPool(size, workerUrl, limits = {}) {
       const jobs = release(slot, id);
       for (const j of jobs) {
         if (n > 0) retry.push(j);
-        else if (j.alone || jobs.length === 1) j.reject(err);
+        else if (j.alone) j.reject(err);
         else retry.push(Object.assign(j, { alone: true }));
       }
     });
