@@ -8,6 +8,7 @@ import { writeAtomicSync } from '../fs-atomic.js';
 import { VARIANT_SUFFIX } from '../manifest.js';
 import { assertUnchanged } from './compress-file.js';
 import { cacheKey, storeSync, takeVariantSync, taskStats } from './cache.js';
+import { claimBatch } from './pool.js';
 
 /**
  * Worker thread: compress a batch of files per message, synchronously (read, hash,
@@ -104,7 +105,8 @@ export function compressBufferedSync(t) {
 }
 
 /** One batch of tasks (see lib/compress/pool.js), one reply with a result or an error per task. */
-parentPort?.on('message', async ({ id, tasks }) => {
+parentPort?.on('message', async ({ id, tasks, claim }) => {
+  if (!claimBatch(claim)) return; // taken back by the pool for an idle worker
   const results = [];
   for (const task of tasks) {
     try {
