@@ -48,7 +48,7 @@ const HELPER = fileURLToPath(new URL('../helpers/vite-run.js', import.meta.url))
  */
 function runVite(job) {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [HELPER, JSON.stringify(job)], { stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [HELPER, JSON.stringify(job)], { env: process.env, stdio: ['pipe', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d) => {

@@ -39,7 +39,7 @@ function rng(seed) {
 /** Start the CLI, SIGKILL it after `delayMs` (if it is still running); resolves with what happened. */
 function runAndKill(dir, delayMs) {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, dir, '--quiet'], { stdio: 'ignore' });
+    const child = spawn(process.execPath, [BIN, dir, '--quiet'], { env: process.env, stdio: 'ignore' });
     let killed = false;
     const timer = setTimeout(() => {
       killed = child.kill('SIGKILL');

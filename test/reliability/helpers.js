@@ -173,7 +173,7 @@ export const MB = 1024 * 1024;
 export async function startServer(root, options = {}) {
   const { fork } = await import('node:child_process');
   const child = fork(path.join(REPO, 'test', 'reliability', 'server-child.js'), [root, JSON.stringify(options)], {
-    execArgv: ['--expose-gc'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    execArgv: ['--expose-gc'], env: process.env, stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
   let exitCode = null;
   child.on('exit', (code, signal) => (exitCode = code ?? signal));
