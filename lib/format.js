@@ -65,11 +65,11 @@ export function deltaLine(d) {
 }
 
 /**
- * The cache line of a summary, or '' when the cache was off or not used.
+ * The cache line of a summary, or '' when nothing came from the cache.
  * @param {{ enabled: boolean, hits: number, misses: number, cpuSavedMs: number } | undefined} c
  */
 export function cacheLine(c) {
-  if (!c?.enabled || c.hits + c.misses === 0) return '';
+  if (!c?.enabled || c.hits === 0) return '';
   return `cache: ${c.hits} of ${c.hits + c.misses} outputs from the cache, ${formatDuration(c.cpuSavedMs)} of CPU saved`;
 }
 
