@@ -54,7 +54,9 @@ function nextBatch(w, pred, what) {
     w.on('batch', on);
   });
 }
-const compressed = (rel) => (b) => b.changes.some((c) => c.path === rel && c.action === 'compress');
+/** Were `rel`'s variants written in this batch (encoded, or taken from the variant cache)? */
+const written = (c) => c.action === 'compress' || c.action === 'from cache';
+const compressed = (rel) => (b) => b.changes.some((c) => c.path === rel && written(c));
 const removed = (rel) => (b) => b.changes.some((c) => c.path === rel && c.action.startsWith('remove'));
 const manifestOf = (root) => JSON.parse(fs.readFileSync(path.join(root, 'precompressor-manifest.json'), 'utf8'));
 const br = (root, rel) => zlib.brotliDecompressSync(fs.readFileSync(path.join(root, `${rel}.br`))).toString();
@@ -139,7 +141,7 @@ describe('watch()', () => {
 
     const both = new Set();
     const folder = nextBatch(w, (b) => {
-      for (const c of b.changes) if (c.action === 'compress') both.add(c.path);
+      for (const c of b.changes) if (written(c)) both.add(c.path);
       return both.has('new/deep/x.js') && both.has('new/y.json');
     }, 'both new files compressed');
     await writeTree(root, { 'new/deep/x.js': textOf(4000, 4), 'new/y.json': JSON.stringify({ v: textOf(1000, 5) }) });
