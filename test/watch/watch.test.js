@@ -119,6 +119,22 @@ describe('pure parts', () => {
 });
 
 describe('watch()', () => {
+  test('a file written back to an earlier content gets its variants from the variant cache, not encoded again', async () => {
+    const root = await site({ 'a.txt': textOf(6000, 1), 'b.txt': textOf(3000, 2) });
+    const w = startWatch(root);
+    await w.ready;
+    const edited = nextBatch(w, compressed('a.txt'), 'a.txt edited');
+    await fsp.writeFile(path.join(root, 'a.txt'), textOf(7000, 3));
+    expect((await edited).changes).toEqual([{ path: 'a.txt', action: 'compress' }]);
+    const reverted = nextBatch(w, compressed('a.txt'), 'a.txt reverted');
+    await fsp.writeFile(path.join(root, 'a.txt'), textOf(6000, 1));
+    const b = await reverted;
+    expect(b.changes).toEqual([{ path: 'a.txt', action: 'from cache' }]);
+    expect(b.cache).toMatchObject({ enabled: true, hits: 2, misses: 0 });
+    expect(br(root, 'a.txt')).toBe(textOf(6000, 1));
+    expectConsistent(root);
+  });
+
   test('first pass, then change, unlink and a new folder, each in a batch; own outputs never start one', async () => {
     const root = await site({ 'a.txt': textOf(3000, 1), 'b.txt': textOf(3000, 2), 'keep.css': textOf(2000, 3) });
     const w = startWatch(root);
