@@ -1,6 +1,6 @@
 import { normalizeOptions } from '../options.js';
 import { formatBytes, formatDuration } from '../format.js';
-import { clear, info, prune } from '../compress/cache.js';
+import { clear, info, prune } from '../compress/cache-run.js';
 import { withFlagNames } from './options.js';
 
 /**

@@ -4,7 +4,7 @@ import path from 'node:path';
 import crypto from 'node:crypto';
 import { createRequire } from 'node:module';
 import { threadId } from 'node:worker_threads';
-import { tempOwnerGone, tempPathFor, writeAtomic, writeAtomicSync, TEMP_SUFFIX } from '../fs-atomic.js';
+import { tempPathFor, writeAtomicSync } from '../fs-atomic.js';
 
 /**
  * The variant cache: compressed bytes kept outside the output folder, content-addressed, so that a
@@ -25,14 +25,16 @@ import { tempOwnerGone, tempPathFor, writeAtomic, writeAtomicSync, TEMP_SUFFIX }
  *   hashed and compared before the temp is renamed into place. Anything that does not match is
  *   removed from the cache and the variant is encoded again: a damaged entry never reaches the output.
  * - **Bounded**: a hit sets the entry's mtime (least recently used = oldest mtime); after a run
- *   that wrote entries, the oldest are removed until the cache fits `cacheMaxSize`.
+ *   that wrote entries, the oldest are removed until the cache fits `cacheMaxSize`
+ *   (lib/compress/cache-run.js: a pass's counters, eviction, info, prune, clear).
  */
 
 const MAGIC = Buffer.from('PCCACHE1');
 const TAIL = 12; // record length (4) + MAGIC (8)
 const SCHEMA = 1;
-const ENTRY_NAME = /^[0-9a-f]{64}$/;
-const SHARD_NAME = /^[0-9a-f]{2}$/;
+/** Names in the cache folder: entries `<2 hex>/<64 hex>`, and the last run's record. */
+export const ENTRY_NAME = /^[0-9a-f]{64}$/;
+export const SHARD_NAME = /^[0-9a-f]{2}$/;
 export const LAST_RUN = 'last-run.json';
 
 const require = createRequire(import.meta.url);
@@ -277,121 +279,6 @@ export async function storeFile(dir, key, variant, encodeMs) {
     await fsp.rm(tmp, { force: true });
     throw err;
   }
-}
-
-/**
- * Every entry of the cache with its size and mtime; temps of processes that are gone are removed.
- * @param {string} dir
- */
-async function scan(dir) {
-  const entries = [];
-  const shards = await fsp.readdir(dir).catch(() => []);
-  for (const shard of shards) {
-    if (!SHARD_NAME.test(shard)) continue;
-    const sub = path.join(dir, shard);
-    for (const name of await fsp.readdir(sub).catch(() => [])) {
-      const file = path.join(sub, name);
-      if (name.endsWith(TEMP_SUFFIX)) {
-        if (tempOwnerGone(name)) await fsp.rm(file, { force: true });
-        continue;
-      }
-      if (!ENTRY_NAME.test(name)) continue;
-      const st = await fsp.stat(file).catch(() => null);
-      if (st) entries.push({ file, size: st.size, mtimeMs: st.mtimeMs });
-    }
-  }
-  return entries;
-}
-
-/**
- * Remove the least recently used entries until the cache holds at most `maxSize` bytes.
- * @param {string} dir
- * @param {number} maxSize
- * @returns {Promise<{ entries: number, bytes: number, removed: number, freed: number }>} what is left, and what went
- */
-export async function prune(dir, maxSize) {
-  const entries = await scan(dir);
-  let bytes = entries.reduce((n, e) => n + e.size, 0);
-  let removed = 0;
-  let freed = 0;
-  entries.sort((a, b) => a.mtimeMs - b.mtimeMs);
-  for (const e of entries) {
-    if (bytes <= maxSize) break;
-    await fsp.rm(e.file, { force: true });
-    bytes -= e.size;
-    freed += e.size;
-    removed++;
-  }
-  return { entries: entries.length - removed, bytes, removed, freed };
-}
-
-/**
- * What `precompressor cache info` shows: entries, bytes, the last run's hits and misses.
- * @param {string} dir
- */
-export async function info(dir) {
-  const entries = await scan(dir);
-  const lastRun = await fsp.readFile(path.join(dir, LAST_RUN), 'utf8').then(JSON.parse, () => null);
-  return { dir, entries: entries.length, bytes: entries.reduce((n, e) => n + e.size, 0), lastRun };
-}
-
-/**
- * Remove every entry (and temp) of the cache, and its last-run record; other files in `dir` stay.
- * @param {string} dir
- * @returns {Promise<{ removed: number, freed: number }>}
- */
-export async function clear(dir) {
-  const { removed, freed } = await prune(dir, 0);
-  for (const shard of await fsp.readdir(dir).catch(() => [])) {
-    if (SHARD_NAME.test(shard)) await fsp.rmdir(path.join(dir, shard)).catch(() => {});
-  }
-  await fsp.rm(path.join(dir, LAST_RUN), { force: true });
-  return { removed, freed };
-}
-
-/**
- * The cache side of one pass: what its tasks take (`task`: null when the cache is off or in a
- * dry run), its counters, and at the end the last-run record and eviction.
- * @param {{ cache: boolean, cacheDir: string, cacheMaxSize: number, dryRun: boolean, force: boolean }} opts
- */
-export function createCacheRun(opts) {
-  const on = opts.cache && !opts.dryRun;
-  const stats = { hits: 0, misses: 0, written: 0, cpuSavedMs: 0 };
-  /** @type {string | null} */
-  let error = null;
-  return {
-    task: on ? { dir: opts.cacheDir, read: !opts.force } : null,
-    /** @param {ReturnType<typeof taskStats> | undefined} s a task's counters */
-    add(s) {
-      if (!s) return;
-      stats.hits += s.hits;
-      stats.misses += s.misses;
-      stats.written += s.written;
-      stats.cpuSavedMs += s.cpuSavedMs;
-      error ??= s.error;
-    },
-    /**
-     * Record this run's figures and evict down to the cap if it added entries. The cache is
-     * never a reason to fail a build: its errors are one warning.
-     * @param {{ warn(path: string, message: string): void }} report
-     */
-    async finish(report) {
-      if (!on || stats.hits + stats.misses === 0) return;
-      try {
-        const record = { at: new Date().toISOString(), ...stats, cpuSavedMs: Math.round(stats.cpuSavedMs) };
-        await fsp.mkdir(opts.cacheDir, { recursive: true });
-        await writeAtomic(path.join(opts.cacheDir, LAST_RUN), JSON.stringify(record) + '\n');
-        if (stats.written > 0) await prune(opts.cacheDir, opts.cacheMaxSize);
-      } catch (err) {
-        error ??= /** @type {Error} */ (err).message;
-      }
-      if (error !== null) report.warn(opts.cacheDir, `cache not fully written (${error}); the next build encodes those files again`);
-    },
-    /** For the report: variants (and deltas) taken from the cache, encoded, and the encode time saved. */
-    summary() {
-      return { enabled: on, dir: opts.cacheDir, hits: stats.hits, misses: stats.misses, cpuSavedMs: Math.round(stats.cpuSavedMs) };
-    },
-  };
 }
 
 /** Per-task cache counters, filled where the task runs and returned with its result. */

@@ -12,7 +12,7 @@ import { createPool } from './pool.js';
 import { createReport } from './report.js';
 import { addDeltas } from './deltas.js';
 import { relInside } from '../paths.js';
-import { createCacheRun } from './cache.js';
+import { createCacheRun } from './cache-run.js';
 
 export const VERSION = JSON.parse(fs.readFileSync(new URL('../../package.json', import.meta.url), 'utf8')).version;
 const TOOL = `precompressor@${VERSION}`;

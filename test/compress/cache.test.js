@@ -4,7 +4,8 @@ import path from 'node:path';
 import zlib from 'node:zlib';
 import { fileURLToPath } from 'node:url';
 import { precompress } from '../../lib/compress/precompress.js';
-import { lookupSync, readBytesSync, info } from '../../lib/compress/cache.js';
+import { lookupSync, readBytesSync } from '../../lib/compress/cache.js';
+import { info } from '../../lib/compress/cache-run.js';
 import { tempDir, writeTree, textOf, noiseOf } from '../helpers/tmp.js';
 import { runCommand } from '../helpers/spawn.js';
 
