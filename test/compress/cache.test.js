@@ -84,6 +84,21 @@ test('an emptied output folder gets every variant from the cache, byte for byte;
   await expectIntact(dist);
 });
 
+test('streamed files (at or above streamThreshold) go through the cache too', async () => {
+  const dist = path.join(tmp, 'dist');
+  await build(dist);
+  const cold = await precompress(dist, { cacheDir, streamThreshold: 100_000 }); // app.js (300 kB) is streamed
+  expect(cold.cache).toMatchObject({ hits: 0, misses: 10 });
+  await build(dist);
+  const warm = await precompress(dist, { cacheDir, streamThreshold: 100_000 });
+  expect(warm.cache).toMatchObject({ hits: 10, misses: 0 });
+  expect(warm.files).toMatchObject({ compressed: 0, fromCache: 4 });
+  expect(await expectIntact(dist)).toBe(8);
+  // The same variants as in memory: the entries are shared with runs that do not stream.
+  await build(dist);
+  expect((await precompress(dist, { cacheDir })).cache).toMatchObject({ hits: 10, misses: 0 });
+});
+
 test('a damaged or truncated entry is never copied out: it is removed and the variant encoded again', async () => {
   const dist = path.join(tmp, 'dist');
   await build(dist);
