@@ -92,7 +92,7 @@ function readRecord(fd, fileSize, key) {
   return whole ? rec : null;
 }
 
-/** Remove a damaged entry (best effort: another run may have replaced or removed it). */
+/** Remove a damaged entry or a temp file (best effort: another run may have replaced or removed it). */
 function discard(file) {
   try {
     fs.rmSync(file, { force: true });
@@ -142,37 +142,39 @@ let copies = 0;
 /**
  * Copy an entry's bytes to `target` atomically, with `mtime`: a copy (copy-on-write where the
  * file system has it) to a temp file, cut to the bytes and checked against the record before
- * the rename. False (and the entry removed) when they do not match, or when the copy fails.
+ * the rename. False when they do not match (the entry is then removed) or when the copy fails
+ * (an entry evicted meanwhile, an output that cannot be written: the caller encodes instead, and
+ * meets and reports the output's error itself).
  * @param {Entry} entry with bytes stored
  * @param {string} target
  * @param {{ mtime: Date, tempDir?: string | null }} opts tempDir: a folder on the target's file system
  */
 export function copyOutSync(entry, target, opts) {
   const tmp = opts.tempDir ? path.join(opts.tempDir, `c${threadId}-${copies++}`) : tempPathFor(target);
-  let ok;
+  let ok = false;
+  let damaged = false;
   try {
     fs.copyFileSync(entry.file, tmp, fs.constants.COPYFILE_FICLONE);
     const fd = fs.openSync(tmp, 'r+');
     try {
       fs.ftruncateSync(fd, entry.size);
       const data = fs.readFileSync(fd);
-      ok = data.length === entry.size && sha256(data) === entry.sha256;
-      if (ok) fs.futimesSync(fd, opts.mtime, opts.mtime);
+      damaged = data.length !== entry.size || sha256(data) !== entry.sha256;
+      if (!damaged) fs.futimesSync(fd, opts.mtime, opts.mtime);
     } finally {
       fs.closeSync(fd);
     }
-    if (ok) fs.renameSync(tmp, target);
+    if (!damaged) fs.renameSync(tmp, target);
+    ok = !damaged;
   } catch (err) {
     if (opts.tempDir && /** @type {any} */ (err).code === 'EXDEV') {
       fs.rmSync(tmp, { force: true });
       return copyOutSync(entry, target, { mtime: opts.mtime });
     }
-    ok = false;
   }
-  if (!ok) {
-    fs.rmSync(tmp, { force: true });
-    discard(entry.file);
-  } else touch(entry.file);
+  if (!ok) discard(tmp);
+  if (damaged) discard(entry.file);
+  else if (ok) touch(entry.file);
   return ok;
 }
 
