@@ -320,3 +320,17 @@ test('a manifest path in a folder that does not exist yet: the folder is made, a
   expect(Object.keys(m.files)).toEqual(['a.js']);
   expect(zlib.gunzipSync(await fs.readFile(path.join(root, 'a.js.gz'))).toString()).toBe(textOf(4000, 1));
 });
+
+test('onProgress names the files running: one big file among small ones is announced as it starts, and nothing runs at the end', async () => {
+  const tree = { 'assets/big.js': textOf(600_000, 1) };
+  for (let i = 0; i < 7; i++) tree[`s${i}.css`] = textOf(3000, i + 2);
+  await writeTree(root, tree);
+  const events = [];
+  const r = await precompress(root, { concurrency: 2, brotliQuality: 4, deltas: false, onProgress: (p) => events.push(p) });
+  expect(r.ok).toBe(true);
+  // Largest first: the big file's first task is the first job a slot takes, announced at once.
+  expect(events.find((e) => e.running.length > 0)).toMatchObject({ running: ['assets/big.js'], filesDone: 0, filesTotal: 8 });
+  const names = new Set(Object.keys(tree));
+  for (const e of events) for (const rel of e.running) expect(names).toContain(rel);
+  expect(events.at(-1)).toMatchObject({ running: [], filesDone: 8, filesTotal: 8 });
+});

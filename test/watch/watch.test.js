@@ -9,7 +9,7 @@ import zlib from 'node:zlib';
 import { fileURLToPath } from 'node:url';
 import { isOwnOutput, updateOurs, splitWatchOptions, watch } from '../../lib/watch/watch.js';
 import { batchLines, watchCommand } from '../../lib/cli/watch.js';
-import { tempDir, textOf, writeTree } from '../helpers/tmp.js';
+import { tempDir, textOf, noiseOf, writeTree } from '../helpers/tmp.js';
 
 // Real file-system events: every wait is for an event (a batch, an output line) with a deadline,
 // never a sleep that assumes how long the file system takes.
@@ -247,6 +247,34 @@ describe('watch()', () => {
     expectConsistent(root);
   });
 
+  test('a file of the user\'s written at a variant path starts a batch that keeps it, warns and lists it; its removal gives X its .gz back', async () => {
+    const root = await site({ 'data.csv': textOf(3000, 1) });
+    const w = startWatch(root);
+    await w.ready;
+    expect(zlib.gunzipSync(fs.readFileSync(path.join(root, 'data.csv.gz'))).toString()).toBe(textOf(3000, 1));
+    const mine = zlib.gzipSync(textOf(50_000, 2));
+    const kept = nextBatch(w, (b) => b.warnings.some((x) => x.path === 'data.csv.gz'), 'a warning about data.csv.gz');
+    await fsp.writeFile(path.join(root, 'data.csv.gz'), mine); // over our own variant
+    const b = await kept;
+    expect(b.warnings).toEqual([expect.objectContaining({ path: 'data.csv.gz', message: expect.stringMatching(/^not written by precompressor: kept as your own file/) })]);
+    expect(fs.readFileSync(path.join(root, 'data.csv.gz'))).toEqual(mine);
+    expect(Object.keys(manifestOf(root).files['data.csv'].variants)).toEqual(['br']);
+    expect(manifestOf(root).files['data.csv.gz']).toMatchObject({ size: mine.length });
+
+    // A change to data.csv is compressed to .br only; the user's file stays as it is.
+    const changed = nextBatch(w, compressed('data.csv'), 'data.csv compressed');
+    await fsp.writeFile(path.join(root, 'data.csv'), textOf(4000, 3));
+    await changed;
+    expect(fs.readFileSync(path.join(root, 'data.csv.gz'))).toEqual(mine);
+
+    const back = nextBatch(w, (x) => x.changes.some((c) => c.path === 'data.csv' && c.action === 'compress'), 'data.csv compressed again');
+    await fsp.unlink(path.join(root, 'data.csv.gz'));
+    await back;
+    expect(zlib.gunzipSync(fs.readFileSync(path.join(root, 'data.csv.gz'))).toString()).toBe(textOf(4000, 3));
+    await w.close();
+    expectConsistent(root);
+  });
+
   test('a pass that throws (the folder is gone) is an error event, not a crash', async () => {
     const parent = await site({ 'site/a.txt': textOf(2000) });
     const root = path.join(parent, 'site');
@@ -360,6 +388,19 @@ describe('watchCommand and the CLI', () => {
     expect(stderr.text).toMatch(/SIGINT, finishing the current batch/);
     expect(signals.listenerCount('SIGINT')).toBe(0);
     expectConsistent(root);
+  });
+
+  test('a file that got no variant is logged as such, not as compressed', async () => {
+    const root = await site({ 'a.txt': textOf(3000) });
+    const stdout = sink();
+    const signals = new EventEmitter();
+    const code = watchCommand(root, {}, { stdout, stderr: sink(), signals });
+    await stdout.waitFor(/watching /);
+    await fsp.writeFile(path.join(root, 'random.bin'), noiseOf(4096));
+    await stdout.waitFor(/\d\d:\d\d:\d\d random\.bin: no variant, compressed output not smaller\n/);
+    signals.emit('SIGINT');
+    expect(await code).toBe(0);
+    expect(stdout.text).not.toMatch(/compressed random\.bin/);
   });
 
   test('quiet prints no per-file lines; errors are still printed; a missing folder exits 2', async () => {
