@@ -19,7 +19,7 @@ const lib = (name) => import(pathToFileURL(path.join(repoRoot, 'lib', name)).hre
 /** kind → async () => a node:http server, or { port } when the framework listens itself */
 const SERVERS = {
   async precompressor() {
-    const { serveStatic } = await lib('serve.js');
+    const { serveStatic } = await lib('serve/middleware.js');
     const mw = serveStatic(root);
     return http.createServer((req, res) => mw(req, res, () => notFound(res)));
   },
@@ -30,8 +30,8 @@ const SERVERS = {
    * req.url and `writeHead(200, head); end(body)`: no negotiation, no checks of any kind.
    */
   async 'node-http-ceiling'() {
-    const { contentTypeOf, etagOf, settingsTagOf } = await lib('serve-table.js');
-    const { normalizeServeOptions } = await lib('serve-options.js');
+    const { contentTypeOf, etagOf, settingsTagOf } = await lib('serve/table.js');
+    const { normalizeServeOptions } = await lib('serve/options.js');
     const { cacheControl } = normalizeServeOptions(root, { watch: false });
     const tag = settingsTagOf(null);
     const files = await listFiles(root);
