@@ -104,6 +104,19 @@ test('our variant overwritten by the user later is theirs from then on; once the
   expect(zlib.gunzipSync(await fs.readFile(path.join(root, 'a.txt.gz'))).toString()).toBe(textOf(5000));
 });
 
+test('a file of the same size written over our variant after the manifest is theirs too (the date tells)', async () => {
+  await writeTree(root, { 'a.txt': textOf(5000) });
+  await precompress(root, opts);
+  const gz = path.join(root, 'a.txt.gz');
+  const same = Buffer.alloc((await fs.stat(gz)).size, 0x61);
+  await fs.writeFile(gz, same);
+  const later = new Date(Date.now() + 60_000); // (explicit: file-system clocks are coarser than Date.now())
+  await fs.utimes(gz, later, later);
+  const r = await precompress(root, opts);
+  expect(r.warnings).toEqual([warningFor('a.txt.gz', 'a.txt', '.gz')]);
+  expect(await fs.readFile(gz)).toEqual(same);
+});
+
 test('orphans: when X is deleted, our X.gz is removed and the user\'s X.gz is kept', async () => {
   await writeTree(root, { 'ours.txt': textOf(5000, 1), 'theirs.txt': textOf(5000, 2), 'theirs.txt.gz': USER_GZ });
   await precompress(root, opts);
