@@ -30,10 +30,15 @@ export function stemOf(rel, encoding) {
   return rel.slice(0, -VARIANT_SUFFIX[encoding].length);
 }
 
-/** Is `file` no newer than the manifest that would have listed it? (True when the manifest has no date.) */
-function notNewer(file, previous) {
+/** When the manifest was written (ms), or Infinity when it has no date. */
+function writtenAt(previous) {
   const at = Date.parse(previous?.generatedAt ?? '');
-  return Number.isNaN(at) || file.mtimeMs <= at + MTIME_SLACK_MS;
+  return Number.isNaN(at) ? Infinity : at + MTIME_SLACK_MS;
+}
+
+/** The file a delta-named path belongs to, or null (the regular expression only for `.dcb`/`.dcz` names). */
+function deltaStemOf(rel) {
+  return rel.endsWith('.dcz') || rel.endsWith('.dcb') ? deltaStem(rel) : null;
 }
 
 /**
@@ -41,20 +46,22 @@ function notNewer(file, previous) {
  * than that manifest?
  * @param {{ rel: string, size: number, mtimeMs: number }} file
  * @param {import('../manifest.js').Manifest | null} previous
+ * @param {number} [at] writtenAt(previous), when the caller asks for many files
  */
-export function recordedOurs(file, previous) {
-  const dStem = deltaStem(file.rel);
+export function recordedOurs(file, previous, at = writtenAt(previous)) {
+  if (previous === null || file.mtimeMs > at) return false;
+  const dStem = deltaStemOf(file.rel);
   if (dStem !== null) {
     const entry = entryOf(previous, dStem);
     const hit = deltasOf(dStem, entry).find(([, , p]) => p === file.rel);
     if (hit === undefined) return false;
     const [dict, enc] = hit;
-    return /** @type {any} */ (entry).deltas[dict][enc].size === file.size && notNewer(file, previous);
+    return /** @type {any} */ (entry).deltas[dict][enc].size === file.size;
   }
   const enc = suffixEncoding(file.rel);
   if (enc === undefined) return false;
   const v = entryOf(previous, stemOf(file.rel, enc))?.variants;
-  return v !== undefined && Object.hasOwn(v, enc) && v[/** @type {'br'} */ (enc)]?.size === file.size && notNewer(file, previous);
+  return v !== undefined && Object.hasOwn(v, enc) && v[/** @type {'br'} */ (enc)]?.size === file.size;
 }
 
 /**
@@ -72,19 +79,21 @@ export function recordedOurs(file, previous) {
  * @returns {Claims}
  */
 export function claimsOf(files, manifestRel, previous, ctx) {
-  const byRel = new Map(files.map((f) => [f.rel, f]));
+  /** @type {Map<string, import('./walk.js').WalkEntry> | null} made on the first claim (most folders have none) */
+  let byRel = null;
+  const at = writtenAt(previous);
   /** @type {Claims} */
   const claims = { ours: new Set(), check: [], user: new Set() };
   for (const f of files) {
-    if (f.rel === manifestRel) continue;
-    const dStem = deltaStem(f.rel);
+    const dStem = deltaStemOf(f.rel);
     const enc = dStem === null ? suffixEncoding(f.rel) : undefined;
     const stem = dStem ?? (enc === undefined ? null : stemOf(f.rel, enc));
-    if (stem === null) continue;
-    if (recordedOurs(f, previous)) {
+    if (stem === null || f.rel === manifestRel) continue;
+    if (recordedOurs(f, previous, at)) {
       claims.ours.add(f.rel);
       continue;
     }
+    byRel ??= new Map(files.map((x) => [x.rel, x]));
     const source = stem === manifestRel ? undefined : byRel.get(stem);
     if (source === undefined) continue; // beside no file: an ordinary file, not at one of our paths
     if (enc !== undefined && ctx.adoptable(source, enc)) claims.check.push({ rel: f.rel, stem, encoding: enc });
