@@ -157,7 +157,9 @@ class Pass {
     const adoptable = (stem, enc) => opts.encodings.includes(enc) && eligible(stem.rel, stem.size) === null && !holdOut.has(stem.rel);
     this.owners = await findOwners(walked.files, manifestRel, this.previous, { abs: (rel) => this.abs(rel), streamThreshold: opts.streamThreshold, adoptable });
     this.classified = classify(walked.files, manifestRel, this.previous, this.owners.user);
-    this.decisions = decide(this.classified, this.previous, { settings: this.settings, tool: TOOL, force: opts.force, eligible, holdOut, encodings: opts.encodings, blocked: this.owners.blocked });
+    this.decisions = decide(this.classified, this.previous, {
+      settings: this.settings, tool: TOOL, force: opts.force, eligible, holdOut, encodings: opts.encodings, blocked: this.owners.blocked,
+    });
     for (const w of userFileWarnings(this.decisions)) report.warn(w.path, w.message);
     // Leftovers of killed runs; a temp of a run still going (same folder, another process) stays.
     for (const rel of walked.temps) if (tempOwnerGone(path.posix.basename(rel))) this.removals.push({ rel, why: 'temp' });
@@ -183,7 +185,9 @@ class Pass {
       await Promise.all(batch);
     }
     await this.remove();
-    const deltas = await addDeltas({ opts: this.opts, entries: this.entries, previous: this.previous, onDisk: this.classified.deltas, report: this.report, userFiles: this.owners.user });
+    const deltas = await addDeltas({
+      opts: this.opts, entries: this.entries, previous: this.previous, onDisk: this.classified.deltas, report: this.report, userFiles: this.owners.user,
+    });
     const manifest = buildManifest({ tool: TOOL, settings: this.settings, files: this.entries });
     await this.writeManifest(manifest, deltas.changed);
     const held = this.decisions.filter((d) => d.action === 'hold').map((d) => d.file.rel);
