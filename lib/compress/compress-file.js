@@ -70,8 +70,9 @@ export async function hashFile(abs, streamThreshold) {
 /**
  * @typedef {{ abs: string, encodings: Array<'br' | 'gzip' | 'zstd'>, mode: 'text' | 'font' | 'generic',
  *   brotliQuality: number, gzipLevel: number, zstdLevel?: number, zopfli?: boolean, minRatio: number,
- *   streamThreshold: number, sizeHint: number, tempDir?: string | null,
+ *   streamThreshold: number, sizeHint: number, tempDir?: string | null, rel?: string, cost?: number,
  *   cache?: { dir: string, read: boolean } | null }} CompressTask
+ *   rel, cost: the file (relative to the root) and the estimated cost, for progress;
  *   cache: the variant cache's folder, and whether to take variants from it (not with `force`) or only add them
  */
 
