@@ -27,10 +27,25 @@ function percent(part, whole) {
   return whole === 0 ? '0%' : `${((part / whole) * 100).toFixed(1)}%`;
 }
 
+/** Longest path shown on the progress line; a longer one keeps its end ("…/assets/index.js"). */
+const RUNNING_MAX = 40;
+
 /**
- * One progress line: bar, files, bytes, ETA (from the estimated CPU work done so far).
+ * What runs now, for the progress line: " · assets/big.js", with "+N" when N more run, or ''.
+ * @param {readonly string[] | undefined} running
+ */
+export function runningText(running) {
+  if (!running || running.length === 0) return '';
+  const [first] = running;
+  const shown = first.length > RUNNING_MAX ? `…${first.slice(first.length - RUNNING_MAX + 1)}` : first;
+  return ` · ${shown}${running.length > 1 ? ` +${running.length - 1}` : ''}`;
+}
+
+/**
+ * One progress line: bar, files, bytes, ETA (from the estimated CPU work done so far), and the
+ * file(s) being compressed (the one that started first, and how many more).
  * @param {{ filesDone: number, filesTotal: number, bytesDone: number, bytesTotal: number,
- *   workDone: number, workTotal: number, elapsedMs: number }} p
+ *   workDone: number, workTotal: number, elapsedMs: number, running?: readonly string[] }} p
  * @param {number} [width] bar width in characters
  */
 export function formatProgress(p, width = 24) {
@@ -38,7 +53,7 @@ export function formatProgress(p, width = 24) {
   const filled = Math.round(frac * width);
   const bar = '█'.repeat(filled) + '░'.repeat(width - filled);
   const eta = frac > 0.02 && frac < 1 ? ` ETA ${formatDuration((p.elapsedMs / frac) * (1 - frac))}` : '';
-  return `${bar} ${percent(frac, 1)} ${p.filesDone}/${p.filesTotal} files ${formatBytes(p.bytesDone)}/${formatBytes(p.bytesTotal)}${eta}`;
+  return `${bar} ${percent(frac, 1)} ${p.filesDone}/${p.filesTotal} files ${formatBytes(p.bytesDone)}/${formatBytes(p.bytesTotal)}${eta}${runningText(p.running)}`;
 }
 
 /**

@@ -35,7 +35,7 @@ export interface PrecompressOptions {
   dryRun?: boolean;
   /** Files at or above this size (bytes) are streamed instead of read whole. Default 64 MiB. */
   streamThreshold?: number;
-  /** Called at most every 100 ms while compressing. */
+  /** Called at most every 100 ms while compressing (and when a long job starts); see `Progress.running`. */
   onProgress?: ((progress: Progress) => void) | null;
   /**
    * Deploy deltas (RFC 9842): record each eligible file's dictionary family and write `dcz`/`dcb`
@@ -83,6 +83,12 @@ export interface Progress {
   workDone: number;
   workTotal: number;
   elapsedMs: number;
+  /**
+   * Files being compressed now (relative POSIX paths), in the order they started; `[]` when none.
+   * A job expected to take more than about 0.1 s is announced as it starts, so one big file
+   * among small ones shows here at once.
+   */
+  running: string[];
 }
 
 export interface Failure {
@@ -113,9 +119,17 @@ export interface Report {
   /** Bytes of all listed files, of those that have variants, and of the variants per encoding. */
   bytes: { original: number; compressible: number; br?: number; gzip?: number; zstd?: number };
   failures: Failure[];
+  /**
+   * Things the user should know that did not fail the run: symlinks leading outside, an unreadable
+   * manifest, and files of the user's at a variant path (`X.gz` that precompressor did not write:
+   * kept and served as itself, and X gets no such variant; see docs/user-files.md).
+   */
   warnings: { path: string; message: string }[];
-  /** What was (or, with dryRun, would be) done: `compress`, `delta (dcb|dcz)`, `remove (stale|orphan|temp|stale delta)`. */
-  changes: { path: string; action: string }[];
+  /**
+   * What was (or, with dryRun, would be) done: `compress`, `delta (dcb|dcz)`, `remove (stale|orphan|temp|stale delta)`.
+   * `skipped: 'not-smaller'` on a `compress` that kept no variant (every encoding came out no smaller).
+   */
+  changes: { path: string; action: string; skipped?: 'not-smaller' }[];
   /** Deploy deltas of this run. */
   deltas: DeltaSummary;
 }

@@ -18,6 +18,16 @@ test('the progress line has a bar, files, bytes and an ETA from the work done', 
   expect(done).toBe('████ 100.0% 10/10 files 5 B/5 B');
 });
 
+test('the progress line names the file running longest, and how many more run', () => {
+  const p = { filesDone: 7, filesTotal: 8, bytesDone: 1_000_000, bytesTotal: 4_000_000, workDone: 25, workTotal: 100, elapsedMs: 2000 };
+  expect(formatProgress({ ...p, running: ['assets/big.js'] }, 0)).toBe(' 25.0% 7/8 files 1.00 MB/4.00 MB ETA 6.0 s · assets/big.js');
+  expect(formatProgress({ ...p, running: ['assets/big.js', 'a.css', 'b.css'] }, 0)).toMatch(/ · assets\/big\.js \+2$/);
+  expect(formatProgress({ ...p, running: [] }, 0)).toBe(' 25.0% 7/8 files 1.00 MB/4.00 MB ETA 6.0 s');
+  const long = `assets/${'x'.repeat(60)}/index.js`;
+  expect(formatProgress({ ...p, running: [long] }, 0)).toMatch(/ · …x+\/index\.js$/);
+  expect(formatProgress({ ...p, running: [long] }, 0).split(' · ')[1]).toHaveLength(40);
+});
+
 test('the summary names counts, skip reasons and bytes per encoding', () => {
   const report = {
     root: '/site', dryRun: false, durationMs: 1100, encodings: ['br', 'gzip'], changes: [],

@@ -8,6 +8,12 @@ import { watch } from '../watch/watch.js';
 
 const WORDS = { compress: 'compressed', 'remove (orphan)': 'removed (source gone)', 'remove (stale)': 'removed (no longer compressed)', 'remove (failed)': 'removed (failed)', 'remove (temp)': 'removed (temp file)' };
 
+/** What happened to one file, in words. */
+function changeText(c) {
+  if (c.action === 'compress' && c.skipped === 'not-smaller') return `${c.path}: no variant, compressed output not smaller`;
+  return `${WORDS[c.action] ?? c.action} ${c.path}`;
+}
+
 /** Local HH:MM:SS, for log lines. */
 function clock(d = new Date()) {
   return d.toTimeString().slice(0, 8);
@@ -15,15 +21,21 @@ function clock(d = new Date()) {
 
 /**
  * The lines a batch prints (pure). Changes go to stdout unless quiet; failures always to stderr.
- * @param {{ changes: { path: string, action: string }[], failures: { path: string, message: string }[], warnings: { path: string, message: string }[] }} batch
- * @param {{ quiet?: boolean, time?: string }} [o]
+ * @param {{ changes: { path: string, action: string, skipped?: string }[], failures: { path: string, message: string }[], warnings: { path: string, message: string }[] }} batch
+ * @param {{ quiet?: boolean, time?: string, warned?: Set<string> }} [o] `warned`: warnings already printed
+ *   (each is printed once, not again in every batch that finds it again)
  * @returns {{ out: string[], err: string[] }}
  */
 export function batchLines(batch, o = {}) {
   const t = o.time ?? clock();
-  const out = o.quiet ? [] : batch.changes.map((c) => `${t} ${WORDS[c.action] ?? c.action} ${c.path}`);
+  const out = o.quiet ? [] : batch.changes.map((c) => `${t} ${changeText(c)}`);
   const err = batch.failures.map((f) => `${t} error: ${f.path}: ${f.message}`);
-  if (!o.quiet) for (const w of batch.warnings) err.push(`${t} warning: ${w.path}: ${w.message}`);
+  for (const w of o.quiet ? [] : batch.warnings) {
+    const key = `${w.path}\0${w.message}`;
+    if (o.warned?.has(key)) continue;
+    o.warned?.add(key);
+    err.push(`${t} warning: ${w.path}: ${w.message}`);
+  }
   return { out, err };
 }
 
@@ -48,8 +60,9 @@ export async function watchCommand(dir, apiOptions, io = {}) {
     stderr.write(`precompressor: ${/** @type {Error} */ (err).message}\n`);
     return 2;
   }
+  const warned = new Set();
   watcher.on('batch', (batch) => {
-    const { out, err } = batchLines(batch, { quiet });
+    const { out, err } = batchLines(batch, { quiet, warned });
     for (const l of out) stdout.write(l + '\n');
     for (const l of err) stderr.write(l + '\n');
   });

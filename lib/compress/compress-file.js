@@ -66,7 +66,8 @@ export async function hashFile(abs, streamThreshold) {
 /**
  * @typedef {{ abs: string, encodings: Array<'br' | 'gzip' | 'zstd'>, mode: 'text' | 'font' | 'generic',
  *   brotliQuality: number, gzipLevel: number, zstdLevel?: number, zopfli?: boolean, minRatio: number,
- *   streamThreshold: number, sizeHint: number, tempDir?: string | null }} CompressTask
+ *   streamThreshold: number, sizeHint: number, tempDir?: string | null, rel?: string, cost?: number }} CompressTask
+ *   rel, cost: the file (relative to the root) and the estimated cost, for progress
  */
 
 /**

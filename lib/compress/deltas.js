@@ -8,6 +8,7 @@ import { contentHash, deltaPath, deltasOf, entryOf } from '../manifest.js';
 import { writeAtomic, removeIfPresent } from '../fs-atomic.js';
 import { extensionOf } from './plan.js';
 import { walk } from './walk.js';
+import { userFileMessage } from './ownership.js';
 
 /**
  * The deploy-delta step of a pass, after the ordinary variants: give every eligible file its
@@ -59,8 +60,9 @@ async function previousVersions(opts, keys) {
 /**
  * @typedef {{ opts: any, entries: Map<string, import('../manifest.js').FileEntry>,
  *   previous: import('../manifest.js').Manifest | null, onDisk: Map<string, number>,
- *   report: { warn(p: string, m: string): void, change(p: string, a: string): void, fail(f: object): void } }} DeltaInput
- *   onDisk: the delta files found by the walk (path → size)
+ *   report: { warn(p: string, m: string): void, change(p: string, a: string): void, fail(f: object): void },
+ *   userFiles?: { has(rel: string): boolean } }} DeltaInput
+ *   onDisk: the delta files found by the walk (path → size); userFiles: files of the user's at our paths, never written
  * @typedef {DeltaInput & { encoders: readonly ('dcb' | 'dcz')[], summary: DeltaSummary, keep: Set<string> }} DeltaRun
  */
 
@@ -193,6 +195,10 @@ async function encodeAll(run, rel, data, dict, dictKey, best) {
       continue;
     }
     const target = deltaPath(rel, dictKey, enc);
+    if (run.userFiles?.has(target)) {
+      run.report.warn(target, userFileMessage(target, rel, `${enc} delta against this dictionary`));
+      continue;
+    }
     run.report.change(target, `delta (${enc})`);
     if (!run.opts.dryRun) await writeAtomic(path.join(run.opts.root, ...target.split('/')), out);
     rec[enc] = { size: out.length, hash: contentHash(out) };

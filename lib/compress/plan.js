@@ -1,13 +1,12 @@
 import path from 'node:path';
 import picomatch from 'picomatch';
-import { VARIANT_SUFFIX, entryOf, deltaStem } from '../manifest.js';
+import { entryOf, deltaStem, variantPath } from '../manifest.js';
+import { suffixEncoding, stemOf, recordedOurs } from './ownership.js';
 
 /**
  * Pure decisions: which walked files are sources and which are our variants, what to do with
  * each source, and how to compress it. No disk, no clock.
  */
-
-const SUFFIX_TO_ENCODING = new Map(Object.entries(VARIANT_SUFFIX).map(([enc, suf]) => [suf, enc]));
 
 const TEXT_EXTENSIONS = new Set([
   'html', 'htm', 'xhtml', 'css', 'js', 'mjs', 'cjs', 'jsx', 'ts', 'tsx', 'mts', 'cts', 'json', 'jsonld', 'map',
@@ -16,18 +15,6 @@ const TEXT_EXTENSIONS = new Set([
   'scss', 'sass', 'styl', 'hbs', 'ejs', 'pug', 'njk', 'liquid', 'ini', 'conf', 'log', 'rtf', 'tex',
 ]);
 const FONT_EXTENSIONS = new Set(['ttf', 'otf', 'eot', 'ttc']);
-
-/** The encoding whose suffix (`.br`, `.gz`, `.zst`) ends the path, if any. */
-function suffixEncoding(rel) {
-  const dot = rel.lastIndexOf('.');
-  if (dot <= rel.lastIndexOf('/')) return undefined;
-  return SUFFIX_TO_ENCODING.get(rel.slice(dot));
-}
-
-/** `rel` without the suffix of `encoding` (the variant's source path). */
-function stemOf(rel, encoding) {
-  return rel.slice(0, -VARIANT_SUFFIX[encoding].length);
-}
 
 /** Lower-case extension without the dot ('' when none). */
 export function extensionOf(rel) {
@@ -45,14 +32,17 @@ export function brotliModeFor(rel) {
 
 /**
  * Split walked files into sources, variants and deploy deltas: `X.br`/`X.gz`/`X.zst` is a variant
- * when `X` is itself a source; `X.<16 hex>.dcb|dcz` a delta when `X` exists or was recorded. A variant file whose source is gone is an orphan when the previous manifest
- * recorded it (it is ours: delete it); otherwise it is a source like any other file.
+ * when `X` is itself a source; `X.<16 hex>.dcb|dcz` a delta when `X` exists or was recorded; but
+ * a file of the user's at such a path (`user`, see lib/compress/ownership.js) is a source. A
+ * variant file whose source is gone is an orphan when the previous manifest recorded it with its
+ * size (it is ours: delete it); otherwise it is a source like any other file.
  * Returns sources (walk order), per source the variants on disk, the orphans, and the deltas on disk.
  * @param {import('./walk.js').WalkEntry[]} files
  * @param {string | null} manifestRel the manifest's path relative to root, if inside it
  * @param {import('../manifest.js').Manifest | null} [previous]
+ * @param {{ has(rel: string): boolean }} [user] files of the user's at our output paths
  */
-export function classify(files, manifestRel, previous = null) {
+export function classify(files, manifestRel, previous = null, user = new Set()) {
   const byRel = new Set(files.map((f) => f.rel));
   /** @type {Map<string, boolean>} */
   const isSource = new Map();
@@ -62,17 +52,13 @@ export function classify(files, manifestRel, previous = null) {
     let result = isSource.get(rel);
     if (result === undefined) {
       const stem = stemOf(rel, enc);
-      result = !(byRel.has(stem) && stem !== manifestRel && sourceOf(stem));
+      result = user.has(rel) || !(byRel.has(stem) && stem !== manifestRel && sourceOf(stem));
       isSource.set(rel, result);
     }
     return result;
   };
-  // A variant the previous manifest recorded, whose source is gone.
-  const orphan = (rel, enc) => {
-    const stem = stemOf(rel, enc);
-    const recorded = byRel.has(stem) ? undefined : entryOf(previous, stem);
-    return recorded !== undefined && Object.hasOwn(recorded.variants, enc);
-  };
+  // A variant the previous manifest recorded (with this size), whose source is gone.
+  const orphan = (f, enc) => !byRel.has(stemOf(f.rel, enc)) && recordedOurs(f, previous);
   const orphans = [];
   const sources = [];
   /** @type {Map<string, Map<string, number>>} */
@@ -81,12 +67,12 @@ export function classify(files, manifestRel, previous = null) {
   const deltas = new Map();
   for (const f of files) {
     if (f.rel === manifestRel) continue;
-    if (isDelta(f.rel, byRel, previous)) {
+    if (!user.has(f.rel) && isDelta(f.rel, byRel, previous)) {
       deltas.set(f.rel, f.size);
       continue;
     }
     const enc = suffixEncoding(f.rel);
-    if (enc !== undefined && orphan(f.rel, enc)) {
+    if (enc !== undefined && orphan(f, enc)) {
       orphans.push(f.rel);
       continue;
     }
@@ -153,11 +139,13 @@ export function variantsIntact(entry, onDisk) {
  * - `fresh`: same size and mtime as recorded, same settings, variants intact: nothing to do;
  * - `verify`: size or mtime differ from the record: hash it; if the hash is the same and the
  *   variants are intact, only the record is updated;
- * - `compress`: no usable record.
+ * - `compress`: no usable record, or a file of the user's that kept it from a variant is gone.
+ * A decision carries `blocked`: the encodings it gets no variant of, because a file of the user's
+ * is at that path (`ctx.blocked`, see lib/compress/ownership.js).
  * @param {{ sources: import('./walk.js').WalkEntry[], variants: Map<string, Map<string, number>> }} classified
  * @param {import('../manifest.js').Manifest | null} previous
  * @param {{ settings: object, tool: string, force: boolean, eligible: ReturnType<typeof eligibility>,
- *   holdOut?: { has(rel: string): boolean } }} ctx
+ *   holdOut?: { has(rel: string): boolean }, encodings?: readonly string[], blocked?: Map<string, Set<string>> }} ctx
  */
 export function decide(classified, previous, ctx) {
   // The cache key: content hash (checked per file) + settings + tool version.
@@ -165,19 +153,36 @@ export function decide(classified, previous, ctx) {
   const reuse = !ctx.force && compatible;
   return classified.sources.map((file) => {
     const onDisk = classified.variants.get(file.rel);
-    if (ctx.holdOut?.has(file.rel)) {
-      const prev = compatible ? entryOf(previous, file.rel) : undefined;
-      return { action: 'hold', file, prev: prev && variantsIntact(prev, onDisk) ? prev : undefined, onDisk };
-    }
-    const reason = ctx.eligible(file.rel, file.size);
-    if (reason !== null) return { action: 'skip', file, reason, onDisk };
-    const prev = reuse ? entryOf(previous, file.rel) : undefined;
-    if (prev === undefined || !variantsIntact(prev, onDisk) || (prev.skipped !== undefined && prev.skipped !== 'not-smaller')) {
-      return { action: 'compress', file, onDisk };
-    }
-    if (prev.size === file.size && prev.mtimeMs === file.mtimeMs) return { action: 'fresh', file, prev, onDisk };
-    return { action: 'verify', file, prev, onDisk };
+    const blocked = ctx.blocked?.get(file.rel);
+    const d = decideOne(file, onDisk, previous, ctx, compatible, reuse);
+    return blocked ? { ...d, blocked } : d;
   });
+}
+
+function decideOne(file, onDisk, previous, ctx, compatible, reuse) {
+  if (ctx.holdOut?.has(file.rel)) {
+    const prev = compatible ? entryOf(previous, file.rel) : undefined;
+    return { action: 'hold', file, prev: prev && variantsIntact(prev, onDisk) ? prev : undefined, onDisk };
+  }
+  const reason = ctx.eligible(file.rel, file.size);
+  if (reason !== null) return { action: 'skip', file, reason, onDisk };
+  const prev = reuse ? entryOf(previous, file.rel) : undefined;
+  if (prev === undefined || !variantsIntact(prev, onDisk) || (prev.skipped !== undefined && prev.skipped !== 'not-smaller') ||
+    unblocked(file.rel, prev, previous, ctx)) {
+    return { action: 'compress', file, onDisk };
+  }
+  if (prev.size === file.size && prev.mtimeMs === file.mtimeMs) return { action: 'fresh', file, prev, onDisk };
+  return { action: 'verify', file, prev, onDisk };
+}
+
+/**
+ * Did a file of the user's keep `rel` from having a variant that it may have now? (The previous
+ * manifest listed that file as a file of the site, and it no longer stands in the way.)
+ */
+function unblocked(rel, prev, previous, ctx) {
+  const blocked = ctx.blocked?.get(rel);
+  return (ctx.encodings ?? []).some((enc) => !Object.hasOwn(prev.variants, enc) && !blocked?.has(enc) &&
+    entryOf(previous, variantPath(rel, enc)) !== undefined);
 }
 
 /**

@@ -11,6 +11,8 @@ import { checkEncoders } from './encode.js';
 import { createPool } from './pool.js';
 import { createReport } from './report.js';
 import { addDeltas } from './deltas.js';
+import { findOwners } from './same-content.js';
+import { userFileWarnings } from './ownership.js';
 import { relInside } from '../paths.js';
 
 export const VERSION = JSON.parse(fs.readFileSync(new URL('../../package.json', import.meta.url), 'utf8')).version;
@@ -23,6 +25,9 @@ const MAX_ATTEMPTS = 3;
  * small work ahead (see lib/compress/pool.js).
  */
 const POOL_LIMITS = { batchCost: 32 * 1024, aheadCost: 64 * 1024 };
+
+/** A job of at least this cost (about 0.1 s of Brotli 11) is announced to onProgress as it starts. */
+const LONG_JOB_COST = 256 * 1024;
 
 /** Files below this size are compressed to all encodings in one task (one read, one hash). */
 const SPLIT_THRESHOLD = 256 * 1024;
@@ -109,6 +114,8 @@ class Pass {
   previous = null;
   /** @type {any[]} */
   decisions = [];
+  /** @type {{ user: Set<string>, blocked: Map<string, Set<string>> }} files of the user's at our output paths (see ownership.js) */
+  owners = { user: new Set(), blocked: new Map() };
 
   constructor(opts, hooks) {
     this.opts = opts;
@@ -118,7 +125,11 @@ class Pass {
     this.io = pLimit(Math.max(4, opts.concurrency * 2));
     const { brotliQuality, gzipLevel, zstdLevel, zopfli, minRatio, streamThreshold } = opts;
     this.taskBase = { brotliQuality, gzipLevel, zstdLevel, zopfli, minRatio, streamThreshold, tempDir: null };
-    this.pool = createPool(opts.concurrency, new URL('./worker.js', import.meta.url), { ...POOL_LIMITS, onStart: hooks.onJobStart });
+    const onStart = (task) => {
+      this.report.started(task.rel, task.cost >= LONG_JOB_COST);
+      hooks.onJobStart?.(task);
+    };
+    this.pool = createPool(opts.concurrency, new URL('./worker.js', import.meta.url), { ...POOL_LIMITS, onStart });
   }
 
   abs(rel) {
@@ -140,8 +151,16 @@ class Pass {
     const walked = await walk(opts.root, { dotfiles: opts.dotfiles });
     for (const rel of walked.outside) report.warn(rel, 'symlink resolves outside the folder (or is dangling): not taken');
     if (unreadable) report.warn(relInside(opts.root, opts.manifest) ?? opts.manifest, `${/** @type {Error} */ (unreadable).message}; starting afresh`);
-    this.classified = classify(walked.files, relInside(opts.root, opts.manifest), this.previous);
-    this.decisions = decide(this.classified, this.previous, { settings: this.settings, tool: TOOL, force: opts.force, eligible: eligibility(opts), holdOut });
+    const manifestRel = relInside(opts.root, opts.manifest);
+    const eligible = eligibility(opts);
+    // A copy of our variant found where this pass writes one is adopted; anything else there is the user's.
+    const adoptable = (stem, enc) => opts.encodings.includes(enc) && eligible(stem.rel, stem.size) === null && !holdOut.has(stem.rel);
+    this.owners = await findOwners(walked.files, manifestRel, this.previous, { abs: (rel) => this.abs(rel), streamThreshold: opts.streamThreshold, adoptable });
+    this.classified = classify(walked.files, manifestRel, this.previous, this.owners.user);
+    this.decisions = decide(this.classified, this.previous, {
+      settings: this.settings, tool: TOOL, force: opts.force, eligible, holdOut, encodings: opts.encodings, blocked: this.owners.blocked,
+    });
+    for (const w of userFileWarnings(this.decisions)) report.warn(w.path, w.message);
     // Leftovers of killed runs; a temp of a run still going (same folder, another process) stays.
     for (const rel of walked.temps) if (tempOwnerGone(path.posix.basename(rel))) this.removals.push({ rel, why: 'temp' });
     for (const rel of this.classified.orphans) this.removals.push({ rel, why: 'orphan' });
@@ -155,7 +174,7 @@ class Pass {
       else this.act(d);
     }
     // Largest (most expensive) work first, so that one big bundle does not finish last.
-    this.report.plan(toCompress, this.opts.encodings);
+    this.report.plan(toCompress, (rel) => this.encodingsOf(rel));
     for (const file of toCompress) this.schedule(file);
     this.flush();
     await Promise.all(this.hashJobs);
@@ -166,11 +185,13 @@ class Pass {
       await Promise.all(batch);
     }
     await this.remove();
-    const deltas = await addDeltas({ opts: this.opts, entries: this.entries, previous: this.previous, onDisk: this.classified.deltas, report: this.report });
+    const deltas = await addDeltas({
+      opts: this.opts, entries: this.entries, previous: this.previous, onDisk: this.classified.deltas, report: this.report, userFiles: this.owners.user,
+    });
     const manifest = buildManifest({ tool: TOOL, settings: this.settings, files: this.entries });
     await this.writeManifest(manifest, deltas.changed);
     const held = this.decisions.filter((d) => d.action === 'hold').map((d) => d.file.rel);
-    return { report: { ...this.report.finish(manifest), deltas: deltas.summary }, held };
+    return { report: { ...this.report.finish(manifest), deltas: deltas.summary }, held, manifest };
   }
 
   /** A decision other than `compress`: keep the entry, hold the file, record a skip, or verify. */
@@ -221,11 +242,18 @@ class Pass {
     for (const enc of d.onDisk?.keys() ?? []) this.removals.push({ rel: variantPath(d.file.rel, enc), why: 'stale' });
   }
 
+  /** The encodings `rel` gets variants of: all but those where a file of the user's is. */
+  encodingsOf(rel) {
+    const blocked = this.owners.blocked.get(rel);
+    return blocked ? this.opts.encodings.filter((e) => !blocked.has(e)) : this.opts.encodings;
+  }
+
   fail(rel, err) {
     // One failure per file: its encodings run apart and usually fail the same way (EACCES, ENOSPC).
     if (this.failed.has(rel)) return;
     this.failed.add(rel);
     this.entries.delete(rel);
+    this.report.ended(rel);
     this.report.fail(failureOf(rel, err));
   }
 
@@ -239,7 +267,7 @@ class Pass {
       return;
     }
     const results = [];
-    const done = splitTasks(file.size, this.opts).map((t) => {
+    const done = splitTasks(file.size, { encodings: this.encodingsOf(file.rel) }).map((t) => {
       const cost = t.encodings.reduce((n, e) => n + estimatedCost(file.size, e, this.opts), 0);
       return new Promise((resolve) => {
         const submit = () => this.runTask(file, t.encodings, cost, results).catch((err) => this.fail(file.rel, err)).then(resolve);
@@ -253,7 +281,7 @@ class Pass {
   async runTask(file, encodings, cost, results) {
     if (this.failed.has(file.rel)) return;
     this.tempDir ??= makeTempDir(this.opts.root);
-    const task = { ...this.taskBase, tempDir: await this.tempDir, abs: this.abs(file.rel), encodings, mode: brotliModeFor(file.rel), sizeHint: file.size };
+    const task = { ...this.taskBase, tempDir: await this.tempDir, abs: this.abs(file.rel), rel: file.rel, cost, encodings, mode: brotliModeFor(file.rel), sizeHint: file.size };
     const r = await compressFile(task, this.pool, cost);
     results.push(r);
     for (const enc of encodings) this.report.progress(r.size, enc);
@@ -269,6 +297,7 @@ class Pass {
   /** All tasks of a file are done: record it, or redo it if they saw different contents. */
   finish(file, results, attempt) {
     if (this.failed.has(file.rel)) return;
+    this.report.ended(file.rel);
     const [first] = results;
     if (results.some((r) => r.hash !== first.hash || r.mtimeMs !== first.mtimeMs)) {
       // The file changed between its encodings: do it again so that all variants match.
@@ -281,7 +310,7 @@ class Pass {
     const out = Object.assign({}, ...results.map((r) => r.out));
     /** @type {import('../manifest.js').FileEntry} */
     const entry = { size: first.size, mtimeMs: first.mtimeMs, hash: first.hash, variants: {} };
-    for (const enc of this.opts.encodings) if (out[enc] !== null) entry.variants[enc] = { size: out[enc] };
+    for (const enc of this.encodingsOf(file.rel)) if (typeof out[enc] === 'number') entry.variants[enc] = { size: out[enc] };
     if (Object.keys(entry.variants).length === 0) entry.skipped = 'not-smaller';
     this.entries.set(file.rel, entry);
     this.report.compressed(file.rel, entry);
@@ -291,7 +320,7 @@ class Pass {
   async remove() {
     const { opts, report } = this;
     for (const rel of this.failed) {
-      for (const enc of opts.encodings) this.removals.push({ rel: variantPath(rel, enc), why: 'failed' });
+      for (const enc of this.encodingsOf(rel)) this.removals.push({ rel: variantPath(rel, enc), why: 'failed' });
     }
     for (const r of this.removals) {
       if (r.why !== 'failed') report.change(r.rel, `remove (${r.why})`);

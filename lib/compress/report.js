@@ -14,6 +14,8 @@ export function createReport(opts) {
   const warnings = [];
   const changes = [];
   const progress = { filesDone: 0, filesTotal: 0, bytesDone: 0, bytesTotal: 0, workDone: 0, workTotal: 0 };
+  /** @type {Set<string>} files with work on a CPU slot, in the order it started */
+  const running = new Set();
   let lastEmit = 0;
 
   function emit(force) {
@@ -21,7 +23,7 @@ export function createReport(opts) {
     const now = performance.now();
     if (!force && now - lastEmit < 100) return;
     lastEmit = now;
-    opts.onProgress({ ...progress, elapsedMs: now - started });
+    opts.onProgress({ ...progress, running: [...running], elapsedMs: now - started });
   }
 
   return {
@@ -37,13 +39,24 @@ export function createReport(opts) {
     change(path, action) {
       changes.push({ path, action });
     },
-    plan(files, encodings) {
+    /** @param {{ rel: string, size: number }[]} files @param {(rel: string) => readonly string[]} encodingsOf */
+    plan(files, encodingsOf) {
       progress.filesTotal += files.length;
       for (const f of files) {
         progress.bytesTotal += f.size;
-        for (const e of encodings) progress.workTotal += estimatedCost(f.size, e, opts);
+        for (const e of encodingsOf(f.rel)) progress.workTotal += estimatedCost(f.size, e, opts);
       }
       emit(true);
+    },
+    /** Work on `path` started on a CPU slot; a long job is announced at once (else at most every 100 ms). */
+    started(path, long) {
+      if (running.has(path)) return;
+      running.add(path);
+      emit(long);
+    },
+    /** `path` is done (compressed, failed, or to be redone). */
+    ended(path) {
+      running.delete(path);
     },
     progress(size, encoding) {
       progress.workDone += estimatedCost(size, encoding, opts);
@@ -54,7 +67,8 @@ export function createReport(opts) {
       progress.bytesDone += entry.size;
       if (entry.skipped) counts.notSmaller++;
       else counts.compressed++;
-      changes.push({ path, action: 'compress' });
+      // A file that got no variant says so (watch mode's log, --json).
+      changes.push(entry.skipped ? { path, action: 'compress', skipped: entry.skipped } : { path, action: 'compress' });
       emit(false);
     },
     /** @param {import('../manifest.js').Manifest} manifest */

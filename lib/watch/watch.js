@@ -5,7 +5,7 @@ import { performance } from 'node:perf_hooks';
 import { watch as chokidarWatch } from 'chokidar';
 import { PrecompressorError, optionError } from '../errors.js';
 import { normalizeOptions, splitOptions } from '../options.js';
-import { readManifest, variantPath, VARIANT_SUFFIX, deltaStem } from '../manifest.js';
+import { variantPath, deltasOf } from '../manifest.js';
 import { pass } from '../compress/precompress.js';
 import { isTempPath } from '../fs-atomic.js';
 import { relInside } from '../paths.js';
@@ -23,8 +23,6 @@ export const WATCH_DEFAULTS = Object.freeze({
   awaitWriteFinish: 100, // ms a file's size and mtime must stay the same before its event counts; false = off
   usePolling: false, // stat polling instead of native events (network drives, some containers)
 });
-
-const SUFFIXES = new Set(Object.values(VARIANT_SUFFIX));
 
 function nonNegativeMs(name, v) {
   if (typeof v !== 'number' || !Number.isFinite(v) || v < 0) throw optionError(`options.${name}`, 'a non-negative number of milliseconds', v);
@@ -45,21 +43,42 @@ export function splitWatchOptions(options = {}) {
 }
 
 /**
- * Is this path one of our own outputs, so that its event must not start a batch? Pure.
+ * Is this event about one of our own outputs, so that it must not start a batch? Pure.
  * - temp files and the manifest are always ours;
- * - `X.<16 hex>.dcb` / `.dcz` (a deploy delta) and `X.br` / `X.gz` / `X.zst` are ours when `X` exists (it is then a variant, as the core
- *   classifies it) or when a pass wrote or listed it (covers removing variants of deleted files).
- * A `data.gz` with no `data` beside it is a source like any other file.
+ * - a path in `ours` (a variant or delta that a pass listed, wrote or removed): its removal is
+ *   ours; its creation or change is ours only when its size is the one the manifest lists
+ *   (`null`: none listed). Anything else, such as a file of the user's written at a variant
+ *   path, starts a batch, whose pass decides whose file it is (lib/compress/ownership.js).
  * @param {string} rel POSIX path relative to the root
- * @param {{ manifestRel: string | null, ours: Set<string>, exists: (rel: string) => boolean }} ctx
+ * @param {string} event chokidar's event name
+ * @param {{ manifestRel: string | null, ours: Map<string, number | null>, sizeOf: (rel: string) => number | null }} ctx
  */
-export function isOwnOutput(rel, ctx) {
+export function isOwnOutput(rel, event, ctx) {
   if (isTempPath(rel) || rel === ctx.manifestRel) return true;
-  const stem = deltaStem(rel);
-  if (stem !== null) return ctx.ours.has(rel) || ctx.exists(stem);
-  const ext = path.posix.extname(rel);
-  if (!SUFFIXES.has(ext)) return false;
-  return ctx.ours.has(rel) || ctx.exists(rel.slice(0, -ext.length));
+  if (!ctx.ours.has(rel)) return false;
+  if (event === 'unlink') return true;
+  const size = ctx.ours.get(rel);
+  return size !== null && ctx.sizeOf(rel) === size;
+}
+
+/**
+ * Update `ours` after a pass: every variant and delta the manifest lists, with its size; the
+ * paths the pass removed, or may have (variants of a compressed file not kept), without one;
+ * a path the manifest lists as a file of the site is not ours. Pure.
+ * @param {Map<string, number | null>} ours
+ * @param {{ changes: { path: string, action: string }[], encodings: string[] }} report
+ * @param {import('../manifest.js').Manifest} manifest
+ */
+export function updateOurs(ours, report, manifest) {
+  for (const c of report.changes) {
+    if (c.action.startsWith('remove')) ours.set(c.path, null);
+    else if (c.action === 'compress') for (const enc of report.encodings) ours.set(variantPath(c.path, /** @type {'br'} */ (enc)), null);
+  }
+  for (const [rel, e] of Object.entries(manifest.files)) {
+    ours.delete(rel);
+    for (const [enc, v] of Object.entries(e.variants)) ours.set(variantPath(rel, /** @type {'br'} */ (enc)), /** @type {any} */ (v).size);
+    for (const [dict, enc, p] of deltasOf(rel, e)) ours.set(p, /** @type {any} */ (e.deltas)[dict][enc].size);
+  }
 }
 
 /** Does a relative POSIX path have a segment starting with a dot? */
@@ -86,7 +105,7 @@ export class Watcher extends EventEmitter {
   /** @type {NodeJS.Timeout | null} */ #timer = null;
   /** @type {Promise<void> | null} */ #running = null;
   /** @type {Map<string, string>} path → last event */ #pending = new Map();
-  /** @type {Set<string>} */ #ours = new Set();
+  /** @type {Map<string, number | null>} our outputs (see isOwnOutput) */ #ours = new Map();
   /**
    * Files with add/change events whose writes have not settled: their first event, the size and
    * mtime last seen and when they last changed. Every pass leaves them alone (its `holdOut`).
@@ -149,17 +168,13 @@ export class Watcher extends EventEmitter {
     // Listen first, then pass: a change made during the first pass queues a second one.
     const first = this.#pass([], true);
     this.#track(first);
-    const report = await first;
-    const m = await readManifest(this.manifest).catch(() => null);
-    for (const [rel, e] of Object.entries(m?.files ?? {})) for (const enc of Object.keys(e.variants)) this.#ours.add(variantPath(rel, enc));
-    return report;
+    return await first;
   }
 
   #onEvent(event, rel) {
     // A new folder's files arrive as their own `add` events, once written: no pass for the folder.
     if (this.#closed || event === 'addDir' || rel === '' || rel.startsWith('..')) return;
-    const exists = (r) => fs.existsSync(path.join(this.root, ...r.split('/')));
-    if (isOwnOutput(rel, { manifestRel: this.#manifestRel, ours: this.#ours, exists })) return;
+    if (this.#isOwn(rel, event)) return;
     if ((event === 'add' || event === 'change') && this.#w.awaitWriteFinish !== false) {
       const u = this.#unsettled.get(rel);
       if (u) u.since = performance.now(); // an 'add' stays an 'add'
@@ -229,13 +244,18 @@ export class Watcher extends EventEmitter {
     });
   }
 
+  #isOwn(rel, event) {
+    const sizeOf = (r) => fs.statSync(path.join(this.root, ...r.split('/')), { throwIfNoEntry: false })?.size ?? null;
+    return isOwnOutput(rel, event, { manifestRel: this.#manifestRel, ours: this.#ours, sizeOf });
+  }
+
   /** One incremental pass; emits `batch`. The first pass's errors reject `ready` instead. */
   async #pass(events, initial) {
-    const { report, held } = await pass(this.root, this.#api, this.#unsettled);
-    for (const c of report.changes) {
-      if (c.action === 'compress') for (const enc of report.encodings) this.#ours.add(variantPath(c.path, enc));
-      else this.#ours.add(c.path);
-    }
+    const { report, held, manifest } = await pass(this.root, this.#api, this.#unsettled);
+    updateOurs(this.#ours, report, manifest);
+    // The events of the pass's own writes that arrived while it ran start no batch.
+    for (const [rel, event] of this.#pending) if (this.#isOwn(rel, event)) this.#pending.delete(rel);
+    for (const [rel, u] of this.#unsettled) if (this.#isOwn(rel, u.event)) this.#unsettled.delete(rel);
     const batch = { ...report, events, initial, held };
     this.emit('batch', batch);
     return batch;

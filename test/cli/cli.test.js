@@ -180,3 +180,19 @@ test('a file given as the folder exits 2; --json on a failure reports it with ex
     expect.stringMatching(/^error: bad\.js: /),
   ]));
 });
+
+test('on a terminal, the progress line names the big file while it runs', async () => {
+  const { main } = await import('../../lib/cli/cli.js');
+  const tree = { 'assets/big.js': textOf(600_000, 1) };
+  for (let i = 0; i < 7; i++) tree[`s${i}.css`] = textOf(3000, i + 2);
+  await writeTree(root, tree);
+  let err = '';
+  let out = '';
+  const stderr = /** @type {any} */ ({ isTTY: true, write: (s) => ((err += s), true) });
+  const stdout = /** @type {any} */ ({ write: (s) => ((out += s), true) });
+  const code = await main([root, '--brotli-quality', '4', '--no-deltas', '--concurrency', '2'], { stdout, stderr });
+  expect(code).toBe(0);
+  // The job's start is announced at once (not left to the 100 ms rhythm), so this line is always drawn.
+  expect(err).toMatch(/\r.\[2K[█░]{24} [\d.]+% 0\/8 files 0 B\/[\d.]+ kB · assets\/big\.js/);
+  expect(out).toMatch(/^precompressor: 8 files in /);
+});

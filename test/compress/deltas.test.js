@@ -63,7 +63,7 @@ withEncoders('a second build gets deltas against the first: recorded, decoding t
   expect(r.changes).toEqual(expect.arrayContaining([{ path: deltaPath(rel, dictKey, encoders[0]), action: `delta (${encoders[0]})` }]));
 });
 
-withEncoders('a warm run reuses the deltas; a delta whose size changed on disk is made again', async () => {
+withEncoders('a warm run reuses the deltas; a delta file rewritten by someone else (another size) is theirs: kept, warned about, not made again', async () => {
   await build(1);
   await build(2);
   const again = await precompress(out, { dictionaryStore: store });
@@ -73,9 +73,15 @@ withEncoders('a warm run reuses the deltas; a delta whose size changed on disk i
   const [dictKey] = Object.keys(m.files['app.js'].deltas);
   const file = path.join(out, deltaPath('app.js', dictKey, encoders[0]));
   await fs.appendFile(file, 'x');
-  const fixed = await precompress(out, { dictionaryStore: store });
-  expect(fixed.deltas.written).toBe(encoders.length); // that dictionary's deltas, every encoding
-  expect((await fs.stat(file)).size).toBe(m.files['app.js'].deltas[dictKey][encoders[0]].size);
+  const theirs = await fs.readFile(file);
+  const after = await precompress(out, { dictionaryStore: store });
+  const rel = deltaPath('app.js', dictKey, encoders[0]);
+  expect(after.warnings).toEqual([expect.objectContaining({ path: rel, message: expect.stringMatching(/^not written by precompressor: kept as your own file/) })]);
+  expect(after.deltas.written).toBe(encoders.length - 1); // the same dictionary's other encoding, made again
+  expect(await fs.readFile(file)).toEqual(theirs);
+  const m2 = /** @type {any} */ (await readManifest(path.join(out, 'precompressor-manifest.json')));
+  expect(m2.files['app.js'].deltas[dictKey]?.[encoders[0]]).toBeUndefined();
+  expect(m2.files[rel]).toMatchObject({ size: theirs.length });
 });
 
 withEncoders('the store keeps dictionaryVersions earlier versions; deltas against versions that left it are removed', async () => {

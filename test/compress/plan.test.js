@@ -11,11 +11,19 @@ describe('classify', () => {
     expect([...variants.get('a.js')]).toEqual([['br', 10], ['gzip', 12]]);
     expect(orphans).toEqual([]);
   });
-  test('a variant whose source is gone is an orphan only if the previous manifest recorded it', () => {
-    const previous = { files: { 'gone.js': { variants: { br: { size: 1 } } } } };
-    const { sources, orphans } = classify([f('gone.js.br'), f('user.js.br')], null, /** @type {any} */ (previous));
+  test('a variant whose source is gone is an orphan only if the previous manifest recorded it, with its size, before it was written', () => {
+    const previous = { generatedAt: new Date(1000).toISOString(), files: { 'gone.js': { variants: { br: { size: 100 } } }, 'resized.js': { variants: { br: { size: 99 } } }, 'later.js': { variants: { br: { size: 100 } } } } };
+    const files = [f('gone.js.br'), f('user.js.br'), f('resized.js.br'), f('later.js.br', 100, 5000)];
+    const { sources, orphans } = classify(files, null, /** @type {any} */ (previous));
     expect(orphans).toEqual(['gone.js.br']);
-    expect(sources.map((s) => s.rel)).toEqual(['user.js.br']);
+    expect(sources.map((s) => s.rel)).toEqual(['user.js.br', 'resized.js.br', 'later.js.br']);
+  });
+  test('a file of the user\'s at a variant path is a source, not a variant; nor is a delta-named one', () => {
+    const files = [f('a.js'), f('a.js.br', 10), f('a.js.gz', 12), f('a.js.0123456789abcdef.dcz', 5)];
+    const { sources, variants, deltas } = classify(files, null, null, new Set(['a.js.gz', 'a.js.0123456789abcdef.dcz']));
+    expect(sources.map((s) => s.rel)).toEqual(['a.js', 'a.js.gz', 'a.js.0123456789abcdef.dcz']);
+    expect([...variants.get('a.js')]).toEqual([['br', 10]]);
+    expect(deltas.size).toBe(0);
   });
   test('the manifest is never a source', () => {
     expect(classify([f('precompressor-manifest.json')], 'precompressor-manifest.json').sources).toEqual([]);
@@ -91,6 +99,30 @@ describe('decide', () => {
     test('only the files in holdOut are held; the others are decided as usual', () => {
       const ds = decide({ sources: [f('a.js', 100, 9), f('b.js')], variants: new Map([['a.js', onDisk]]) }, previous, { settings, tool: 'precompressor@1.0.0', force: false, eligible, holdOut: new Set(['b.js']) });
       expect(ds.map((d) => [d.file.rel, d.action])).toEqual([['a.js', 'verify'], ['b.js', 'hold']]);
+    });
+  });
+
+  describe('files of the user\'s at variant paths (ctx.blocked)', () => {
+    const ctxOf = (blocked) => ({ settings, tool: 'precompressor@1.0.0', force: false, eligible, encodings: ['br', 'gzip'], blocked });
+    const brOnly = { ...prevEntry, variants: { br: { size: 20 } } };
+    test('a decision carries the encodings it gets no variant of', () => {
+      const [d] = decide({ sources: [f('a.js')], variants: new Map() }, null, ctxOf(new Map([['a.js', new Set(['gzip'])]])));
+      expect(d).toMatchObject({ action: 'compress', blocked: new Set(['gzip']) });
+    });
+    test('still blocked: the entry without that variant is fresh', () => {
+      const prev = /** @type {any} */ ({ ...previous, files: { 'a.js': brOnly, 'a.js.gz': { size: 7, variants: {} } } });
+      const [d] = decide({ sources: [f('a.js', 100, 1)], variants: new Map([['a.js', new Map([['br', 20]])]]) }, prev, ctxOf(new Map([['a.js', new Set(['gzip'])]])));
+      expect(d.action).toBe('fresh');
+    });
+    test('the user\'s file is gone (it was listed as a file): compressed again to get that variant', () => {
+      const prev = /** @type {any} */ ({ ...previous, files: { 'a.js': brOnly, 'a.js.gz': { size: 7, variants: {} } } });
+      const [d] = decide({ sources: [f('a.js', 100, 1)], variants: new Map([['a.js', new Map([['br', 20]])]]) }, prev, ctxOf(new Map()));
+      expect(d.action).toBe('compress');
+    });
+    test('a variant missing because it was not smaller stays fresh', () => {
+      const prev = /** @type {any} */ ({ ...previous, files: { 'a.js': brOnly } });
+      const [d] = decide({ sources: [f('a.js', 100, 1)], variants: new Map([['a.js', new Map([['br', 20]])]]) }, prev, ctxOf(new Map()));
+      expect(d.action).toBe('fresh');
     });
   });
 

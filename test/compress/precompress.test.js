@@ -99,7 +99,7 @@ test('a warm re-run rewrites nothing; one changed file is recompressed alone', a
   expect((await readManifest(root)).files['index.html'].mtimeMs).toBe((await fs.stat(path.join(root, 'index.html'))).mtimeMs);
 });
 
-test('stale variants are removed: source deleted, now excluded, no longer smaller, variant tampered', async () => {
+test('stale variants are removed: source deleted, now excluded, no longer smaller; a variant rewritten by someone else is kept as theirs', async () => {
   await writeTree(root, site());
   await precompress(root);
   await fs.rm(path.join(root, 'assets/style.css'));
@@ -114,7 +114,11 @@ test('stale variants are removed: source deleted, now excluded, no longer smalle
   expect(m.files['assets/style.css']).toBeUndefined();
   expect(m.files['assets/app.js']).toMatchObject({ skipped: 'excluded', variants: {} });
   expect(m.files['index.html']).toMatchObject({ skipped: 'not-smaller', variants: {} });
-  expect(Object.keys(m.files['dir with space/ünïcødé file.svg'].variants)).toEqual(['br', 'gzip']);
+  // Not what precompressor wrote (size and date): a file of the user's, kept and listed as itself.
+  expect(Object.keys(m.files['dir with space/ünïcødé file.svg'].variants)).toEqual(['br']);
+  expect(await fs.readFile(path.join(root, 'dir with space/ünïcødé file.svg.gz'), 'utf8')).toBe('garbage');
+  expect(m.files['dir with space/ünïcødé file.svg.gz']).toMatchObject({ size: 7, skipped: 'compressed-format' });
+  expect(r.warnings.map((w) => w.path)).toEqual(['dir with space/ünïcødé file.svg.gz']);
 });
 
 test('held files (watch mode: still being written) are left exactly as the previous pass left them', async () => {
@@ -315,4 +319,18 @@ test('a manifest path in a folder that does not exist yet: the folder is made, a
   const m = JSON.parse(await fs.readFile(path.join(root, 'meta/x.json'), 'utf8'));
   expect(Object.keys(m.files)).toEqual(['a.js']);
   expect(zlib.gunzipSync(await fs.readFile(path.join(root, 'a.js.gz'))).toString()).toBe(textOf(4000, 1));
+});
+
+test('onProgress names the files running: one big file among small ones is announced as it starts, and nothing runs at the end', async () => {
+  const tree = { 'assets/big.js': textOf(600_000, 1) };
+  for (let i = 0; i < 7; i++) tree[`s${i}.css`] = textOf(3000, i + 2);
+  await writeTree(root, tree);
+  const events = [];
+  const r = await precompress(root, { concurrency: 2, brotliQuality: 4, deltas: false, onProgress: (p) => events.push(p) });
+  expect(r.ok).toBe(true);
+  // Largest first: the big file's first task is the first job a slot takes, announced at once.
+  expect(events.find((e) => e.running.length > 0)).toMatchObject({ running: ['assets/big.js'], filesDone: 0, filesTotal: 8 });
+  const names = new Set(Object.keys(tree));
+  for (const e of events) for (const rel of e.running) expect(names).toContain(rel);
+  expect(events.at(-1)).toMatchObject({ running: [], filesDone: 8, filesTotal: 8 });
 });

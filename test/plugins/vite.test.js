@@ -136,6 +136,26 @@ describe('vite build', () => {
     }
   });
 
+  test('public/sitemap.xml.gz of the user\'s beside public/sitemap.xml: listed as itself, never overwritten, one warning through Vite\'s logger per build', async () => {
+    const root = await makeApp();
+    const mine = zlib.gzipSync(`<?xml version="1.0"?><urlset>${'<url><loc>https://example.com/page</loc></url>'.repeat(500)}</urlset>`);
+    await fsp.writeFile(path.join(root, 'public/sitemap.xml'), `<?xml version="1.0"?><urlset>${'<url><loc>https://example.com/</loc></url>'.repeat(40)}</urlset>`);
+    await fsp.writeFile(path.join(root, 'public/sitemap.xml.gz'), mine);
+    const dist = path.join(root, 'dist');
+    for (const build of [1, 2]) {
+      const lines = await viteBuild(root, {}, { build: { emptyOutDir: build === 1 } });
+      expect(lines.filter((l) => l.startsWith('warn: '))).toEqual([
+        'warn: precompressor: sitemap.xml.gz: not written by precompressor: kept as your own file and served as itself; ' +
+          'sitemap.xml gets no .gz variant. To resolve: rename or remove sitemap.xml.gz, or exclude sitemap.xml',
+      ]);
+      expect(fs.readFileSync(path.join(dist, 'sitemap.xml.gz'))).toEqual(mine);
+      const m = readJSON(path.join(dist, 'precompressor-manifest.json'));
+      expect(Object.keys(m.files['sitemap.xml'].variants)).toEqual(['br']);
+      expect(m.files['sitemap.xml.gz']).toMatchObject({ size: mine.length, variants: {} });
+    }
+    expect(fs.readFileSync(path.join(root, 'public/sitemap.xml.gz'))).toEqual(mine);
+  });
+
   (deltaEncoders().length > 0 ? test : test.skip)('deploy deltas: the store outside outDir gives the changed bundle a delta; a rebuild without changes keeps it as it is', async () => {
     const root = await makeApp();
     // a bundle that Brotli alone cannot shrink to nothing: 24 kB of pseudo-random words

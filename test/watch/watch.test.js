@@ -7,9 +7,9 @@ import path from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import zlib from 'node:zlib';
 import { fileURLToPath } from 'node:url';
-import { isOwnOutput, splitWatchOptions, watch } from '../../lib/watch/watch.js';
+import { isOwnOutput, updateOurs, splitWatchOptions, watch } from '../../lib/watch/watch.js';
 import { batchLines, watchCommand } from '../../lib/cli/watch.js';
-import { tempDir, textOf, writeTree } from '../helpers/tmp.js';
+import { tempDir, textOf, noiseOf, writeTree } from '../helpers/tmp.js';
 
 // Real file-system events: every wait is for an event (a batch, an output line) with a deadline,
 // never a sleep that assumes how long the file system takes.
@@ -73,22 +73,32 @@ function expectConsistent(root) {
 }
 
 describe('pure parts', () => {
-  test('isOwnOutput: temp files, the manifest and variants of existing files are ours', () => {
-    const onDisk = new Set(['app.js', 'data']);
-    const ctx = { manifestRel: 'precompressor-manifest.json', ours: new Set(['gone.js.br']), exists: (r) => onDisk.has(r) };
-    expect(isOwnOutput('precompressor-manifest.json', ctx)).toBe(true);
-    expect(isOwnOutput('.app.js.br.123-abc.pctmp', ctx)).toBe(true);
-    expect(isOwnOutput('app.js.br', ctx)).toBe(true);
-    expect(isOwnOutput('app.js.gz', ctx)).toBe(true);
-    expect(isOwnOutput('gone.js.br', ctx)).toBe(true);
-    expect(isOwnOutput('app.js', ctx)).toBe(false);
-    expect(isOwnOutput('archive.tar.gz', ctx)).toBe(false); // no archive.tar beside it: a source
-    expect(isOwnOutput('other.js.br', ctx)).toBe(false);
-    // deploy deltas: <file>.<16 hex>.dcb|dcz of an existing file
-    expect(isOwnOutput('app.js.0123456789abcdef.dcz', ctx)).toBe(true);
-    expect(isOwnOutput('app.js.0123456789abcdef.dcb', ctx)).toBe(true);
-    expect(isOwnOutput('other.js.0123456789abcdef.dcz', ctx)).toBe(false);
-    expect(isOwnOutput('app.js.0123.dcz', ctx)).toBe(false);
+  test('isOwnOutput: temp files, the manifest, and our listed outputs at the size we listed; not a file of the user\'s', () => {
+    const sizes = new Map([['app.js.br', 10], ['app.js.gz', 12], ['app.js.0123456789abcdef.dcz', 5]]);
+    const ours = new Map([['app.js.br', 10], ['app.js.gz', 12], ['gone.js.br', null], ['app.js.0123456789abcdef.dcz', 5]]);
+    const ctx = { manifestRel: 'precompressor-manifest.json', ours, sizeOf: (r) => sizes.get(r) ?? null };
+    expect(isOwnOutput('precompressor-manifest.json', 'change', ctx)).toBe(true);
+    expect(isOwnOutput('.app.js.br.123-abc.pctmp', 'add', ctx)).toBe(true);
+    expect(isOwnOutput('app.js.br', 'change', ctx)).toBe(true);
+    expect(isOwnOutput('app.js.gz', 'add', ctx)).toBe(true);
+    expect(isOwnOutput('app.js.0123456789abcdef.dcz', 'add', ctx)).toBe(true);
+    expect(isOwnOutput('gone.js.br', 'unlink', ctx)).toBe(true); // we removed it
+    expect(isOwnOutput('gone.js.br', 'add', ctx)).toBe(false); // someone wrote it again
+    expect(isOwnOutput('app.js', 'change', ctx)).toBe(false);
+    expect(isOwnOutput('archive.tar.gz', 'add', ctx)).toBe(false);
+    sizes.set('app.js.gz', 5000); // the user's file written over our variant
+    expect(isOwnOutput('app.js.gz', 'change', ctx)).toBe(false);
+  });
+
+  test('updateOurs: listed variants and deltas with their sizes, removed paths without, files of the site not ours', () => {
+    const ours = new Map([['data.csv.gz', 30]]);
+    const manifest = /** @type {any} */ ({ files: {
+      'a.js': { variants: { br: { size: 10 } } },
+      'data.csv': { variants: { br: { size: 20 } } },
+      'data.csv.gz': { variants: {} },
+    } });
+    updateOurs(ours, { encodings: ['br', 'gzip'], changes: [{ path: 'a.js', action: 'compress' }, { path: 'b.js.br', action: 'remove (orphan)' }] }, manifest);
+    expect(ours).toEqual(new Map([['a.js.br', 10], ['a.js.gz', null], ['b.js.br', null], ['data.csv.br', 20]]));
   });
 
   test('watch options: defaults, validation with the one error template', () => {
@@ -113,6 +123,12 @@ describe('pure parts', () => {
       err: ['T error: c.js: EACCES', 'T warning: l: outside'],
     });
     expect(batchLines(batch, { time: 'T', quiet: true })).toEqual({ out: [], err: ['T error: c.js: EACCES'] });
+  });
+  test('batchLines: a file that got no variant says so; a warning already printed is not printed again', () => {
+    const warned = new Set();
+    const batch = { changes: [{ path: 'random.bin', action: 'compress', skipped: 'not-smaller' }], failures: [], warnings: [{ path: 'x.gz', message: 'mine' }] };
+    expect(batchLines(batch, { time: 'T', warned })).toEqual({ out: ['T random.bin: no variant, compressed output not smaller'], err: ['T warning: x.gz: mine'] });
+    expect(batchLines(batch, { time: 'T', warned }).err).toEqual([]);
   });
 });
 
@@ -231,6 +247,34 @@ describe('watch()', () => {
     expectConsistent(root);
   });
 
+  test('a file of the user\'s written at a variant path starts a batch that keeps it, warns and lists it; its removal gives X its .gz back', async () => {
+    const root = await site({ 'data.csv': textOf(3000, 1) });
+    const w = startWatch(root);
+    await w.ready;
+    expect(zlib.gunzipSync(fs.readFileSync(path.join(root, 'data.csv.gz'))).toString()).toBe(textOf(3000, 1));
+    const mine = zlib.gzipSync(textOf(50_000, 2));
+    const kept = nextBatch(w, (b) => b.warnings.some((x) => x.path === 'data.csv.gz'), 'a warning about data.csv.gz');
+    await fsp.writeFile(path.join(root, 'data.csv.gz'), mine); // over our own variant
+    const b = await kept;
+    expect(b.warnings).toEqual([expect.objectContaining({ path: 'data.csv.gz', message: expect.stringMatching(/^not written by precompressor: kept as your own file/) })]);
+    expect(fs.readFileSync(path.join(root, 'data.csv.gz'))).toEqual(mine);
+    expect(Object.keys(manifestOf(root).files['data.csv'].variants)).toEqual(['br']);
+    expect(manifestOf(root).files['data.csv.gz']).toMatchObject({ size: mine.length });
+
+    // A change to data.csv is compressed to .br only; the user's file stays as it is.
+    const changed = nextBatch(w, compressed('data.csv'), 'data.csv compressed');
+    await fsp.writeFile(path.join(root, 'data.csv'), textOf(4000, 3));
+    await changed;
+    expect(fs.readFileSync(path.join(root, 'data.csv.gz'))).toEqual(mine);
+
+    const back = nextBatch(w, (x) => x.changes.some((c) => c.path === 'data.csv' && c.action === 'compress'), 'data.csv compressed again');
+    await fsp.unlink(path.join(root, 'data.csv.gz'));
+    await back;
+    expect(zlib.gunzipSync(fs.readFileSync(path.join(root, 'data.csv.gz'))).toString()).toBe(textOf(4000, 3));
+    await w.close();
+    expectConsistent(root);
+  });
+
   test('a pass that throws (the folder is gone) is an error event, not a crash', async () => {
     const parent = await site({ 'site/a.txt': textOf(2000) });
     const root = path.join(parent, 'site');
@@ -344,6 +388,19 @@ describe('watchCommand and the CLI', () => {
     expect(stderr.text).toMatch(/SIGINT, finishing the current batch/);
     expect(signals.listenerCount('SIGINT')).toBe(0);
     expectConsistent(root);
+  });
+
+  test('a file that got no variant is logged as such, not as compressed', async () => {
+    const root = await site({ 'a.txt': textOf(3000) });
+    const stdout = sink();
+    const signals = new EventEmitter();
+    const code = watchCommand(root, {}, { stdout, stderr: sink(), signals });
+    await stdout.waitFor(/watching /);
+    await fsp.writeFile(path.join(root, 'random.bin'), noiseOf(4096));
+    await stdout.waitFor(/\d\d:\d\d:\d\d random\.bin: no variant, compressed output not smaller\n/);
+    signals.emit('SIGINT');
+    expect(await code).toBe(0);
+    expect(stdout.text).not.toMatch(/compressed random\.bin/);
   });
 
   test('quiet prints no per-file lines; errors are still printed; a missing folder exits 2', async () => {

@@ -1,0 +1,150 @@
+import { VARIANT_SUFFIX, entryOf, deltaStem, deltasOf, variantPath } from '../manifest.js';
+
+/**
+ * Whose is a file at one of our output paths (`X.br`, `X.gz`, `X.zst`, a deploy delta
+ * `X.<16 hex>.dcb|dcz`)? Pure: no disk, no clock. precompressor writes or removes such a file
+ * only when it is ours:
+ * - the previous manifest records it as X's variant (or delta) with this very size, and it is
+ *   not newer than that manifest (every output is written before the manifest that lists it);
+ * - else, for a variant of X that this pass would write, it is ours if it decodes to exactly X's
+ *   bytes (then it is safe to adopt): the caller checks that on disk (lib/compress/same-content.js);
+ * - else it is the user's: never overwritten or removed, an ordinary file of the site, and X
+ *   gets no variant of that encoding.
+ * A file at a variant path whose X does not exist and was not ours is an ordinary file: no claim.
+ */
+
+const SUFFIX_TO_ENCODING = new Map(Object.entries(VARIANT_SUFFIX).map(([enc, suf]) => [suf, enc]));
+
+/** Milliseconds of slack between a file's mtime and the manifest's `generatedAt` (timestamps rounded by the file system). */
+const MTIME_SLACK_MS = 1;
+
+/** The encoding whose suffix (`.br`, `.gz`, `.zst`) ends the path, if any. */
+export function suffixEncoding(rel) {
+  const dot = rel.lastIndexOf('.');
+  if (dot <= rel.lastIndexOf('/')) return undefined;
+  return SUFFIX_TO_ENCODING.get(rel.slice(dot));
+}
+
+/** `rel` without the suffix of `encoding` (the variant's source path). */
+export function stemOf(rel, encoding) {
+  return rel.slice(0, -VARIANT_SUFFIX[encoding].length);
+}
+
+/** When the manifest was written (ms), or Infinity when it has no date. */
+function writtenAt(previous) {
+  const at = Date.parse(previous?.generatedAt ?? '');
+  return Number.isNaN(at) ? Infinity : at + MTIME_SLACK_MS;
+}
+
+/** The file a delta-named path belongs to, or null (the regular expression only for `.dcb`/`.dcz` names). */
+function deltaStemOf(rel) {
+  return rel.endsWith('.dcz') || rel.endsWith('.dcb') ? deltaStem(rel) : null;
+}
+
+/**
+ * Does the previous manifest record `file` as an output of ours, with its size, and is it no newer
+ * than that manifest?
+ * @param {{ rel: string, size: number, mtimeMs: number }} file
+ * @param {import('../manifest.js').Manifest | null} previous
+ * @param {number} [at] writtenAt(previous), when the caller asks for many files
+ */
+export function recordedOurs(file, previous, at = writtenAt(previous)) {
+  if (previous === null || file.mtimeMs > at) return false;
+  const dStem = deltaStemOf(file.rel);
+  if (dStem !== null) {
+    const entry = entryOf(previous, dStem);
+    const hit = deltasOf(dStem, entry).find(([, , p]) => p === file.rel);
+    if (hit === undefined) return false;
+    const [dict, enc] = hit;
+    return /** @type {any} */ (entry).deltas[dict][enc].size === file.size;
+  }
+  const enc = suffixEncoding(file.rel);
+  if (enc === undefined) return false;
+  const v = entryOf(previous, stemOf(file.rel, enc))?.variants;
+  return v !== undefined && Object.hasOwn(v, enc) && v[/** @type {'br'} */ (enc)]?.size === file.size;
+}
+
+/**
+ * @typedef {{ rel: string, stem: string, encoding: string }} Check a file that is ours only if it decodes to its stem's bytes
+ * @typedef {{ ours: Set<string>, check: Check[], user: Set<string> }} Claims
+ */
+
+/**
+ * Sort the files at our output paths into ours, to check (decode and compare), and the user's.
+ * @param {import('./walk.js').WalkEntry[]} files
+ * @param {string | null} manifestRel
+ * @param {import('../manifest.js').Manifest | null} previous
+ * @param {{ adoptable: (stem: import('./walk.js').WalkEntry, encoding: string) => boolean }} ctx whether
+ *   this pass would write that variant of that file (then a copy of ours found there may be adopted)
+ * @returns {Claims}
+ */
+export function claimsOf(files, manifestRel, previous, ctx) {
+  /** @type {Map<string, import('./walk.js').WalkEntry> | null} made on the first claim (most folders have none) */
+  let byRel = null;
+  const at = writtenAt(previous);
+  /** @type {Claims} */
+  const claims = { ours: new Set(), check: [], user: new Set() };
+  for (const f of files) {
+    const dStem = deltaStemOf(f.rel);
+    const enc = dStem === null ? suffixEncoding(f.rel) : undefined;
+    const stem = dStem ?? (enc === undefined ? null : stemOf(f.rel, enc));
+    if (stem === null || f.rel === manifestRel) continue;
+    if (recordedOurs(f, previous, at)) {
+      claims.ours.add(f.rel);
+      continue;
+    }
+    byRel ??= new Map(files.map((x) => [x.rel, x]));
+    const source = stem === manifestRel ? undefined : byRel.get(stem);
+    if (source === undefined) continue; // beside no file: an ordinary file, not at one of our paths
+    if (enc !== undefined && ctx.adoptable(source, enc)) claims.check.push({ rel: f.rel, stem, encoding: enc });
+    else claims.user.add(f.rel);
+  }
+  return claims;
+}
+
+/**
+ * The encodings each file gets no variant of, because a file of the user's is at that path.
+ * @param {Iterable<string>} user
+ * @returns {Map<string, Set<string>>} source path → encodings
+ */
+export function blockedEncodings(user) {
+  const out = new Map();
+  for (const rel of user) {
+    const enc = suffixEncoding(rel);
+    if (enc === undefined || deltaStem(rel) !== null) continue;
+    const stem = stemOf(rel, enc);
+    if (!out.has(stem)) out.set(stem, new Set());
+    out.get(stem).add(enc);
+  }
+  return out;
+}
+
+/**
+ * The warning for a file of the user's at the path of a variant that `stem` would have: what
+ * happens and how to resolve it.
+ * @param {string} rel the user's file
+ * @param {string} stem the file whose variant it stands in the way of
+ * @param {string} what e.g. ".gz variant", "dcz delta"
+ */
+export function userFileMessage(rel, stem, what) {
+  return `not written by precompressor: kept as your own file and served as itself; ${stem} gets no ${what}. ` +
+    `To resolve: rename or remove ${rel}, or exclude ${stem}`;
+}
+
+/**
+ * One warning per file of the user's that stands in the way of a variant this pass would write
+ * (its source is compressed, checked or fresh; not skipped or held).
+ * @param {{ action: string, file: { rel: string }, blocked?: Set<string> }[]} decisions
+ * @returns {{ path: string, message: string }[]}
+ */
+export function userFileWarnings(decisions) {
+  const out = [];
+  for (const d of decisions) {
+    if (!d.blocked || d.action === 'skip' || d.action === 'hold') continue;
+    for (const enc of d.blocked) {
+      const rel = variantPath(d.file.rel, /** @type {'br'} */ (enc));
+      out.push({ path: rel, message: userFileMessage(rel, d.file.rel, `${VARIANT_SUFFIX[/** @type {'br'} */ (enc)]} variant`) });
+    }
+  }
+  return out;
+}

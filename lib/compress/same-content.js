@@ -1,0 +1,76 @@
+import zlib from 'node:zlib';
+import { createReadStream } from 'node:fs';
+import { Writable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import pLimit from 'p-limit';
+import { createHasher } from '../manifest.js';
+import { hashFile } from './compress-file.js';
+import { claimsOf, blockedEncodings } from './ownership.js';
+
+/**
+ * Thin I/O around lib/compress/ownership.js: decode a file found at a variant path and compare it
+ * with the file it would be the variant of. Streamed, and stopped as soon as the decoded bytes
+ * outgrow the original, so that neither a big file nor a decompression bomb costs memory.
+ */
+
+const Zx = /** @type {any} */ (zlib);
+
+/** A streaming decoder for `encoding`, or null when this Node has none (zstd before Node 22.15). */
+function createDecoder(encoding) {
+  if (encoding === 'br') return zlib.createBrotliDecompress();
+  if (encoding === 'gzip') return zlib.createGunzip();
+  return typeof Zx.createZstdDecompress === 'function' ? Zx.createZstdDecompress() : null;
+}
+
+/** Can this Node decode `encoding` as a stream (so check a file of that encoding)? */
+export function canDecode(encoding) {
+  return encoding !== 'zstd' || typeof Zx.createZstdDecompress === 'function';
+}
+
+/**
+ * Does the file at `variantAbs` decode (as `encoding`) to exactly the bytes of `sourceAbs`?
+ * False when it does not, cannot be decoded or read, or either file is gone.
+ * @param {string} variantAbs
+ * @param {string} encoding
+ * @param {string} sourceAbs
+ * @param {number} streamThreshold
+ */
+export async function decodesTo(variantAbs, encoding, sourceAbs, streamThreshold) {
+  const decoder = createDecoder(encoding);
+  if (decoder === null) return false;
+  try {
+    const source = await hashFile(sourceAbs, streamThreshold);
+    const hasher = createHasher();
+    let size = 0;
+    const sink = new Writable({
+      write(chunk, _enc, cb) {
+        size += chunk.length;
+        if (size > source.size) return cb(new Error('decodes to more bytes than the original'));
+        hasher.update(chunk);
+        cb();
+      },
+    });
+    await pipeline(createReadStream(variantAbs), decoder, sink);
+    return size === source.size && hasher.digest() === source.hash;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Who owns the files at our output paths: claimsOf(), then the files it could not tell from the
+ * manifest are decoded and compared (a few at a time).
+ * @param {import('./walk.js').WalkEntry[]} files
+ * @param {string | null} manifestRel
+ * @param {import('../manifest.js').Manifest | null} previous
+ * @param {{ abs: (rel: string) => string, streamThreshold: number, adoptable: (stem: import('./walk.js').WalkEntry, encoding: string) => boolean }} ctx
+ * @returns {Promise<{ user: Set<string>, blocked: Map<string, Set<string>> }>}
+ */
+export async function findOwners(files, manifestRel, previous, ctx) {
+  const claims = claimsOf(files, manifestRel, previous, { adoptable: (stem, enc) => canDecode(enc) && ctx.adoptable(stem, enc) });
+  const limit = pLimit(4);
+  await Promise.all(claims.check.map((c) => limit(async () => {
+    if (!(await decodesTo(ctx.abs(c.rel), c.encoding, ctx.abs(c.stem), ctx.streamThreshold))) claims.user.add(c.rel);
+  })));
+  return { user: claims.user, blocked: blockedEncodings(claims.user) };
+}
