@@ -16,8 +16,8 @@ const CONTENT_HEADERS = ['content-type', 'content-length', 'content-encoding', '
 /**
  * Bytes per read of a streamed file (the files above memoryFileLimit). With fs's default 64 KiB,
  * a 2.6 MB file took some 40 round trips through libuv's pool, each queued behind the other
- * connections' work, and set the p99 of the mixed benchmark (60-70 ms); 512 KiB brings it to
- * 13 ms (docs/benchmarks.md) at most 512 KiB per response in flight.
+ * connections' work, and set the p99 of the mixed benchmark (53-71 ms); 512 KiB brings it to
+ * 13-19 ms (docs/benchmarks.md), for at most 512 KiB per response in flight.
  */
 const STREAM_CHUNK = 512 * 1024;
 
