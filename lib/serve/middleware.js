@@ -68,7 +68,7 @@ function handle(c) {
     if (opts.fallthrough && typeof next === 'function') return next();
     return methodNotAllowed(res);
   }
-  const p = parseRequestPath(req.url ?? '/', { windows: s.windows });
+  const p = parseRequestPath(req.url ?? '/', s.pathOptions);
   if (!p.ok) return pass(c, p.status);
   // the mount point of a mounted middleware asked without its slash (`/docs` for app.use('/docs')):
   // Express gives us `/`; like express.static, answer as for a folder without its slash
@@ -107,13 +107,12 @@ function fail(c, err) {
 }
 
 /**
- * The `reject` of respond(): a 412 or 416 found once the file is known goes to next(err), even
- * with fallthrough, as express.static does; without next, respond() answers it itself.
+ * The `next` respond() hands a 412 or 416 to (found once the file is known: next(err), even with
+ * fallthrough, as express.static does); without next, respond() answers them itself.
  * @param {Call} c
  */
-function rejecter(c) {
-  const { next } = c;
-  return typeof next === 'function' ? (status, props) => next(httpError(status, props)) : undefined;
+function nextOf(c) {
+  return typeof c.next === 'function' ? c.next : undefined;
 }
 
 /**
@@ -138,7 +137,7 @@ function openAndRespond(c, target, file, repOf, onMissing) {
         return isGone(res) ? undefined : onMissing(err2);
       }
       try {
-        respond(req, res, target, rep, fd, c.s.opts, st, rejecter(c));
+        respond(req, res, target, rep, fd, c.s.opts, st, nextOf(c));
       } catch (e) {
         fs.close(fd, () => {});
         fail(c, /** @type {Error} */ (e));
@@ -177,7 +176,7 @@ function serveEntry(c, entry) {
   const rep = delta ?? (choice === 'identity' ? entry.identity : entry.reps[choice]);
   if (rep.body !== null) {
     try {
-      return respond(req, res, entry, rep, null, s.opts, undefined, rejecter(c));
+      return respond(req, res, entry, rep, null, s.opts, undefined, nextOf(c));
     } catch (e) {
       return fail(c, /** @type {Error} */ (e));
     }

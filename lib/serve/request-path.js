@@ -25,6 +25,8 @@ import encodeUrl from 'encodeurl';
 
 const ENCODED_SEPARATOR = /%(2f|5c)/i;
 const PERCENT = /%/;
+/** What only the segment-by-segment checks can judge: escapes, backslashes, NUL, empty and dot segments. */
+const NEEDS_SEGMENTS = /[%\\\0]|\/[./]/;
 
 /**
  * @param {string} url raw `req.url` (origin-form `/a/b?x`, or absolute-form `http://h/a/b`)
@@ -34,14 +36,15 @@ const PERCENT = /%/;
 export function parseRequestPath(url, opts = {}) {
   if (typeof url !== 'string') return fail(400, 'no request target');
   let p = url;
-  const q = p.search(/[?#]/);
-  if (q !== -1) p = p.slice(0, q);
+  const q = endOfPath(p);
+  if (q !== p.length) p = p.slice(0, q);
   if (p[0] !== '/') {
     // absolute-form (proxies): scheme://authority/path
     const m = /^[a-z][a-z0-9+.-]*:\/\/[^/]*(\/.*)?$/i.exec(p);
     if (!m) return fail(400, 'request target is not a path');
     p = m[1] ?? '/';
   }
+  if (!opts.windows && !NEEDS_SEGMENTS.test(p)) return plainPath(p);
   if (p.includes('\\')) return fail(400, 'backslash in path');
   if (ENCODED_SEPARATOR.test(p)) return fail(400, 'encoded slash or backslash in path');
   const raw = p.slice(1).split('/');
@@ -66,7 +69,28 @@ export function parseRequestPath(url, opts = {}) {
     if (opts.windows && (seg.includes(':') || /[. ]$/.test(seg))) return fail(400, 'segment not portable to Windows');
     if (seg.charCodeAt(0) === 46 /* . */) dotfile = true;
   }
-  return { ok: true, rel: raw.join('/'), slash, dotfile };
+  // undecoded, the segments are the path's own text: no need to join them again
+  const rel = decode ? raw.join('/') : p.slice(1, slash ? -1 : p.length);
+  return { ok: true, rel, slash, dotfile };
+}
+
+/** Index of the first `?` or `#` of a request target, or its length. */
+function endOfPath(url) {
+  const q = url.indexOf('?');
+  const h = url.indexOf('#');
+  if (h !== -1 && (q === -1 || h < q)) return h;
+  return q === -1 ? url.length : q;
+}
+
+/**
+ * The common case, without allocating a segment list: a path with no escape, backslash or NUL,
+ * and no segment that is empty or starts with `.`, passes every check as it is.
+ * @param {string} p
+ * @returns {PathOk}
+ */
+function plainPath(p) {
+  const slash = p.charCodeAt(p.length - 1) === 47; /* / */
+  return { ok: true, rel: p.slice(1, slash ? -1 : p.length), slash, dotfile: false };
 }
 
 function fail(status, reason) {

@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import { STATUS_CODES } from 'node:http';
 import { appendVary, varyHead } from './table.js';
 import { evaluatePreconditions, evaluateRange } from './conditional.js';
+import { httpError } from './replies.js';
 
 /**
  * Writing one response for a selected representation: setHeaders hook, header merge, 412/304,
@@ -12,6 +13,13 @@ import { evaluatePreconditions, evaluateRange } from './conditional.js';
 /** Headers that `setHeaders` (or an earlier middleware) may set and we then leave alone, like send. */
 const OVERRIDABLE = new Set(['Content-Type', 'ETag', 'Cache-Control', 'Last-Modified']);
 const CONTENT_HEADERS = ['content-type', 'content-length', 'content-encoding', 'content-range', 'content-language'];
+/**
+ * Bytes per read of a streamed file (the files above memoryFileLimit). With fs's default 64 KiB,
+ * a 2.6 MB file took some 40 round trips through libuv's pool, each queued behind the other
+ * connections' work, and set the p99 of the mixed benchmark (53-71 ms); 512 KiB brings it to
+ * 13-19 ms (docs/benchmarks.md), for at most 512 KiB per response in flight.
+ */
+const STREAM_CHUNK = 512 * 1024;
 
 /** Response already closed by the client: do not start writing (and leak nothing). */
 export function isGone(res) {
@@ -50,15 +58,19 @@ function needsMerge(res, hook) {
 
 /**
  * The header arrays and validators of `rep` for this response: the setHeaders hook runs first,
- * then what it (or an earlier middleware) set wins over ours and Vary is appended.
+ * then what it (or an earlier middleware) set wins over ours and Vary is appended. In the common
+ * case (no hook, nothing set before, both validators on) that is `rep` itself: nothing is built.
+ * @returns {{ head: string[], head304: string[], etag?: string, lastModified?: string }}
  */
 function headersFor(res, entry, rep, opts, stat) {
+  if (opts.setHeaders) opts.setHeaders(res, entry.path, stat ?? rep.stat, rep.encoding);
+  const merged = needsMerge(res, opts.setHeaders);
+  if (!merged && opts.etag && opts.lastModified) return rep;
   const h = {
     head: rep.head, head304: rep.head304,
     etag: opts.etag ? rep.etag : undefined, lastModified: opts.lastModified ? rep.lastModified : undefined,
   };
-  if (opts.setHeaders) opts.setHeaders(res, entry.path, stat ?? rep.stat, rep.encoding);
-  if (needsMerge(res, opts.setHeaders)) {
+  if (merged) {
     h.head = merge(res, h.head);
     h.head304 = merge(res, h.head304);
     const userEtag = res.getHeader('etag');
@@ -70,15 +82,16 @@ function headersFor(res, entry, rep, opts, stat) {
 }
 
 /**
- * A 412 or 416 handed to `reject` (express.static passes them to next(err)): the response keeps
- * the representation's metadata headers, as send leaves them, for the error handler's answer.
+ * A 412 or 416 passed to `next(err)` as express.static passes them (an http-errors object): the
+ * response keeps the representation's metadata headers, as send leaves them, for the error
+ * handler's answer.
  */
-function rejectWith(res, head, status, reject, extra) {
+function rejectWith(res, head, status, next, extra) {
   for (let i = 0; i < head.length; i += 2) {
     if (head[i] !== 'Content-Length' && head[i] !== 'Content-Encoding') res.setHeader(head[i], head[i + 1]);
   }
   for (const [k, v] of Object.entries(extra)) res.setHeader(k, v);
-  reject(status, Object.keys(extra).length > 0 ? { headers: extra } : undefined);
+  next(httpError(status, Object.keys(extra).length > 0 ? { headers: extra } : undefined));
 }
 
 /**
@@ -89,10 +102,10 @@ function rejectWith(res, head, status, reject, extra) {
  * @param {number | null} fd open descriptor of rep.file, or null when rep.body is in memory
  * @param {Readonly<import('./options.js').ServeOptions>} opts
  * @param {import('node:fs').Stats} [stat] fstat of fd, passed to setHeaders
- * @param {(status: 412 | 416, props?: { headers: Record<string, string> }) => void} [reject]
- *   called instead of answering 412/416 (the middleware passes them to next(err), as express.static)
+ * @param {(err?: unknown) => void} [next] the middleware's `next`: a 412 or 416 goes to next(err)
+ *   (even with fallthrough, as express.static); without it, answered here
  */
-export function respond(req, res, entry, rep, fd, opts, stat, reject) {
+export function respond(req, res, entry, rep, fd, opts, stat, next) {
   const h = headersFor(res, entry, rep, opts, stat);
   // a status set before (an error page served from a file) is kept, and never turned into a 304
   const status = res.statusCode;
@@ -104,8 +117,8 @@ export function respond(req, res, entry, rep, fd, opts, stat, reject) {
       for (const name of CONTENT_HEADERS) if (res.hasHeader(name)) res.removeHeader(name);
       res.writeHead(304, h.head304);
       res.end();
-    } else if (reject) {
-      rejectWith(res, h.head, 412, reject, {});
+    } else if (next) {
+      rejectWith(res, h.head, 412, next, {});
     } else {
       res.writeHead(412, [...varyHead(res, entry), 'Content-Length', '0']);
       res.end();
@@ -116,13 +129,13 @@ export function respond(req, res, entry, rep, fd, opts, stat, reject) {
   if (r?.kind === 'unsatisfiable') {
     closeFd(fd);
     const contentRange = `bytes */${rep.size}`;
-    if (reject) return rejectWith(res, h.head, 416, reject, { 'Content-Range': contentRange });
+    if (next) return rejectWith(res, h.head, 416, next, { 'Content-Range': contentRange });
     res.writeHead(416, [...varyHead(res, entry), 'Accept-Ranges', 'bytes', 'Content-Range', contentRange, 'Content-Length', '0']);
     res.end();
     return;
   }
-  if (r?.kind === 'partial') return sendBytes(req, res, rep, fd, stat, 206, rangeHead(h.head, r, rep.size), r);
-  sendBytes(req, res, rep, fd, stat, status, h.head, { start: 0, end: rep.size - 1 });
+  if (r?.kind === 'partial') return sendBytes(req, res, rep, fd, stat, 206, rangeHead(h.head, r, rep.size), r.start, r.end);
+  sendBytes(req, res, rep, fd, stat, status, h.head, 0, rep.size - 1);
 }
 
 /** The 200 header array turned into the 206 one for bytes [start, end]. */
@@ -133,7 +146,7 @@ function rangeHead(head, { start, end }, size) {
 }
 
 /** Write the head and bytes [start, end] of the representation (none for HEAD), from memory or fd. */
-function sendBytes(req, res, rep, fd, stat, status, head, { start, end }) {
+function sendBytes(req, res, rep, fd, stat, status, head, start, end) {
   const length = end - start + 1;
   res.writeHead(status, head);
   if (req.method === 'HEAD' || length <= 0) {
@@ -164,7 +177,7 @@ function sendBytes(req, res, rep, fd, stat, status, head, { start, end }) {
 export function streamFd(res, fd, start, end, length, stat) {
   // autoClose off: the descriptor must stay open for the last fstat; rs.destroy() closes it (after
   // any read in flight) on every path.
-  const rs = fs.createReadStream('', { fd, start, end, autoClose: false });
+  const rs = fs.createReadStream('', { fd, start, end, autoClose: false, highWaterMark: STREAM_CHUNK });
   let sent = 0;
   let finished = false;
   const finish = (/** @type {Buffer | null} */ last) => {

@@ -22,7 +22,7 @@ const SUFFIXES = Object.values(VARIANT_SUFFIX);
  *   neg: ReturnType<typeof createNegotiator>,
  *   lctx: ReturnType<typeof loadContext>,
  *   unlisted: ReturnType<typeof createUnlistedLookup>,
- *   windows: boolean,
+ *   pathOptions: Readonly<{ windows: boolean }>,
  *   table: import('./table.js').Table,
  *   closed: boolean,
  *   markStale: (entry: import('./table.js').Entry) => void,
@@ -51,7 +51,7 @@ export function createState(opts) {
   }
   const table = /** @type {import('./table.js').Table} */ (buildTable(manifest, lctx, 'sync'));
   const s = /** @type {ServeState} */ ({
-    opts, neg, lctx, unlisted: createUnlistedLookup(opts, lctx.realRoot), windows: process.platform === 'win32',
+    opts, neg, lctx, unlisted: createUnlistedLookup(opts, lctx.realRoot), pathOptions: Object.freeze({ windows: process.platform === 'win32' }),
     table, closed: false, watcher: null, reloading: false, dirty: new Set(), current: null, queued: null,
   });
   Object.assign(s, createStaleQueue(s));

@@ -589,3 +589,16 @@ test('works on the manifest written by precompress() itself', async () => {
   const menu = await request(srv.port, '/caf%C3%A9/men%C3%BC.html', { headers: { 'accept-encoding': 'gzip' } });
   expect(menu.status).toBe(200);
 });
+
+test('a file of several read chunks (1.3 MB, streamed) arrives whole, and a range across chunk boundaries exactly', async () => {
+  const data = crypto.randomBytes(1_300_000); // incompressible: identity only, above memoryFileLimit
+  const s = await serve({ 'blob.bin': data });
+  const full = await s.get('/blob.bin');
+  expect(full.status).toBe(200);
+  expect(full.headers['content-length']).toBe(String(data.length));
+  expect(full.body.equals(data)).toBe(true);
+  const part = await s.get('/blob.bin', { range: 'bytes=500000-1100000' });
+  expect(part.status).toBe(206);
+  expect(part.headers['content-range']).toBe(`bytes 500000-1100000/${data.length}`);
+  expect(part.body.equals(data.subarray(500000, 1100001))).toBe(true);
+});

@@ -47,6 +47,15 @@ describe('parseRequestPath', () => {
     expect(ok('/a/b.c').dotfile).toBe(false);
   });
 
+  test('a path taken as it is (no escape, no empty or dot segment) gives what its escaped spelling gives', () => {
+    for (const [plain, escaped] of [
+      ['/a/b.js', '/a/b%2Ejs'], ['/docs/', '/d%6Fcs/'], ['/a-b/c~d/e+f', '/a-b/c%7Ed/e+f'],
+      ['/a?x=%2F', '/%61?x'], ['/a#/../b', '/%61#x'], ['http://h/a/b/', 'http://h/%61/b/'],
+    ]) {
+      expect(parseRequestPath(plain)).toEqual(parseRequestPath(escaped));
+    }
+  });
+
   test('Windows-only rejections', () => {
     expect(parseRequestPath('/file.txt::$DATA', { windows: true }).ok).toBe(false);
     expect(parseRequestPath('/file.txt.', { windows: true }).ok).toBe(false);

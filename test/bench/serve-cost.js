@@ -1,0 +1,86 @@
+// Our own cost per request, without the network: serveStatic called in process on node:http's
+// IncomingMessage/ServerResponse (no socket), against a handler that only sends a fixed header
+// array and body (what the `node-http-ceiling` row of ./serve.js does per request). The gap
+// between the two is the middleware's own work; wrk's figures on a shared 2-core machine vary
+// more than that from run to run.
+//
+//   node --expose-gc test/bench/serve-cost.js <compressed dir> [--rounds 9] [--requests 40000]
+//                                              [--against <other checkout>[=<its compressed dir>]]
+//
+// Only the URLs answered from memory are used (a streamed file answers later, on the libuv pool).
+// Handlers alternate every round (in reverse order every other round); the median is printed.
+
+import fs from 'node:fs';
+import net from 'node:net';
+import path from 'node:path';
+import http from 'node:http';
+import { parseArgs } from 'node:util';
+import { pathToFileURL, fileURLToPath } from 'node:url';
+import { listFiles } from './corpus.js';
+
+const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+const { values: args, positionals } = parseArgs({
+  allowPositionals: true,
+  options: { rounds: { type: 'string', default: '9' }, requests: { type: 'string', default: '40000' }, against: { type: 'string' } },
+});
+const root = path.resolve(positionals[0] ?? '');
+if (!positionals[0] || !fs.existsSync(path.join(root, 'precompressor-manifest.json'))) {
+  console.error('usage: node --expose-gc test/bench/serve-cost.js <dir compressed by bin/precompressor.js> [--against <checkout>[=<dir>]]');
+  process.exit(2);
+}
+
+/** serveStatic of a checkout (lib/serve/middleware.js, or lib/serve.js before the #10 layout). */
+async function middlewareOf(checkout, dir) {
+  const split = path.join(checkout, 'lib/serve/middleware.js');
+  const file = fs.existsSync(split) ? split : path.join(checkout, 'lib/serve.js');
+  const { serveStatic } = await import(pathToFileURL(file).href);
+  return serveStatic(dir, { watch: false });
+}
+
+const HEAD = ['Content-Type', 'image/svg+xml', 'Content-Length', '500', 'Content-Encoding', 'br', 'Accept-Ranges', 'bytes',
+  'Last-Modified', 'Mon, 23 Nov 2026 09:00:00 GMT', 'Vary', 'Accept-Encoding', 'ETag', '"abcdefabcdefabcdefabcdefabcdefab-br-abcdef.dw"',
+  'Cache-Control', 'public, max-age=0'];
+const BODY = Buffer.alloc(500);
+const handlers = [{ name: 'fixed response (ceiling)', handle: (_req, res) => { res.writeHead(200, HEAD); res.end(BODY); } }];
+handlers.push({ name: `serveStatic (${repoRoot})`, handle: await middlewareOf(repoRoot, root) });
+if (args.against) {
+  const [checkout, dir = root] = args.against.split('=');
+  handlers.push({ name: `serveStatic (${path.resolve(checkout)})`, handle: await middlewareOf(path.resolve(checkout), path.resolve(dir)) });
+}
+
+const socket = new net.Socket();
+/** One GET through `handle`, as wrk sends it; returns the response. */
+function one(handle, url) {
+  const req = new http.IncomingMessage(socket);
+  req.method = 'GET';
+  req.url = url;
+  req.rawHeaders = ['Host', '127.0.0.1', 'Accept-Encoding', 'br, gzip']; // req.headers parsed lazily, as from the socket
+  const res = new http.ServerResponse(req);
+  handle(req, res, () => { res.statusCode = 404; res.end(); });
+  return res;
+}
+
+const files = await listFiles(root);
+const all = files.filter((f) => !/\.(br|gz|zst|dcb|dcz)$/.test(f.rel) && f.rel !== 'precompressor-manifest.json')
+  .map((f) => '/' + f.rel.split('/').map(encodeURIComponent).join('/'));
+const urls = all.filter((u) => handlers.slice(1).every((h) => one(h.handle, u).writableEnded));
+console.log(`${urls.length} of ${all.length} URLs answered from memory; ${args.rounds} rounds of ${args.requests} requests per handler`);
+const n = Number(args.requests);
+const times = handlers.map(() => /** @type {number[]} */ ([]));
+for (let r = 0; r < Number(args.rounds); r++) {
+  const order = handlers.map((_, i) => i);
+  if (r % 2 === 1) order.reverse();
+  for (const i of order) {
+    globalThis.gc?.();
+    const t0 = process.hrtime.bigint();
+    for (let k = 0; k < n; k++) one(handlers[i].handle, urls[k % urls.length]);
+    times[i].push(Number(process.hrtime.bigint() - t0) / n);
+  }
+}
+const median = (xs) => [...xs].sort((a, b) => a - b)[xs.length >> 1];
+const base = median(times[0]);
+for (const [i, h] of handlers.entries()) {
+  const m = median(times[i]);
+  console.log(`${h.name}: ${(m / 1000).toFixed(2)} µs per request (median)${i === 0 ? '' : `, ${((m - base) / 1000).toFixed(2)} µs above the fixed response`}`);
+}
+for (const h of handlers) /** @type {any} */ (h.handle).close?.();
