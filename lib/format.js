@@ -60,11 +60,12 @@ export function formatProgress(p, width = 24) {
  * What the summary reads of a run's report (the object `precompress()` returns). Declared here,
  * not imported from lib/compress/, because the contract layer imports nothing from the folders.
  * @typedef {{ root: string, dryRun: boolean, durationMs: number, encodings: string[],
- *   files: { scanned: number, compressed: number, unchanged: number, compressedFormat: number,
+ *   files: { scanned: number, compressed: number, fromCache?: number, unchanged: number, compressedFormat: number,
  *     notSmaller: number, excluded: number, empty: number, failed: number },
  *   bytes: Record<string, number> & { original: number, compressible: number },
  *   changes: { path: string, action: string }[],
- *   deltas?: { files: number, written: number, bytes: number, savedBytes: number, unavailable: string | null } }} SummaryReport
+ *   deltas?: { files: number, written: number, bytes: number, savedBytes: number, unavailable: string | null },
+ *   cache?: { enabled: boolean, dir: string, hits: number, misses: number, cpuSavedMs: number } }} SummaryReport
  */
 
 /**
@@ -79,6 +80,15 @@ export function deltaLine(d) {
 }
 
 /**
+ * The cache line of a summary, or '' when nothing came from the cache.
+ * @param {{ enabled: boolean, hits: number, misses: number, cpuSavedMs: number } | undefined} c
+ */
+export function cacheLine(c) {
+  if (!c?.enabled || c.hits === 0) return '';
+  return `cache: ${c.hits} of ${c.hits + c.misses} outputs from the cache, ${formatDuration(c.cpuSavedMs)} of CPU saved`;
+}
+
+/**
  * The end-of-run summary (several lines, no trailing newline).
  * @param {SummaryReport} r
  */
@@ -88,7 +98,8 @@ export function formatSummary(r) {
   const verb = r.dryRun ? 'would compress' : 'compressed';
   lines.push(`precompressor: ${f.scanned} files in ${r.root} (${formatDuration(r.durationMs)})${r.dryRun ? ' [dry run]' : ''}`);
   lines.push(
-    `  ${verb} ${r.dryRun ? r.changes.filter((c) => c.action === 'compress').length : f.compressed}, unchanged ${f.unchanged}; ` +
+    `  ${verb} ${r.dryRun ? r.changes.filter((c) => c.action === 'compress').length : f.compressed}, ` +
+      `${f.fromCache ? `from cache ${f.fromCache}, ` : ''}unchanged ${f.unchanged}; ` +
       `skipped: ${f.compressedFormat} compressed format, ${f.notSmaller} not smaller, ${f.excluded} excluded, ${f.empty} empty` +
       (f.failed ? `; ${f.failed} failed` : ''),
   );
@@ -100,5 +111,7 @@ export function formatSummary(r) {
   }
   const deltas = deltaLine(r.deltas);
   if (deltas) lines.push(`  ${deltas}`);
+  const cache = cacheLine(r.cache);
+  if (cache) lines.push(`  ${cache}`);
   return lines.join('\n');
 }

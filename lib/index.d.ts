@@ -29,7 +29,7 @@ export interface PrecompressOptions {
   manifest?: string;
   /** Also take dot files and folders. Default false. */
   dotfiles?: boolean;
-  /** Ignore the cache and compress everything again. Default false. */
+  /** Ignore the manifest and the variant cache and compress everything again (the cache is still filled). Default false. */
   force?: boolean;
   /** Report what would change; write nothing. Default false. */
   dryRun?: boolean;
@@ -38,13 +38,23 @@ export interface PrecompressOptions {
   /** Called at most every 100 ms while compressing (and when a long job starts); see `Progress.running`. */
   onProgress?: ((progress: Progress) => void) | null;
   /**
+   * The variant cache: take each variant whose source content, encoding, settings and encoder
+   * versions match one made before (by any build on any machine sharing the folder) instead of
+   * encoding it again, and add new ones. Default true. See docs/cache.md.
+   */
+  cache?: boolean;
+  /** The variant cache's folder. Default `node_modules/.cache/precompressor/variants` of the nearest package.json from the working directory (`$CACHE_DIR/precompressor/variants` when set; else the OS cache folder). */
+  cacheDir?: string | null;
+  /** The variant cache's cap, in bytes or a string such as `"512MB"`; least recently used entries are removed above it. Default 512 MiB. */
+  cacheMaxSize?: number | string;
+  /**
    * Deploy deltas (RFC 9842): record each eligible file's dictionary family and write `dcz`/`dcb`
    * deltas against the earlier versions of its family, where this Node can encode them. Default true.
    */
   deltas?: boolean;
   /** An older build folder whose files are also taken as earlier versions. Default none. */
   previous?: string | null;
-  /** Where earlier versions are kept across builds. Default `node_modules/.cache/precompressor/dictionaries` (from the working directory). */
+  /** Where earlier versions are kept across builds. Default `node_modules/.cache/precompressor/dictionaries`, found like `cacheDir`. */
   dictionaryStore?: string | null;
   /** Earlier versions per family kept and used as dictionaries, 1-100. Default 3. */
   dictionaryVersions?: number;
@@ -108,7 +118,10 @@ export interface Report {
   durationMs: number;
   files: {
     scanned: number;
+    /** Files whose variants were encoded (at least one of them). */
     compressed: number;
+    /** Files whose variants were all taken from the variant cache. */
+    fromCache: number;
     unchanged: number;
     notSmaller: number;
     excluded: number;
@@ -126,12 +139,25 @@ export interface Report {
    */
   warnings: { path: string; message: string }[];
   /**
-   * What was (or, with dryRun, would be) done: `compress`, `delta (dcb|dcz)`, `remove (stale|orphan|temp|stale delta)`.
-   * `skipped: 'not-smaller'` on a `compress` that kept no variant (every encoding came out no smaller).
+   * What was (or, with dryRun, would be) done: `compress`, `from cache`, `delta (dcb|dcz)` (`, from cache`),
+   * `remove (stale|orphan|temp|stale delta)`. `skipped: 'not-smaller'` on a `compress` (or `from cache`) that kept
+   * no variant (every encoding came out no smaller).
    */
   changes: { path: string; action: string; skipped?: 'not-smaller' }[];
   /** Deploy deltas of this run. */
   deltas: DeltaSummary;
+  /** The variant cache in this run: outputs (variants and deltas) taken from it and encoded, and the encode time the hits saved. */
+  cache: CacheSummary;
+}
+
+export interface CacheSummary {
+  /** False with `cache: false` or `dryRun`. */
+  enabled: boolean;
+  dir: string;
+  hits: number;
+  misses: number;
+  /** CPU time the hits' encodings took when they were made, in ms. */
+  cpuSavedMs: number;
 }
 
 export interface ManifestFileEntry {

@@ -1,6 +1,7 @@
 import os from 'node:os';
 import path from 'node:path';
 import { optionError } from './errors.js';
+import { cacheRoot } from './paths.js';
 
 /** Encodings we can write, in server-preference order, with their file suffix. */
 export const ENCODINGS = Object.freeze({
@@ -18,8 +19,17 @@ export const MANIFEST_NAME = 'precompressor-manifest.json';
 /** Extensions whose files get a dictionary family and deploy deltas by default (see lib/compress/delta.js). */
 export const DELTA_EXTENSIONS = Object.freeze(['js', 'mjs', 'cjs', 'css', 'wasm', 'json', 'html', 'htm']);
 
-/** Default dictionary store, relative to the working directory (beside other tools' caches). */
-export const DEFAULT_DICTIONARY_STORE = path.join('node_modules', '.cache', 'precompressor', 'dictionaries');
+/**
+ * The default folders of the variant cache and of the dictionary store, under cacheRoot() (see
+ * lib/paths.js: node_modules/.cache/precompressor of the project, found from `from`).
+ * @param {string} [from] default: the working directory
+ */
+export const defaultCacheDir = (from) => path.join(cacheRoot(from), 'variants');
+/** @param {string} [from] */
+export const defaultDictionaryStore = (from) => path.join(cacheRoot(from), 'dictionaries');
+
+/** Default cap of the variant cache, in bytes; least recently used entries go first. */
+export const CACHE_MAX_SIZE = 512 * 1024 * 1024;
 
 /**
  * Extensions of formats that are already compressed (images, fonts, audio, video, archives,
@@ -59,9 +69,12 @@ export const OPTION_DEFAULTS = Object.freeze({
   dryRun: false,
   streamThreshold: 64 * 1024 * 1024,
   onProgress: null,
+  cache: true, // take variants from the content-addressed cache, and add new ones to it
+  cacheDir: null, // node_modules/.cache/precompressor/variants of the project (see cacheRoot() in lib/paths.js)
+  cacheMaxSize: CACHE_MAX_SIZE, // bytes (or a string such as "512MB"): least recently used entries are evicted above it
   deltas: true, // deploy deltas (RFC 9842) against earlier versions, where this Node can encode them
   previous: null, // an older build folder whose files are also taken as dictionaries
-  dictionaryStore: null, // node_modules/.cache/precompressor/dictionaries (from the working directory)
+  dictionaryStore: null, // node_modules/.cache/precompressor/dictionaries of the project (see cacheRoot() in lib/paths.js)
   dictionaryVersions: 3, // earlier versions per family kept in the store and used as dictionaries
   deltaMinSize: 1024,
   deltaMargin: 0.1, // a delta is kept only if at least this much smaller than the best variant
@@ -176,6 +189,7 @@ export function normalizeOptions(dir, options = {}) {
   const root = path.resolve(dir);
   return Object.freeze({
     ...deltaOptions(o),
+    ...cacheOptions(o),
     root,
     encodings: Object.freeze(Object.keys(ENCODINGS).filter((e) => encodings.includes(e))),
     brotliQuality: o.brotliQuality,
@@ -194,6 +208,31 @@ export function normalizeOptions(dir, options = {}) {
     streamThreshold: o.streamThreshold,
     onProgress: o.onProgress,
   });
+}
+
+const SIZE_UNITS = { b: 1, kb: 1e3, mb: 1e6, gb: 1e9, kib: 1024, mib: 1024 ** 2, gib: 1024 ** 3 };
+
+/**
+ * A size in bytes from a number or a string such as "512MB", "1.5 GiB", "2000000"; null when invalid.
+ * @param {unknown} v
+ */
+export function parseSize(v) {
+  if (typeof v === 'number') return Number.isSafeInteger(v) && v >= 0 ? v : null;
+  if (typeof v !== 'string') return null;
+  const m = /^\s*(\d+(?:\.\d+)?)\s*([kmg]i?b|b)?\s*$/i.exec(v);
+  return m ? Math.round(Number(m[1]) * SIZE_UNITS[(m[2] ?? 'b').toLowerCase()]) : null;
+}
+
+/**
+ * The variant cache's options of `precompress()`, validated and filled (part of normalizeOptions()).
+ * @param {Record<string, any>} o
+ */
+function cacheOptions(o) {
+  if (typeof o.cache !== 'boolean') throw optionError('options.cache', 'a boolean', o.cache);
+  if (o.cacheDir !== null && (typeof o.cacheDir !== 'string' || o.cacheDir === '')) throw optionError('options.cacheDir', 'a non-empty path string', o.cacheDir);
+  const cacheMaxSize = parseSize(o.cacheMaxSize);
+  if (cacheMaxSize === null) throw optionError('options.cacheMaxSize', 'a size in bytes (a non-negative integer, or a string such as "512MB")', o.cacheMaxSize);
+  return { cache: o.cache, cacheDir: path.resolve(o.cacheDir ?? defaultCacheDir()), cacheMaxSize };
 }
 
 /**
@@ -228,7 +267,7 @@ function deltaOptions(o) {
   return {
     deltas: o.deltas,
     previous: o.previous === null ? null : path.resolve(o.previous),
-    dictionaryStore: path.resolve(o.dictionaryStore ?? DEFAULT_DICTIONARY_STORE),
+    dictionaryStore: path.resolve(o.dictionaryStore ?? defaultDictionaryStore()),
     dictionaryVersions: o.dictionaryVersions,
     deltaMinSize: o.deltaMinSize,
     deltaMargin: o.deltaMargin,

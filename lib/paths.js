@@ -1,3 +1,5 @@
+import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 
 /**
@@ -11,4 +13,51 @@ export function relInside(root, abs) {
   const rel = path.relative(root, abs);
   if (rel === '' || rel === '..' || rel.startsWith(`..${path.sep}`) || path.isAbsolute(rel)) return null;
   return rel.split(path.sep).join('/');
+}
+
+/**
+ * The folder of this tool's caches (the variant cache and the dictionary store live under it),
+ * found the way find-cache-dir finds it, for babel-loader, terser and others:
+ * - `$CACHE_DIR/precompressor` when the CACHE_DIR environment variable names a folder;
+ * - else `node_modules/.cache/precompressor` of the nearest folder from `from` upward that holds a
+ *   package.json, when its node_modules is writable (or can be made);
+ * - else the OS cache folder: `$XDG_CACHE_HOME` or `~/.cache` (`%LOCALAPPDATA%` on Windows,
+ *   `~/Library/Caches` on macOS), `/precompressor`.
+ * Nothing is created here.
+ * @param {string} [from] where the lookup starts (default: the working directory)
+ * @returns {string} an absolute path
+ */
+export function cacheRoot(from = process.cwd()) {
+  const env = process.env.CACHE_DIR;
+  if (env && !['true', 'false', '1', '0'].includes(env)) return path.resolve(env, 'precompressor');
+  const project = packageDir(path.resolve(from));
+  if (project !== null && writable(path.join(project, 'node_modules'))) return path.join(project, 'node_modules', '.cache', 'precompressor');
+  return path.join(osCacheDir(), 'precompressor');
+}
+
+/** The nearest folder from `dir` upward that holds a package.json, or null. */
+function packageDir(dir) {
+  for (let d = dir; ; d = path.dirname(d)) {
+    if (fs.existsSync(path.join(d, 'package.json'))) return d;
+    if (path.dirname(d) === d) return null;
+  }
+}
+
+/** Can `dir` be written, or made (its nearest existing ancestor writable)? */
+function writable(dir) {
+  for (let d = dir; ; d = path.dirname(d)) {
+    try {
+      fs.accessSync(d, fs.constants.W_OK);
+      return true;
+    } catch (err) {
+      if (/** @type {any} */ (err).code !== 'ENOENT' || path.dirname(d) === d) return false;
+    }
+  }
+}
+
+function osCacheDir() {
+  const home = os.homedir();
+  if (process.platform === 'win32') return process.env.LOCALAPPDATA ?? path.join(home, 'AppData', 'Local');
+  if (process.platform === 'darwin') return path.join(home, 'Library', 'Caches');
+  return process.env.XDG_CACHE_HOME || path.join(home, '.cache');
 }

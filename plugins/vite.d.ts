@@ -3,7 +3,9 @@ import type { PrecompressOptions, ServeOptions } from '../lib/index.js';
 
 /**
  * Compressor options: the same as `precompress(dir, options)` and the CLI flags (`manifest` resolves against outDir;
- * `dictionaryStore`, the deploy-delta store, defaults to `<Vite root>/node_modules/.cache/precompressor/dictionaries`).
+ * `cacheDir`, the variant cache that keeps variants across builds although Vite empties outDir, defaults to
+ * `<Vite root>/node_modules/.cache/precompressor/variants` and `dictionaryStore`, the deploy-delta store, to
+ * `<Vite root>/node_modules/.cache/precompressor/dictionaries`, both found from the Vite root like find-cache-dir).
  */
 export type PrecompressorCompressOptions = PrecompressOptions;
 
@@ -13,11 +15,6 @@ export type PrecompressorPreviewServeOptions = ServeOptions;
 export interface PrecompressorViteOptions extends PrecompressorCompressOptions {
   /** Also compress the output of SSR builds / server environments. Default `false`. */
   ssr?: boolean;
-  /**
-   * Keep the variants of files whose content did not change across builds, although Vite empties
-   * outDir before each build (they are parked in `<cacheDir>/precompressor/` meanwhile). Default `true`.
-   */
-  cache?: boolean;
   /** Serve the variants in `vite preview` through serveStatic; `false` to leave preview alone. Default `true`. */
   preview?: boolean | PrecompressorPreviewServeOptions;
   /** Log one line per compressed or removed file, besides the summary. Default `false`. */
@@ -25,7 +22,7 @@ export interface PrecompressorViteOptions extends PrecompressorCompressOptions {
 }
 
 /** Plugin-only options and their defaults. */
-export declare const VITE_DEFAULTS: Readonly<{ ssr: false; cache: true; preview: true; verbose: false }>;
+export declare const VITE_DEFAULTS: Readonly<{ ssr: false; preview: true; verbose: false }>;
 
 /**
  * `plugins: [precompressor(options)]`: compresses the client build output after Vite wrote it

@@ -1,10 +1,7 @@
-import crypto from 'node:crypto';
-import fs from 'node:fs/promises';
 import path from 'node:path';
 import { optionError } from '../lib/errors.js';
-import { formatBytes, formatDuration, deltaLine } from '../lib/format.js';
-import { readManifest, variantPath, deltasOf } from '../lib/manifest.js';
-import { normalizeOptions, splitOptions, DEFAULT_DICTIONARY_STORE } from '../lib/options.js';
+import { formatBytes, formatDuration, deltaLine, cacheLine } from '../lib/format.js';
+import { normalizeOptions, splitOptions, defaultCacheDir, defaultDictionaryStore } from '../lib/options.js';
 import { precompress } from '../lib/compress/precompress.js';
 
 /**
@@ -16,7 +13,6 @@ import { precompress } from '../lib/compress/precompress.js';
 /** Plugin-only options with their defaults; every other option is the compressor's. */
 export const VITE_DEFAULTS = Object.freeze({
   ssr: false, // also compress SSR / server-environment outputs
-  cache: true, // keep the variants of unchanged files across builds although Vite empties outDir
   preview: true, // serve the variants in `vite preview`; or an object of serveStatic options
   verbose: false, // log one line per compressed or removed file, not only the summary
 });
@@ -28,7 +24,7 @@ export const VITE_DEFAULTS = Object.freeze({
  */
 export function splitViteOptions(options = {}) {
   const { api, own } = splitOptions(options, VITE_DEFAULTS);
-  for (const k of ['ssr', 'cache', 'verbose']) if (typeof own[k] !== 'boolean') throw optionError(`options.${k}`, 'a boolean', own[k]);
+  for (const k of ['ssr', 'verbose']) if (typeof own[k] !== 'boolean') throw optionError(`options.${k}`, 'a boolean', own[k]);
   const p = own.preview;
   if (typeof p !== 'boolean' && (p === null || typeof p !== 'object' || Array.isArray(p))) {
     throw optionError('options.preview', 'a boolean or an object of serveStatic options', p);
@@ -42,67 +38,7 @@ function target(ctx, config) {
   const env = ctx.environment;
   const c = env?.config ?? config;
   const server = env ? c.consumer === 'server' : !!config.build.ssr;
-  return { server, write: c.build.write !== false, outDir: path.resolve(c.root, c.build.outDir), logger: env?.logger ?? config.logger, cacheDir: c.cacheDir };
-}
-
-/** Move a file, across devices too; false when the source is missing. */
-async function move(from, to) {
-  try {
-    await fs.rename(from, to);
-  } catch (err) {
-    const code = /** @type {any} */ (err).code;
-    if (code === 'ENOENT') {
-      await fs.mkdir(path.dirname(to), { recursive: true });
-      try {
-        await fs.rename(from, to);
-      } catch (e) {
-        if (/** @type {any} */ (e).code === 'ENOENT') return false;
-        throw e;
-      }
-    } else if (code === 'EXDEV') {
-      await fs.cp(from, to, { preserveTimestamps: true });
-      await fs.rm(from, { force: true });
-    } else throw err;
-  }
-  return true;
-}
-
-const rel2abs = (root, rel) => path.join(root, ...rel.split('/'));
-
-/**
- * Before Vite empties outDir, move the manifest and the variants it lists to `store`, so that
- * they can come back for the files that Vite writes again with the same content.
- */
-export async function stashVariants(outDir, manifestFile, store) {
-  const m = await readManifest(manifestFile).catch(() => null);
-  if (!m) return false; // nothing to keep (an older stash, if any, stays)
-  await fs.rm(store, { recursive: true, force: true });
-  for (const [rel, e] of Object.entries(m.files)) {
-    for (const enc of Object.keys(e.variants)) await move(rel2abs(outDir, variantPath(rel, enc)), rel2abs(store, variantPath(rel, enc)));
-    for (const [, , d] of deltasOf(rel, e)) await move(rel2abs(outDir, d), rel2abs(store, d));
-  }
-  await move(manifestFile, path.join(store, 'manifest.json'));
-  return true;
-}
-
-/**
- * After the build is written: put back the stashed variants whose source exists again (the pass
- * then re-hashes those files and keeps the variants whose content did not change) and the manifest.
- */
-export async function restoreVariants(outDir, manifestFile, store) {
-  const saved = path.join(store, 'manifest.json');
-  const m = await readManifest(saved).catch(() => null);
-  if (!m) return;
-  const exists = (p) => fs.access(p).then(() => true, () => false);
-  for (const [rel, e] of Object.entries(m.files)) {
-    if (!(await exists(rel2abs(outDir, rel)))) continue;
-    for (const out of [...Object.keys(e.variants).map((enc) => variantPath(rel, enc)), ...deltasOf(rel, e).map((d) => d[2])]) {
-      const to = rel2abs(outDir, out);
-      if (!(await exists(to))) await move(rel2abs(store, out), to);
-    }
-  }
-  if (!(await exists(manifestFile))) await move(saved, manifestFile);
-  await fs.rm(store, { recursive: true, force: true });
+  return { server, write: c.build.write !== false, outDir: path.resolve(c.root, c.build.outDir), logger: env?.logger ?? config.logger };
 }
 
 /**
@@ -141,26 +77,26 @@ export function summaryLines(report, verbose) {
   const f = report.files;
   const sizes = report.encodings.map((e) => `${e} ${formatBytes(report.bytes[e] ?? 0)}`).join(', ');
   const lines = [
-    `precompressor: ${f.compressed} compressed, ${f.unchanged} unchanged, ${f.scanned} files in ${formatDuration(report.durationMs)}; ` +
+    `precompressor: ${f.compressed} compressed, ${f.fromCache ? `${f.fromCache} from cache, ` : ''}${f.unchanged} unchanged, ${f.scanned} files in ${formatDuration(report.durationMs)}; ` +
       `${formatBytes(report.bytes.compressible)} compressible → ${sizes}`,
   ];
   const deltas = deltaLine(report.deltas);
   if (deltas) lines.push(`precompressor: ${deltas}`);
+  const cache = cacheLine(report.cache);
+  if (cache) lines.push(`precompressor: ${cache}`);
   if (verbose) for (const c of report.changes) lines.push(`  ${c.action} ${c.path}`);
   return lines;
 }
 
 /**
  * `plugins: [precompressor(options)]` in vite.config.
- * @param {object} [options] compressor options plus `ssr`, `cache`, `preview`, `verbose`
+ * @param {object} [options] compressor options plus `ssr`, `preview`, `verbose`
  * @returns {import('vite').Plugin}
  */
 export default function precompressor(options = {}) {
   const { api, own } = splitViteOptions(options);
   /** @type {any} */
   let config;
-  const storeOf = (t) => path.join(t.cacheDir, 'precompressor', crypto.createHash('sha256').update(t.outDir).digest('hex').slice(0, 12));
-  const manifestOf = (t) => normalizeOptions(t.outDir, api).manifest;
   const active = (t) => t.write && (!t.server || own.ssr);
 
   return /** @type {import('vite').Plugin} */ ({
@@ -170,21 +106,18 @@ export default function precompressor(options = {}) {
     configResolved(c) {
       config = c;
     },
-    async buildStart() {
-      const t = target(this, config);
-      if (own.cache && active(t)) await stashVariants(t.outDir, manifestOf(t), storeOf(t));
-    },
     closeBundle: {
       order: 'post',
       sequential: true,
       async handler(error) {
         const t = target(this, config);
         if (error || !active(t)) return;
-        if (own.cache) await restoreVariants(t.outDir, manifestOf(t), storeOf(t));
         let report;
         try {
-          // The dictionary store lives outside outDir (which Vite empties), under the project's node_modules.
-          report = await precompress(t.outDir, { ...api, dictionaryStore: api.dictionaryStore ?? path.join(config.root, DEFAULT_DICTIONARY_STORE) });
+          // Vite empties outDir: the variant cache and the dictionary store keep what outlives a
+          // build, outside it, under the project's node_modules/.cache (found from Vite's root).
+          const keep = { cacheDir: api.cacheDir ?? defaultCacheDir(config.root), dictionaryStore: api.dictionaryStore ?? defaultDictionaryStore(config.root) };
+          report = await precompress(t.outDir, { ...api, ...keep });
         } catch (err) {
           return this.error(`precompressor: ${/** @type {Error} */ (err).message}`);
         }

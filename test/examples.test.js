@@ -34,12 +34,13 @@ afterEach(async () => {
 });
 
 /**
- * `node examples/<name>` in the project folder. `line(re, from)` resolves with the first stdout
+ * `node examples/<name>` in the project folder, with a cache folder of its own (each test starts
+ * cold, as a fresh project does). `line(re, from)` resolves with the first stdout
  * line from index `from` on that matches `re` (printed already or to come); `stop()` sends
  * SIGTERM and resolves with the exit code.
  */
 function start(name) {
-  const child = spawn(process.execPath, [path.join(EXAMPLES, name)], { cwd: project, env: { ...process.env, PORT: '0' }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [path.join(EXAMPLES, name)], { cwd: project, env: { ...process.env, PORT: '0', CACHE_DIR: path.join(project, '.cache') }, stdio: ['ignore', 'pipe', 'pipe'] });
   const lines = [];
   const waiters = [];
   let stderr = '';

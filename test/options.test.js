@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { normalizeOptions } from '../lib/options.js';
+import { normalizeOptions, parseSize } from '../lib/options.js';
 
 describe('normalizeOptions', () => {
   test('defaults are filled and frozen', () => {
@@ -28,6 +28,10 @@ describe('normalizeOptions', () => {
     [{ deltaMargin: 1 }, 'Expected options.deltaMargin to be a number from 0 to less than 1, got 1 (number)'],
     [{ deltaExtensions: [''] }, 'Expected options.deltaExtensions to be a string or an array of non-empty strings, got [""] (array)'],
     [{ hashPattern: /-([a-z]{8})\./ }, 'Expected options.hashPattern to be a RegExp (or its source) with a named group (?<hash>...), got an object'],
+    [{ cache: 'no' }, 'Expected options.cache to be a boolean, got "no" (string)'],
+    [{ cacheDir: '' }, 'Expected options.cacheDir to be a non-empty path string, got "" (string)'],
+    [{ cacheMaxSize: '12 parsecs' }, 'Expected options.cacheMaxSize to be a size in bytes (a non-negative integer, or a string such as "512MB"), got "12 parsecs" (string)'],
+    [{ cacheMaxSize: -1 }, 'Expected options.cacheMaxSize to be a size in bytes (a non-negative integer, or a string such as "512MB"), got -1 (number)'],
     [{ hashPattern: '(?<hash>[' }, 'Expected options.hashPattern to be a valid regular expression, got "(?<hash>[" (string)'],
   ])('%j is rejected with a clear message', (opts, message) => {
     expect(() => normalizeOptions('dist', opts)).toThrow(message);
@@ -40,7 +44,9 @@ describe('normalizeOptions', () => {
   test('deploy-delta options: defaults, paths resolved, hashPattern from a string', () => {
     const o = normalizeOptions('dist');
     expect(o).toMatchObject({ deltas: true, previous: null, dictionaryVersions: 3, deltaMinSize: 1024, deltaMargin: 0.1, hashPattern: null });
-    expect(o.dictionaryStore).toBe(path.resolve('node_modules/.cache/precompressor/dictionaries'));
+    // (the test setup points CACHE_DIR at a temp folder: see test/helpers/isolate-cwd.js)
+    expect(o.dictionaryStore).toBe(path.join(/** @type {string} */ (process.env.CACHE_DIR), 'precompressor', 'dictionaries'));
+    expect(o).toMatchObject({ cache: true, cacheDir: path.join(/** @type {string} */ (process.env.CACHE_DIR), 'precompressor', 'variants'), cacheMaxSize: 512 * 1024 * 1024 });
     expect([...o.deltaExtensions]).toEqual(['js', 'mjs', 'cjs', 'css', 'wasm', 'json', 'html', 'htm']);
     const p = normalizeOptions('dist', { previous: 'old', dictionaryStore: '/tmp/s', deltaExtensions: '.JS,css', hashPattern: '_(?<hash>[a-z]{6})\\.js$' });
     expect(p).toMatchObject({ previous: path.resolve('old'), dictionaryStore: '/tmp/s' });
@@ -54,4 +60,11 @@ describe('normalizeOptions', () => {
   test('dir must be a string', () => {
     expect(() => normalizeOptions(undefined)).toThrow('Expected dir to be a non-empty string, got undefined (undefined)');
   });
+});
+
+test.each([
+  [1000, 1000], ['1000', 1000], ['512MB', 512e6], ['512 MiB', 512 * 1024 ** 2], ['1.5GiB', 1.5 * 1024 ** 3], ['2kb', 2000],
+  ['', null], ['-5', null], ['5 parsecs', null], [1.5, null], [null, null],
+])('parseSize(%j) → %j', (v, bytes) => {
+  expect(parseSize(v)).toBe(bytes);
 });

@@ -3,9 +3,11 @@ import { precompress } from '../compress/precompress.js';
 import { CLI_FLAGS, CLI_OUTPUT_FLAGS, apiOptionsFromArgv, withFlagNames } from './options.js';
 import { formatProgress, formatSummary } from '../format.js';
 import { serveBuilder, serveCommand } from './serve.js';
+import { cacheBuilder, cacheCommand } from './cache.js';
 
 /**
- * The command line: `precompressor <dir>`, `precompressor serve <dir>` (lib/cli/serve.js). Returns the exit code:
+ * The command line: `precompressor <dir>`, `precompressor serve <dir>` (lib/cli/serve.js), `precompressor cache
+ * info|prune|clear` (lib/cli/cache.js). Returns the exit code:
  * 0 success, 1 some files failed, 2 bad usage (option, folder, manifest).
  * @param {string[]} args
  * @param {{ stdout?: NodeJS.WritableStream & { isTTY?: boolean }, stderr?: NodeJS.WritableStream & { isTTY?: boolean } }} [io]
@@ -23,9 +25,13 @@ export async function main(args, io = {}) {
     .command('serve <dir>', 'Preview a compressed folder with serveStatic (its own options: serve --help)', serveBuilder, async (argv) => {
       code = await serveCommand(argv, stdout, stderr);
     })
+.command('cache <action>', 'Show (info), trim (prune) or empty (clear) the variant cache (cache --help)', cacheBuilder, async (argv) => {
+      code = await cacheCommand(argv, stdout, stderr);
+    })
     .example('$0 dist', 'compress dist/ (e.g. as "postbuild": "precompressor dist")')
     .example('$0 dist --exclude "**/*.map" --json', 'skip source maps, print a JSON report')
     .example('$0 dist --watch', 'compress, then recompress what changes')
+    .example('$0 cache info', 'where the variant cache is, its size and the last run\'s hit rate')
     .example('$0 serve dist --spa', 'preview dist/ with the precompressed variants at http://127.0.0.1:8080/')
     .strict()
     .help()

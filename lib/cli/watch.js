@@ -6,7 +6,7 @@ import { watch } from '../watch/watch.js';
  * on disk matches the files; a second signal exits at once.
  */
 
-const WORDS = { compress: 'compressed', 'remove (orphan)': 'removed (source gone)', 'remove (stale)': 'removed (no longer compressed)', 'remove (failed)': 'removed (failed)', 'remove (temp)': 'removed (temp file)' };
+const WORDS = { compress: 'compressed', 'from cache': 'from cache', 'remove (orphan)': 'removed (source gone)', 'remove (stale)': 'removed (no longer compressed)', 'remove (failed)': 'removed (failed)', 'remove (temp)': 'removed (temp file)' };
 
 /** What happened to one file, in words. */
 function changeText(c) {

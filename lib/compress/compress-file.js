@@ -6,6 +6,8 @@ import { PrecompressorError } from '../errors.js';
 import { canStream, createEncoder, zlibOptions } from './encode.js';
 import { createHasher } from '../manifest.js';
 import { removeIfPresent, writeAtomicWith } from '../fs-atomic.js';
+import { cacheKey, storeFile, takeVariantSync, taskStats } from './cache.js';
+import { performance } from 'node:perf_hooks';
 import { VARIANT_SUFFIX } from '../manifest.js';
 
 /**
@@ -13,8 +15,10 @@ import { VARIANT_SUFFIX } from '../manifest.js';
  * for files at or above `streamThreshold` bytes so memory stays bounded whatever their size),
  * write it atomically or remove it when it would not be small enough.
  *
- * @typedef {{ hash: string, size: number, mtimeMs: number, out: Record<string, number | null> }} TaskResult
- *   `out`: per encoding, the variant's size, or null when it was not kept (not small enough)
+ * @typedef {{ hash: string, size: number, mtimeMs: number, out: Record<string, number | null>,
+ *   cache?: ReturnType<typeof taskStats> }} TaskResult
+ *   `out`: per encoding, the variant's size, or null when it was not kept (not small enough);
+ *   `cache`: the task's variants taken from the cache (hits) or added to it (misses, bytes written)
  */
 
 /**
@@ -66,8 +70,10 @@ export async function hashFile(abs, streamThreshold) {
 /**
  * @typedef {{ abs: string, encodings: Array<'br' | 'gzip' | 'zstd'>, mode: 'text' | 'font' | 'generic',
  *   brotliQuality: number, gzipLevel: number, zstdLevel?: number, zopfli?: boolean, minRatio: number,
- *   streamThreshold: number, sizeHint: number, tempDir?: string | null, rel?: string, cost?: number }} CompressTask
- *   rel, cost: the file (relative to the root) and the estimated cost, for progress
+ *   streamThreshold: number, sizeHint: number, tempDir?: string | null, rel?: string, cost?: number,
+ *   cache?: { dir: string, read: boolean } | null }} CompressTask
+ *   rel, cost: the file (relative to the root) and the estimated cost, for progress;
+ *   cache: the variant cache's folder, and whether to take variants from it (not with `force`) or only add them
  */
 
 /**
@@ -85,12 +91,44 @@ export async function compressFile(t, pool, cost) {
   const streamed = t.encodings.length === 1 && t.sizeHint >= t.streamThreshold && canStream(encoding, t);
   for (let attempt = 1; ; attempt++) {
     try {
-      return streamed ? await pool.exclusive(() => compressStreamed(t, encoding), t) : await pool.run(t, cost);
+      return streamed ? await pool.exclusive(() => streamedWithCache(t, encoding), t) : await pool.run(t, cost);
     } catch (err) {
       // A file rewritten while we read it is read again; a file that keeps changing is an error.
       if (!(/** @type {any} */ (err).changed) || attempt >= 3) throw err;
     }
   }
+}
+
+/**
+ * A streamed variant through the cache: the source is hashed first (its key needs the hash); on
+ * a miss the variant is streamed as without a cache, then copied into it.
+ * @param {CompressTask} t
+ * @param {'br' | 'gzip' | 'zstd'} encoding
+ * @returns {Promise<TaskResult>}
+ */
+async function streamedWithCache(t, encoding) {
+  if (!t.cache) return compressStreamed(t, encoding);
+  const cache = taskStats();
+  const h = await hashFile(t.abs, t.streamThreshold);
+  const key = cacheKey('variant', h.hash, [encoding, zlibOptions(encoding, { ...t, size: h.size })]);
+  const target = t.abs + VARIANT_SUFFIX[encoding];
+  const at = { target, keepBelow: h.size * t.minRatio, mtime: new Date(h.mtimeMs) };
+  const hit = t.cache.read ? takeVariantSync(t.cache.dir, key, at) : null;
+  if (hit !== null) {
+    Object.assign(cache, { hits: 1, cpuSavedMs: hit.encodeMs });
+    return { hash: h.hash, size: h.size, mtimeMs: h.mtimeMs, out: { [encoding]: hit.kept }, cache };
+  }
+  const started = performance.now();
+  const r = await compressStreamed(t, encoding);
+  cache.misses = 1;
+  // Only a variant of the content that was hashed (it did not change in between), and kept.
+  if (r.hash === h.hash && r.out[encoding] !== null) {
+    await storeFile(t.cache.dir, key, target, performance.now() - started).then(
+      () => (cache.written = /** @type {number} */ (r.out[encoding])),
+      (err) => (cache.error = err.message),
+    );
+  }
+  return { ...r, cache };
 }
 
 async function compressStreamed(t, encoding) {

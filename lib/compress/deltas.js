@@ -8,6 +8,8 @@ import { contentHash, deltaPath, deltasOf, entryOf } from '../manifest.js';
 import { writeAtomic, removeIfPresent } from '../fs-atomic.js';
 import { extensionOf } from './plan.js';
 import { walk } from './walk.js';
+import { cacheKey, lookupSync, readBytesSync, storeSync, taskStats } from './cache.js';
+import { performance } from 'node:perf_hooks';
 import { userFileMessage } from './ownership.js';
 
 /**
@@ -61,6 +63,7 @@ async function previousVersions(opts, keys) {
  * @typedef {{ opts: any, entries: Map<string, import('../manifest.js').FileEntry>,
  *   previous: import('../manifest.js').Manifest | null, onDisk: Map<string, number>,
  *   report: { warn(p: string, m: string): void, change(p: string, a: string): void, fail(f: object): void },
+ *   cache?: { task: { dir: string, read: boolean } | null, add(s: ReturnType<typeof taskStats>): void },
  *   userFiles?: { has(rel: string): boolean } }} DeltaInput
  *   onDisk: the delta files found by the walk (path → size); userFiles: files of the user's at our paths, never written
  * @typedef {DeltaInput & { encoders: readonly ('dcb' | 'dcz')[], summary: DeltaSummary, keep: Set<string> }} DeltaRun
@@ -188,7 +191,7 @@ async function encodeAll(run, rel, data, dict, dictKey, best) {
   /** @type {import('../manifest.js').DeltaEntry} */
   const rec = {};
   for (const enc of run.encoders) {
-    const out = await encodeDelta(enc, data, dict, digest);
+    const { out, cached } = await cachedDelta(run, enc, data, dict, digest);
     if (out === null || out.length > best * (1 - run.opts.deltaMargin)) continue;
     if (!verifyDelta(enc, out, dict, digest, data)) {
       run.report.warn(rel, `${enc} delta against ${dictKey} did not decode to the file: not kept`);
@@ -199,12 +202,44 @@ async function encodeAll(run, rel, data, dict, dictKey, best) {
       run.report.warn(target, userFileMessage(target, rel, `${enc} delta against this dictionary`));
       continue;
     }
-    run.report.change(target, `delta (${enc})`);
+    run.report.change(target, cached ? `delta (${enc}, from cache)` : `delta (${enc})`);
     if (!run.opts.dryRun) await writeAtomic(path.join(run.opts.root, ...target.split('/')), out);
     rec[enc] = { size: out.length, hash: contentHash(out) };
     run.summary.written++;
   }
   return rec;
+}
+
+/**
+ * A delta from the variant cache (keyed on the file's and the dictionary's content), or encoded
+ * and added to it. `out` null: this Node could not make it.
+ * @param {DeltaRun} run
+ * @returns {Promise<{ out: Buffer | null, cached: boolean }>}
+ */
+async function cachedDelta(run, enc, data, dict, digest) {
+  const c = run.cache?.task;
+  if (!c) return { out: await encodeDelta(enc, data, dict, digest), cached: false };
+  const stats = taskStats();
+  const key = cacheKey(enc, contentHash(data), digest.toString('hex'));
+  const entry = c.read ? lookupSync(c.dir, key) : null;
+  const hit = entry !== null && entry.bytes > 0 ? readBytesSync(entry) : null;
+  if (hit !== null) {
+    Object.assign(stats, { hits: 1, cpuSavedMs: /** @type {any} */ (entry).encodeMs });
+    run.cache?.add(stats);
+    return { out: hit, cached: true };
+  }
+  const started = performance.now();
+  const out = await encodeDelta(enc, data, dict, digest);
+  stats.misses = 1;
+  if (out !== null) {
+    try {
+      stats.written = storeSync(c.dir, key, out, { size: out.length, encodeMs: performance.now() - started });
+    } catch (err) {
+      stats.error = /** @type {Error} */ (err).message;
+    }
+  }
+  run.cache?.add(stats);
+  return { out, cached: false };
 }
 
 /**

@@ -11,42 +11,78 @@ import { Worker } from 'node:worker_threads';
  * file cost about 0.1 ms of this thread's time. A job whose cost reaches `aheadCost` is only
  * given to a slot with nothing in flight, so that the largest jobs still start first.
  *
- * @param {number} size
- * @param {URL} workerUrl module that answers { id, tasks } with { id, results: ({ result } | { error })[] }
- * @param {{ batchCost?: number, aheadCost?: number, onStart?: (task: any) => void }} [limits] costs in the caller's
- *   units; `onStart` sees each job's task as it is handed to a slot, in the order a slot runs them
+ * Work sent ahead is not promised: each batch carries a claim word in shared memory that its
+ * worker sets when it starts the batch (claimBatch()). When a slot falls idle with nothing
+ * queued, the batches still waiting behind another one on a busy worker, unclaimed, are revoked
+ * (the same word, atomically) and handed to the idle slot: a job that took longer than its
+ * estimate never keeps small work waiting while another core has nothing to do.
+ *
+ * Workers answer { id, tasks, claim } with { id, results: ({ result } | { error })[] }, after
+ * claimBatch(claim) returned true (a revoked batch is dropped without a reply).
  */
-export function createPool(size, workerUrl, limits = {}) {
-  const batchCost = limits.batchCost ?? 0;
-  const aheadCost = limits.aheadCost ?? 0;
-  const onStart = limits.onStart ?? (() => {});
-  /**
-   * @typedef {{ task?: any, fn?: () => Promise<any>, cost: number, resolve: (v: any) => void, reject: (e: any) => void,
-   *   alone?: boolean }} Job  alone: it was in a batch whose worker crashed; it now travels by itself
-   */
-  /** @type {{ worker: Worker | null, inflight: Map<number, Job[]>, cost: number, exclusive: boolean, broken: boolean }[]} */
-  const slots = Array.from({ length: size }, () => ({ worker: null, inflight: new Map(), cost: 0, exclusive: false, broken: false }));
+
+const WAITING = 0;
+const CLAIMED = 1;
+const REVOKED = 2;
+
+/**
+ * In a worker, at the start of a batch: is it still this worker's to run? (False: the pool gave
+ * it to an idle worker meanwhile; drop it without replying.)
+ * @param {Int32Array | undefined} claim
+ */
+export function claimBatch(claim) {
+  return claim === undefined || Atomics.compareExchange(claim, 0, WAITING, CLAIMED) === WAITING;
+}
+
+/**
+ * @typedef {{ task?: any, fn?: () => Promise<any>, cost: number, resolve: (v: any) => void, reject: (e: any) => void,
+ *   alone?: boolean, started?: boolean }} Job
+ *   alone: it was in a batch whose worker crashed; it now travels by itself. started: seen by onStart
+ * @typedef {{ jobs: Job[], claim: Int32Array }} Batch
+ * @typedef {{ worker: Worker | null, inflight: Map<number, Batch>, cost: number, exclusive: boolean, broken: boolean }} Slot
+ */
+
+class Pool {
   /** @type {Job[]} */
-  const queue = [];
-  let nextId = 0;
-  let closed = false;
+  queue = [];
+  nextId = 0;
+  closed = false;
+
+  /**
+   * @param {number} size
+   * @param {URL} workerUrl
+   * @param {{ batchCost?: number, aheadCost?: number, onStart?: (task: any) => void }} limits
+   */
+  constructor(size, workerUrl, limits) {
+    this.workerUrl = workerUrl;
+    this.batchCost = limits.batchCost ?? 0;
+    this.aheadCost = limits.aheadCost ?? 0;
+    this.onStart = limits.onStart ?? (() => {});
+    /** @type {Slot[]} */
+    this.slots = Array.from({ length: size }, () => ({ worker: null, inflight: new Map(), cost: 0, exclusive: false, broken: false }));
+  }
+
+  /** A job's share of its slot's load (finite: a big job counts as just over aheadCost). */
+  counted(job) {
+    return Math.min(job.cost, this.aheadCost + 1);
+  }
 
   /** Take batch `id` off `slot`; its jobs are then the caller's to settle or requeue. */
-  function release(slot, id) {
-    const jobs = slot.inflight.get(id) ?? [];
+  release(slot, id) {
+    const jobs = slot.inflight.get(id)?.jobs ?? [];
     slot.inflight.delete(id);
     if (slot.inflight.size === 0) slot.cost = 0; // (fractional costs: no drift)
-    else for (const j of jobs) slot.cost -= counted(j);
+    else for (const j of jobs) slot.cost -= this.counted(j);
     return jobs;
   }
 
-  function settle(slot, id, replies) {
-    release(slot, id).forEach((j, i) => {
+  settle(slot, id, replies) {
+    this.release(slot, id).forEach((j, i) => {
       const r = replies(i);
       if (r.error) j.reject(r.error);
       else j.resolve(r.result);
     });
-    pump();
+    this.pump();
   }
 
   /**
@@ -56,145 +92,196 @@ export function createPool(size, workerUrl, limits = {}) {
    * and only a job that crashes a worker while alone fails. The batches sent ahead go back to the
    * queue untouched.
    */
-  function lost(slot, err) {
+  lost(slot, err) {
     slot.worker = null;
-    const ids = [...slot.inflight.keys()];
     const retry = [];
-    ids.forEach((id, n) => {
-      const jobs = release(slot, id);
-      for (const j of jobs) {
+    [...slot.inflight.keys()].forEach((id, n) => {
+      for (const j of this.release(slot, id)) {
         if (n > 0) retry.push(j);
         else if (j.alone) j.reject(err);
         else retry.push(Object.assign(j, { alone: true }));
       }
     });
-    queue.unshift(...retry);
-    pump();
+    this.queue.unshift(...retry);
+    this.pump();
   }
 
-  function spawn(slot) {
-    const worker = new Worker(workerUrl);
+  spawn(slot) {
+    const worker = new Worker(this.workerUrl);
     slot.worker = worker;
-    worker.on('message', ({ id, results }) => settle(slot, id, (i) => {
+    worker.on('message', ({ id, results }) => this.settle(slot, id, (i) => {
       const r = results[i];
       return r.error ? { error: Object.assign(new Error(r.error.message), { code: r.error.code, changed: r.error.changed }) } : r;
     }));
     worker.on('error', (err) => {
-      if (slot.worker === worker) lost(slot, err);
+      if (slot.worker === worker) this.lost(slot, err);
     });
     // An exit without an error (process.exit() inside an encoder) would otherwise leave its jobs unsettled.
     worker.on('exit', (code) => {
-      if (slot.worker === worker && !closed) lost(slot, new Error(`compression worker exited (code ${code})`));
+      if (slot.worker === worker && !this.closed) this.lost(slot, new Error(`compression worker exited (code ${code})`));
     });
     return worker;
   }
 
-  /** A job's share of its slot's load (finite: a big job counts as just over aheadCost). */
-  const counted = (job) => Math.min(job.cost, aheadCost + 1);
-
   /** Can `job` go to `slot` now? */
-  function fits(slot, job) {
+  fits(slot, job) {
     if (slot.exclusive || slot.broken) return false;
     if (slot.inflight.size === 0) return true;
-    return job.fn === undefined && !job.alone && job.cost < aheadCost && slot.cost + job.cost <= aheadCost;
+    return job.fn === undefined && !job.alone && job.cost < this.aheadCost && slot.cost + job.cost <= this.aheadCost;
   }
 
-  function pump() {
-    while (queue.length > 0 && !closed) {
-      const job = queue[0];
-      // the emptiest slot that takes it
+  /** Hand out queued jobs while a slot takes them; then take back work waiting behind others for an idle slot. */
+  pump() {
+    while (!this.closed) {
+      if (this.queue.length === 0 && !this.takeBack()) return;
+      const job = this.queue[0];
+      // the emptiest slot that takes it (an idle one first, whatever the costs)
+      const load = (s) => (s.inflight.size === 0 ? -1 : s.cost);
       let slot = null;
-      for (const s of slots) if (fits(s, job) && (slot === null || s.cost < slot.cost)) slot = s;
+      for (const s of this.slots) if (this.fits(s, job) && (slot === null || load(s) < load(slot))) slot = s;
       if (slot === null) return;
       if (job.fn !== undefined) {
-        queue.shift();
-        runExclusive(slot, job);
+        this.queue.shift();
+        this.runExclusive(slot, job);
         continue;
       }
-      let worker = slot.worker;
-      if (worker === null) {
-        try {
-          worker = spawn(slot);
-        } catch (err) {
-          // No thread to be had (thread or memory limits): with no worker running, fail the
-          // queue; else the running ones take it.
-          slot.broken = true;
-          if (slots.some((s) => !s.broken && (s.worker !== null || s.exclusive))) continue;
-          for (const j of queue.splice(0)) j.reject(err);
-          return;
-        }
-      }
-      // A busy slot takes more only up to aheadCost in all.
-      const room = slot.inflight.size === 0 ? batchCost : Math.min(batchCost, aheadCost - slot.cost);
-      const batch = [/** @type {Job} */ (queue.shift())];
-      let cost = job.cost;
-      while (!job.alone && queue.length > 0 && queue[0].fn === undefined && !queue[0].alone && cost + queue[0].cost <= room) {
-        const next = /** @type {Job} */ (queue.shift());
-        cost += next.cost;
-        batch.push(next);
-      }
-      const id = nextId++;
-      slot.inflight.set(id, batch);
-      for (const j of batch) slot.cost += counted(j);
-      for (const j of batch) onStart(j.task);
-      worker.postMessage({ id, tasks: batch.map((j) => j.task) });
+      const worker = this.workerOf(slot);
+      if (worker === null) return;
+      if (worker !== undefined) this.send(slot, worker);
     }
   }
 
-  function runExclusive(slot, job) {
+  /**
+   * The worker of `slot`, started if needed. When none can be had (thread or memory limits) the
+   * slot is broken: undefined while other workers run (they take the queue), else null after
+   * failing the whole queue.
+   * @returns {Worker | null | undefined}
+   */
+  workerOf(slot) {
+    if (slot.worker !== null) return slot.worker;
+    try {
+      return this.spawn(slot);
+    } catch (err) {
+      slot.broken = true;
+      if (this.slots.some((s) => !s.broken && (s.worker !== null || s.exclusive))) return undefined;
+      for (const j of this.queue.splice(0)) j.reject(err);
+      return null;
+    }
+  }
+
+  /** Send the head of the queue to `slot` as one batch: up to batchCost, and on a busy slot up to aheadCost in all. */
+  send(slot, worker) {
+    const { queue } = this;
+    const room = slot.inflight.size === 0 ? this.batchCost : Math.min(this.batchCost, this.aheadCost - slot.cost);
+    const first = /** @type {Job} */ (queue.shift());
+    const jobs = [first];
+    let cost = first.cost;
+    while (!first.alone && queue.length > 0 && queue[0].fn === undefined && !queue[0].alone && cost + queue[0].cost <= room) {
+      const next = /** @type {Job} */ (queue.shift());
+      cost += next.cost;
+      jobs.push(next);
+    }
+    const id = this.nextId++;
+    const claim = new Int32Array(new SharedArrayBuffer(4));
+    slot.inflight.set(id, { jobs, claim });
+    for (const j of jobs) slot.cost += this.counted(j);
+    for (const j of jobs) this.started(j);
+    worker.postMessage({ id, tasks: jobs.map((j) => j.task), claim });
+  }
+
+  /** onStart, once per job (a job taken back and sent again is not reported twice). */
+  started(job) {
+    if (job.started) return;
+    job.started = true;
+    this.onStart(job.task);
+  }
+
+  /**
+   * With a slot idle and nothing queued: revoke the batches that wait, unclaimed, behind another
+   * batch on a busy worker, and queue their jobs again (in order, at the front). The first batch
+   * of a slot is never revoked: it is running or about to, and the slot stays busy with it, so
+   * the jobs taken back go to the idle slot.
+   * @returns {boolean} whether any job was taken back
+   */
+  takeBack() {
+    const idle = this.slots.some((s) => s.inflight.size === 0 && !s.exclusive && !s.broken);
+    if (!idle) return false;
+    const back = [];
+    for (const slot of this.slots) {
+      const waiting = [...slot.inflight].slice(1);
+      for (const [id, batch] of waiting) {
+        if (Atomics.compareExchange(batch.claim, 0, WAITING, REVOKED) === WAITING) back.push(...this.release(slot, id));
+      }
+    }
+    this.queue.unshift(...back);
+    return back.length > 0;
+  }
+
+  runExclusive(slot, job) {
     slot.exclusive = true;
-    onStart(job.task);
+    this.started(job);
     const fn = /** @type {() => Promise<any>} */ (job.fn);
     Promise.resolve().then(fn).then(job.resolve, job.reject).finally(() => {
       slot.exclusive = false;
-      pump();
+      this.pump();
     });
   }
 
-  function enqueue(job) {
-    if (closed) return job.reject(new Error('pool is closed'));
-    queue.push(job);
-    pump();
+  enqueue(job) {
+    if (this.closed) return job.reject(new Error('pool is closed'));
+    this.queue.push(job);
+    this.pump();
   }
 
-  return {
-    /**
-     * Run `task` in a worker.
-     * @param {any} task
-     * @param {number} [cost] estimated cost (jobs up to `batchCost` may share a message)
-     * @returns {Promise<any>}
-     */
-    run(task, cost = Infinity) {
-      return new Promise((resolve, reject) => enqueue({ task, cost, resolve, reject }));
-    },
-    /**
-     * Run `fn` on this thread while it holds a whole slot (work that uses a core by other means,
-     * such as streaming through the libuv pool).
-     * @template T
-     * @param {() => Promise<T>} fn
-     * @param {any} [task] what `fn` does, for `onStart`
-     * @returns {Promise<T>}
-     */
-    exclusive(fn, task) {
-      return new Promise((resolve, reject) => enqueue({ fn, task, cost: Infinity, resolve, reject }));
-    },
-    /** Start every worker now (they load their modules while the caller prepares the work). */
-    warm() {
-      if (closed) return;
-      try {
-        for (const s of slots) if (s.worker === null && !s.broken) spawn(s);
-      } catch {
-        // Started on demand instead, where a failure is reported to the tasks.
-      }
-    },
-    async close() {
-      closed = true;
-      for (const j of queue.splice(0)) j.reject(new Error('pool is closed'));
-      await Promise.all(slots.map((s) => s.worker?.terminate()));
-      for (const s of slots) {
-        s.worker = null;
-        for (const id of [...s.inflight.keys()]) settle(s, id, () => ({ error: new Error('pool is closed') }));
-      }
-    },
-  };
+  /**
+   * Run `task` in a worker.
+   * @param {any} task
+   * @param {number} [cost] estimated cost (jobs up to `batchCost` may share a message)
+   * @returns {Promise<any>}
+   */
+  run(task, cost = Infinity) {
+    return new Promise((resolve, reject) => this.enqueue({ task, cost, resolve, reject }));
+  }
+
+  /**
+   * Run `fn` on this thread while it holds a whole slot (work that uses a core by other means,
+   * such as streaming through the libuv pool).
+   * @template T
+   * @param {() => Promise<T>} fn
+   * @param {any} [task] what `fn` does, for `onStart`
+   * @returns {Promise<T>}
+   */
+  exclusive(fn, task) {
+    return new Promise((resolve, reject) => this.enqueue({ fn, task, cost: Infinity, resolve, reject }));
+  }
+
+  /** Start every worker now (they load their modules while the caller prepares the work). */
+  warm() {
+    if (this.closed) return;
+    try {
+      for (const s of this.slots) if (s.worker === null && !s.broken) this.spawn(s);
+    } catch {
+      // Started on demand instead, where a failure is reported to the tasks.
+    }
+  }
+
+  async close() {
+    this.closed = true;
+    for (const j of this.queue.splice(0)) j.reject(new Error('pool is closed'));
+    await Promise.all(this.slots.map((s) => s.worker?.terminate()));
+    for (const s of this.slots) {
+      s.worker = null;
+      for (const id of [...s.inflight.keys()]) this.settle(s, id, () => ({ error: new Error('pool is closed') }));
+    }
+  }
+}
+
+/**
+ * @param {number} size
+ * @param {URL} workerUrl see the top of this file for the messages it answers
+ * @param {{ batchCost?: number, aheadCost?: number, onStart?: (task: any) => void }} [limits] costs in the caller's
+ *   units; `onStart` sees each job's task once, as it is handed to a slot, in the order a slot runs them
+ */
+export function createPool(size, workerUrl, limits = {}) {
+  return new Pool(size, workerUrl, limits);
 }

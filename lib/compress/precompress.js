@@ -14,6 +14,7 @@ import { addDeltas } from './deltas.js';
 import { findOwners } from './same-content.js';
 import { userFileWarnings } from './ownership.js';
 import { relInside } from '../paths.js';
+import { createCacheRun } from './cache-run.js';
 
 export const VERSION = JSON.parse(fs.readFileSync(new URL('../../package.json', import.meta.url), 'utf8')).version;
 const TOOL = `precompressor@${VERSION}`;
@@ -124,7 +125,8 @@ class Pass {
     this.settings = settingsOf(opts);
     this.io = pLimit(Math.max(4, opts.concurrency * 2));
     const { brotliQuality, gzipLevel, zstdLevel, zopfli, minRatio, streamThreshold } = opts;
-    this.taskBase = { brotliQuality, gzipLevel, zstdLevel, zopfli, minRatio, streamThreshold, tempDir: null };
+    this.cache = createCacheRun(opts);
+    this.taskBase = { brotliQuality, gzipLevel, zstdLevel, zopfli, minRatio, streamThreshold, tempDir: null, cache: this.cache.task };
     const onStart = (task) => {
       this.report.started(task.rel, task.cost >= LONG_JOB_COST);
       hooks.onJobStart?.(task);
@@ -186,12 +188,14 @@ class Pass {
     }
     await this.remove();
     const deltas = await addDeltas({
-      opts: this.opts, entries: this.entries, previous: this.previous, onDisk: this.classified.deltas, report: this.report, userFiles: this.owners.user,
+      opts: this.opts, entries: this.entries, previous: this.previous, onDisk: this.classified.deltas, report: this.report,
+      userFiles: this.owners.user, cache: this.cache,
     });
     const manifest = buildManifest({ tool: TOOL, settings: this.settings, files: this.entries });
     await this.writeManifest(manifest, deltas.changed);
+    await this.cache.finish(this.report);
     const held = this.decisions.filter((d) => d.action === 'hold').map((d) => d.file.rel);
-    return { report: { ...this.report.finish(manifest), deltas: deltas.summary }, held, manifest };
+    return { report: { ...this.report.finish(manifest), deltas: deltas.summary, cache: this.cache.summary() }, held, manifest };
   }
 
   /** A decision other than `compress`: keep the entry, hold the file, record a skip, or verify. */
@@ -284,6 +288,7 @@ class Pass {
     const task = { ...this.taskBase, tempDir: await this.tempDir, abs: this.abs(file.rel), rel: file.rel, cost, encodings, mode: brotliModeFor(file.rel), sizeHint: file.size };
     const r = await compressFile(task, this.pool, cost);
     results.push(r);
+    this.cache.add(r.cache);
     for (const enc of encodings) this.report.progress(r.size, enc);
   }
 
@@ -313,7 +318,7 @@ class Pass {
     for (const enc of this.encodingsOf(file.rel)) if (typeof out[enc] === 'number') entry.variants[enc] = { size: out[enc] };
     if (Object.keys(entry.variants).length === 0) entry.skipped = 'not-smaller';
     this.entries.set(file.rel, entry);
-    this.report.compressed(file.rel, entry);
+    this.report.compressed(file.rel, entry, results.every((r) => (r.cache?.hits ?? 0) > 0 && r.cache?.misses === 0));
   }
 
   /** Temps of killed runs, orphans, stale variants, and the variants of failed files. */

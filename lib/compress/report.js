@@ -8,7 +8,7 @@ import { entryOf } from '../manifest.js';
  */
 export function createReport(opts) {
   const started = performance.now();
-  const counts = { scanned: 0, compressed: 0, unchanged: 0, notSmaller: 0, excluded: 0, compressedFormat: 0, empty: 0, failed: 0 };
+  const counts = { scanned: 0, compressed: 0, fromCache: 0, unchanged: 0, notSmaller: 0, excluded: 0, compressedFormat: 0, empty: 0, failed: 0 };
   const KEY = { 'not-smaller': 'notSmaller', 'compressed-format': 'compressedFormat', excluded: 'excluded', empty: 'empty', unchanged: 'unchanged' };
   const failures = [];
   const warnings = [];
@@ -62,13 +62,16 @@ export function createReport(opts) {
       progress.workDone += estimatedCost(size, encoding, opts);
       emit(false);
     },
-    compressed(path, entry) {
+    /** A file's variants are in place; `fromCache`: all of them were taken from the cache. */
+    compressed(path, entry, fromCache = false) {
       progress.filesDone++;
       progress.bytesDone += entry.size;
       if (entry.skipped) counts.notSmaller++;
+      else if (fromCache) counts.fromCache++;
       else counts.compressed++;
       // A file that got no variant says so (watch mode's log, --json).
-      changes.push(entry.skipped ? { path, action: 'compress', skipped: entry.skipped } : { path, action: 'compress' });
+      const action = fromCache ? 'from cache' : 'compress';
+      changes.push(entry.skipped ? { path, action, skipped: entry.skipped } : { path, action });
       emit(false);
     },
     /** @param {import('../manifest.js').Manifest} manifest */

@@ -1,11 +1,14 @@
 import fs from 'node:fs';
 import path from 'node:path';
+import { performance } from 'node:perf_hooks';
 import { parentPort, threadId } from 'node:worker_threads';
 import { encodeBufferSync, loadEncoder, zlibOptions } from './encode.js';
 import { contentHash } from '../manifest.js';
 import { writeAtomicSync } from '../fs-atomic.js';
 import { VARIANT_SUFFIX } from '../manifest.js';
 import { assertUnchanged } from './compress-file.js';
+import { cacheKey, storeSync, takeVariantSync, taskStats } from './cache.js';
+import { claimBatch } from './pool.js';
 
 /**
  * Worker thread: compress a batch of files per message, synchronously (read, hash,
@@ -58,7 +61,8 @@ function ownTempDir(runTemp) {
 
 /**
  * Read the file once, then write each of the task's encodings (a small file's encodings travel
- * together: one read, one hash, one message for all of them).
+ * together: one read, one hash, one message for all of them). With `t.cache`, each variant is
+ * taken from the cache when it holds it (see lib/compress/cache.js), else encoded and added to it.
  * @param {import('./compress-file.js').CompressTask} t
  * @returns {import('./compress-file.js').TaskResult}
  */
@@ -66,21 +70,43 @@ export function compressBufferedSync(t) {
   const src = readStableSync(t.abs);
   const size = src.buf.length;
   const hash = contentHash(src.buf);
+  const cache = taskStats();
   /** @type {Record<string, number | null>} */
   const out = {};
   for (const encoding of t.encodings) {
     const target = t.abs + VARIANT_SUFFIX[encoding];
-    const data = encodeBufferSync(src.buf, encoding, zlibOptions(encoding, { ...t, size }));
-    const keep = data.length < size * t.minRatio;
-    if (keep) writeAtomicSync(target, data, { mtime: src.mtime, tempDir: ownTempDir(t.tempDir) });
+    const options = zlibOptions(encoding, { ...t, size });
+    const key = t.cache ? cacheKey('variant', hash, [encoding, options]) : null;
+    const at = { target, keepBelow: size * t.minRatio, mtime: src.mtime, tempDir: ownTempDir(t.tempDir) };
+    const hit = key !== null && t.cache?.read ? takeVariantSync(t.cache.dir, key, at) : null;
+    if (hit !== null) {
+      out[encoding] = hit.kept;
+      cache.hits++;
+      cache.cpuSavedMs += hit.encodeMs;
+      continue;
+    }
+    const started = performance.now();
+    const data = encodeBufferSync(src.buf, encoding, options);
+    const encodeMs = performance.now() - started;
+    const keep = data.length < at.keepBelow;
+    if (keep) writeAtomicSync(target, data, { mtime: src.mtime, tempDir: at.tempDir });
     else fs.rmSync(target, { force: true });
     out[encoding] = keep ? data.length : null;
+    if (key !== null && t.cache) {
+      cache.misses++;
+      try {
+        cache.written += storeSync(t.cache.dir, key, data.length < size ? data : null, { size: data.length, encodeMs });
+      } catch (err) {
+        cache.error ??= /** @type {Error} */ (err).message; // the build goes on; the next one encodes it again
+      }
+    }
   }
-  return { hash, size, mtimeMs: src.mtimeMs, out };
+  return { hash, size, mtimeMs: src.mtimeMs, out, cache };
 }
 
 /** One batch of tasks (see lib/compress/pool.js), one reply with a result or an error per task. */
-parentPort?.on('message', async ({ id, tasks }) => {
+parentPort?.on('message', async ({ id, tasks, claim }) => {
+  if (!claimBatch(claim)) return; // taken back by the pool for an idle worker
   const results = [];
   for (const task of tasks) {
     try {

@@ -201,6 +201,11 @@ function checkTargets(kind) {
   const slowest = peers.filter((p) => p.wallS <= cold.wallS).map((p) => `${p.contender} ${fmt(p.wallS)} s`);
   if (peers.length) add('cold faster than every peer that ran', slowest.length === 0, slowest.length ? `not faster than: ${slowest.join(', ')}` : `${peers.length} peers`);
   add('warm ≤ 2% of cold', warm.wallS <= 0.02 * cold.wallS, `${fmt((100 * warm.wallS) / cold.wallS, 1)} %`);
+  // The variant cache: an emptied output folder (a bundler's rebuild) and a restored cache (CI).
+  for (const label of ['rebuild', 'CI restore']) {
+    const r = rows.find((x) => x.contender === `precompressor cache ${label}`);
+    if (r) add(`cache ${label} ≤ 5% of cold`, r.wallS <= 0.05 * cold.wallS, `${fmt((100 * r.wallS) / cold.wallS, 1)} %`);
+  }
   for (const [key, label] of [['effectiveBr', '.br'], ['effectiveGz', '.gz']]) {
     const e = cold[key];
     add(`${label} bytes ≤ file-by-file reference`, e.ours <= e.reference,
@@ -221,7 +226,7 @@ const targets = markdownTable(['corpus', 'target', 'result', 'detail'],
 const corpora = markdownTable(['corpus', 'files', 'MB', 'eligible files', 'bound s', 'single-thread work s', 'largest job'],
   Object.entries(results.corpora).map(([k, c]) => [k, c.files, fmt(c.bytes / 1e6, 1), c.eligibleFiles, fmt(c.boundS), fmt(c.singleThreadWorkS),
     `${fmt(c.largestJob.s)} s (${c.largestJob.encoding} ${c.largestJob.rel})`]));
-const notes = [...new Map(results.rows.filter((r) => r.note).map((r) => [r.contender.replace(/ (cold|warm)$/, ''), r.note]))]
+const notes = [...new Map(results.rows.filter((r) => r.note).map((r) => [r.contender.replace(/ (cold|warm|rebuild|CI restore)$/, ''), r.note]))]
   .map(([n, t]) => `- **${n}**: ${t}`).join('\n');
 console.log(`${corpora}\n\n${table}${warning}\n\n${targets}\n\n${notes}\n- **other load %**: CPU time used by other processes during the measurement, as a share of all cores (from /proc/stat)`);
 if (args.out) {

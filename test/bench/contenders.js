@@ -12,7 +12,7 @@ import fsp from 'node:fs/promises';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { npmInstallCached } from './corpus.js';
-import { timed } from './util.js';
+import { freshCopy, timed } from './util.js';
 
 /**
  * @typedef {{ cores: number, repoRoot: string, skipExtensions: string[], tmp: string }} BenchEnv
@@ -37,12 +37,34 @@ const VITE_PLUGIN = 'vite-plugin-compression2@2.5.3';
 export const CONTENDERS = [
   {
     name: 'precompressor',
-    note: '`node bin/precompressor.js <dir> --quiet`; warm = the same command again on the same tree',
+    note: '`node bin/precompressor.js <dir> --quiet --no-cache`; warm = the same command again on the same tree',
     async measure(dir, env) {
       const bin = path.join(env.repoRoot, 'bin/precompressor.js');
-      const cold = check(await timed(process.execPath, [bin, dir, '--quiet']), 'precompressor (cold)');
-      const warm = check(await timed(process.execPath, [bin, dir, '--quiet']), 'precompressor (warm)');
+      const cold = check(await timed(process.execPath, [bin, dir, '--quiet', '--no-cache']), 'precompressor (cold)');
+      const warm = check(await timed(process.execPath, [bin, dir, '--quiet', '--no-cache']), 'precompressor (warm)');
       return [{ label: 'cold', ...cold }, { label: 'warm', ...warm }];
+    },
+  },
+  {
+    name: 'precompressor cache',
+    note: '`node bin/precompressor.js <dir> --quiet --cache-dir <cache>` with the variant cache: cold = an empty cache (filled on the way); ' +
+      'rebuild = the output folder deleted and written again (a fresh copy of the corpus, no manifest), same cache; ' +
+      'CI restore = the same on a fresh copy of the cache folder (what a CI cache step restores)',
+    async measure(dir, env) {
+      const bin = path.join(env.repoRoot, 'bin/precompressor.js');
+      const pristine = `${dir}-pristine`;
+      const cache = `${dir}-cache`;
+      const restored = `${dir}-cache-restored`;
+      await freshCopy(dir, pristine);
+      const run = async (what, cacheDir) => check(await timed(process.execPath, [bin, dir, '--quiet', '--cache-dir', cacheDir]), `precompressor (${what})`);
+      const cold = await run('cold, empty cache', cache);
+      await freshCopy(pristine, dir); // the bundler empties and rewrites the output
+      const rebuild = await run('rebuild', cache);
+      await freshCopy(cache, restored);
+      await freshCopy(pristine, dir);
+      const restore = await run('CI restore', restored);
+      await Promise.all([pristine, cache, restored].map((d) => fsp.rm(d, { recursive: true, force: true })));
+      return [{ label: 'cold', ...cold }, { label: 'rebuild', ...rebuild }, { label: 'CI restore', ...restore }];
     },
   },
   {

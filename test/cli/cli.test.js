@@ -38,12 +38,13 @@ test('prints a summary and exits 0; --json prints the report', async () => {
     dryRun: false,
     encodings: ['br', 'gzip'],
     durationMs: expect.any(Number),
-    files: { scanned: 3, compressed: 1, unchanged: 1, notSmaller: 0, excluded: 0, compressedFormat: 1, empty: 0, failed: 0 },
+    files: { scanned: 3, compressed: 1, fromCache: 0, unchanged: 1, notSmaller: 0, excluded: 0, compressedFormat: 1, empty: 0, failed: 0 },
     bytes: { original: expect.any(Number), compressible: expect.any(Number), br: expect.any(Number), gzip: expect.any(Number) },
     failures: [],
     warnings: [],
     changes: [{ path: 'a.js', action: 'compress' }],
     deltas: { encoders: [], files: 0, written: 0, reused: 0, removed: 0, bytes: 0, savedBytes: 0, unavailable: null },
+    cache: { enabled: true, dir: path.join(/** @type {string} */ (process.env.CACHE_DIR), 'precompressor', 'variants'), hits: 0, misses: 2, cpuSavedMs: 0 },
   });
 });
 
@@ -76,7 +77,8 @@ test('without a terminal, a long run prints a plain progress line on stderr ever
   // The run is stopped once two lines are in, so the test takes about 4 s wherever it runs.
   const text = textOf(200_000);
   await writeTree(root, Object.fromEntries(Array.from({ length: 100 }, (_, i) => [`f${String(i).padStart(3, '0')}.js`, text])));
-  const child = spawn(process.execPath, [BIN, root, '--concurrency', '1'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  // (--no-cache: the 100 files are the same, and the cache would make 99 of them instant.)
+  const child = spawn(process.execPath, [BIN, root, '--concurrency', '1', '--no-cache'], { env: process.env, stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (d) => (stdout += d));
@@ -127,7 +129,7 @@ test('killed with SIGKILL mid-run: no corrupt variant under its final name, mani
   const tree = {};
   for (let i = 0; i < 30; i++) tree[`f${i}.js`] = textOf(40_000 + i * 1000, i + 1);
   await writeTree(root, tree);
-  const child = spawn(process.execPath, [BIN, root, '--quiet'], { stdio: 'ignore' });
+  const child = spawn(process.execPath, [BIN, root, '--quiet'], { env: process.env, stdio: 'ignore' });
   // Kill once the first variant has appeared: the run is then surely in the middle.
   const closed = new Promise((resolve) => child.on('close', resolve));
   let killed = false;

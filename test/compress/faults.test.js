@@ -41,7 +41,7 @@ const user = deniableUser();
   await writeTree(root, { 'ok.js': textOf(5000), 'secret.js': textOf(5000, 2) });
   if (user?.uid !== undefined) execFileSync('chown', ['-R', `${user.uid}:${user.gid}`, root]);
   await fs.chmod(path.join(root, 'secret.js'), 0o000);
-  const child = spawn(process.execPath, [BIN, root, '--quiet'], { ...user, stdio: ['ignore', 'ignore', 'pipe'] });
+  const child = spawn(process.execPath, [BIN, root, '--quiet'], { ...user, env: process.env, stdio: ['ignore', 'ignore', 'pipe'] });
   let stderr = '';
   child.stderr.on('data', (d) => (stderr += d));
   const code = await new Promise((resolve) => child.on('close', resolve));

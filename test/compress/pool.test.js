@@ -41,6 +41,30 @@ describe('createPool', () => {
     });
   });
 
+  test('work sent ahead to a busy worker is taken back by a worker that falls idle', async () => {
+    const gate = () => new Int32Array(new SharedArrayBuffer(4));
+    const open = (g) => {
+      Atomics.store(g, 0, 1);
+      Atomics.notify(g, 0);
+    };
+    const [longJob, shortJob] = [gate(), gate()];
+    const started = [];
+    await withPool(2, { batchCost: 1, aheadCost: 10, onStart: (t) => started.push(t.n) }, async (pool) => {
+      const a = pool.run({ n: 'a', gate: longJob }, 1); // the long job: held until the end
+      const c = pool.run({ n: 'c', gate: shortJob }, 1); // on the other worker
+      const b = pool.run({ n: 'b' }, 1); // both busy: sent ahead to a's worker (the first one)
+      expect(started).toEqual(['a', 'c', 'b']);
+      open(shortJob);
+      const rc = await c;
+      // c's worker is idle now, b still waits behind a: it must have been taken back already.
+      open(longJob);
+      const [ra, rb] = await Promise.all([a, b]);
+      expect(ra.thread).not.toBe(rc.thread);
+      expect(rb.thread).toBe(rc.thread);
+      expect(started).toEqual(['a', 'c', 'b']); // reported once, although sent twice
+    });
+  });
+
   test('exclusive work holds a whole slot: with one slot, workers wait for it', async () => {
     await withPool(1, { batchCost: 10, aheadCost: 20 }, async (pool) => {
       const order = [];

@@ -9,7 +9,7 @@ import { spawn } from 'node:child_process';
  */
 export function runCommand(command, args, opts = {}) {
   return new Promise((resolve, reject) => {
-    const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'], ...opts });
+    const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'], env: process.env, ...opts });
     let stdout = '';
     let stderr = '';
     child.stdout?.on('data', (d) => (stdout += d));

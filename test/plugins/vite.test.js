@@ -37,10 +37,22 @@ async function makeApp() {
     await fsp.writeFile(path.join(root, rel), text);
   }
   await fsp.writeFile(path.join(root, 'public/logo.png'), Buffer.from('89504e470d0a1a0a' + '00'.repeat(300), 'hex'));
+  // A project of its own: the caches go to its node_modules/.cache/precompressor (see projectEnv).
+  await fsp.writeFile(path.join(root, 'package.json'), '{ "name": "fixture-app", "private": true }\n');
   return root;
 }
 
 const HELPER = fileURLToPath(new URL('../helpers/vite-run.js', import.meta.url));
+
+/**
+ * The test's environment without the setup's CACHE_DIR: the caches are then found as in a real
+ * project, in the app's own node_modules/.cache/precompressor (each app starts with an empty one).
+ */
+function projectEnv() {
+  const env = { ...process.env };
+  delete env.CACHE_DIR;
+  return env;
+}
 
 /**
  * Run a Vite job in a child process (see helpers/vite-run.js); resolves with its last JSON line
@@ -48,7 +60,7 @@ const HELPER = fileURLToPath(new URL('../helpers/vite-run.js', import.meta.url))
  */
 function runVite(job) {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [HELPER, JSON.stringify(job)], { stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [HELPER, JSON.stringify(job)], { env: projectEnv(), stdio: ['pipe', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d) => {
@@ -65,6 +77,19 @@ function runVite(job) {
         reject(new Error(`vite-run exited ${code} without a result:\n${stdout}\n${stderr}`));
       }
     });
+  });
+}
+
+/** Run node with `args` in `cwd`, as in a project (see projectEnv). */
+function runCommandIn(cwd, args) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, args, { cwd, env: projectEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d) => (stdout += d));
+    child.stderr.on('data', (d) => (stderr += d));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
   });
 }
 
@@ -119,7 +144,7 @@ describe('vite build', () => {
     expect(warn.stdout).not.toMatch(/precompressor:/);
   });
 
-  test('a second build keeps the variants of files whose content did not change', async () => {
+  test('a second build takes the variants of files whose content did not change from the cache, although Vite emptied outDir', async () => {
     const root = await makeApp();
     await viteBuild(root);
     const before = readJSON(path.join(root, 'dist/precompressor-manifest.json'));
@@ -128,6 +153,9 @@ describe('vite build', () => {
     const lines = await viteBuild(root, { verbose: true });
     const after = readJSON(path.join(root, 'dist/precompressor-manifest.json'));
     expect(lines.filter((l) => l.startsWith('  compress '))).toEqual(['  compress robots.txt']);
+    expect(lines.filter((l) => l.startsWith('  from cache ')).sort()).toEqual(Object.keys(before.files).filter((f) => f !== 'robots.txt' && f !== 'logo.png').sort().map((f) => `  from cache ${f}`));
+    expect(lines).toContainEqual(expect.stringMatching(/^precompressor: 1 compressed, 4 from cache, 0 unchanged, 6 files in /));
+    expect(lines).toContainEqual(expect.stringMatching(/^precompressor: cache: 8 of 10 outputs from the cache, /));
     expect(after.files['robots.txt'].hash).not.toBe(before.files['robots.txt'].hash);
     expect(after.files['index.html'].hash).toBe(before.files['index.html'].hash);
     for (const rel of ['robots.txt', 'index.html']) {
@@ -175,8 +203,10 @@ describe('vite build', () => {
     const deltaFiles = listFiles(dist).filter((f) => /\.dc[bz]$/.test(f));
     expect(deltaFiles.length).toBeGreaterThan(0);
 
+    // Vite emptied outDir again: the same deltas come back from the variant cache, none is encoded.
     const again = await viteBuild(root, { verbose: true });
-    expect(again.filter((l) => l.startsWith('  delta'))).toEqual([]);
+    expect(again.filter((l) => l.startsWith('  delta') && !/^ {2}delta \(dc[bz], from cache\) /.test(l))).toEqual([]);
+    expect(again.filter((l) => l.startsWith('  delta')).length).toBeGreaterThan(0);
     expect(listFiles(dist).filter((f) => /\.dc[bz]$/.test(f))).toEqual(deltaFiles);
     expect(readJSON(path.join(dist, 'precompressor-manifest.json')).files[js].deltas).toEqual(m.files[js].deltas);
   });
@@ -202,6 +232,33 @@ describe('vite build', () => {
     expect(manifest.files[oldJs]).toBeUndefined();
     expect(Object.keys(manifest.files[newJs].variants).length).toBeGreaterThan(0);
     expect(zlib.gunzipSync(fs.readFileSync(path.join(dist, `${newJs}.gz`)))).toEqual(fs.readFileSync(path.join(dist, newJs)));
+  });
+
+  test('postbuild flow (vite build, then the CLI): the second build takes every variant from the cache, a changed file is the only one compressed', async () => {
+    const root = await makeApp();
+    const dist = path.join(root, 'dist');
+    const BIN = fileURLToPath(new URL('../../bin/precompressor.js', import.meta.url));
+    const postbuild = async () => {
+      const { result } = await runVite({ mode: 'build', root, plugin: false, config: { logLevel: 'warn' } });
+      expect(result.ok).toBe(true);
+      expect(fs.existsSync(path.join(dist, 'precompressor-manifest.json'))).toBe(false); // emptied by Vite
+      const cli = await runCommandIn(root, [BIN, 'dist', '--json', '--no-deltas']);
+      expect(cli.code).toBe(0);
+      return JSON.parse(cli.stdout);
+    };
+    const cold = await postbuild();
+    expect(cold.files).toMatchObject({ compressed: 5, fromCache: 0 });
+    const warm = await postbuild();
+    expect(warm.files).toMatchObject({ compressed: 0, fromCache: 5 });
+    expect(warm.cache).toMatchObject({ dir: path.join(root, 'node_modules', '.cache', 'precompressor', 'variants'), hits: 10, misses: 0 });
+    for (const rel of Object.keys(readJSON(path.join(dist, 'precompressor-manifest.json')).files).filter((f) => f !== 'logo.png')) {
+      expect(zlib.brotliDecompressSync(fs.readFileSync(path.join(dist, `${rel}.br`)))).toEqual(fs.readFileSync(path.join(dist, rel)));
+      expect(zlib.gunzipSync(fs.readFileSync(path.join(dist, `${rel}.gz`)))).toEqual(fs.readFileSync(path.join(dist, rel)));
+    }
+    await fsp.writeFile(path.join(root, 'public/data/catalog.json'), JSON.stringify({ changed: true, items: Array.from({ length: 50 }, (_, i) => i) }));
+    const changed = await postbuild();
+    expect(changed.changes.filter((c) => c.action === 'compress')).toEqual([{ path: 'data/catalog.json', action: 'compress' }]);
+    expect(changed.files).toMatchObject({ compressed: 1, fromCache: 4 });
   });
 
   test('SSR builds are left alone unless ssr: true', async () => {
@@ -231,8 +288,9 @@ describe('options', () => {
     expect(() => precompressor({ brotliQuality: 12 })).toThrow(expect.objectContaining({ code: 'ERR_PRECOMPRESSOR_OPTION', message: 'Expected options.brotliQuality to be an integer from 0 to 11, got 12 (number)' }));
     expect(() => precompressor({ ssr: 'yes' })).toThrow('Expected options.ssr to be a boolean, got "yes" (string)');
     expect(() => precompressor({ preview: 1 })).toThrow(/Expected options.preview to be a boolean or an object of serveStatic options/);
-    expect(() => precompressor({ nope: 1 })).toThrow(/Expected options.nope to be one of the known options \(.*ssr, cache, preview, verbose\)/);
-    expect(splitViteOptions({ encodings: ['br'], verbose: true })).toEqual({ api: { encodings: ['br'] }, own: { ssr: false, cache: true, preview: true, verbose: true } });
+    expect(() => precompressor({ nope: 1 })).toThrow(/Expected options.nope to be one of the known options \(.*cache, cacheDir, cacheMaxSize, .*ssr, preview, verbose\)/);
+    // `cache` is the compressor's option (the variant cache), no longer the plugin's own
+    expect(splitViteOptions({ encodings: ['br'], verbose: true, cache: false })).toEqual({ api: { encodings: ['br'], cache: false }, own: { ssr: false, preview: true, verbose: true } });
   });
 
   test('the summary names what was compressed and the sizes', () => {

@@ -8,12 +8,18 @@
 //   must decode to its current original or to the version before the rewrite (not redone yet), and
 //   the manifest on disk must be valid and never vouch for a variant that does not match: for each
 //   entry whose hash is the current original's, each listed variant decodes to that original.
+// - 5 kills during runs from scratch that fill an empty variant cache: the same checks, and every
+//   entry in the cache must be whole (record, size and SHA-256 of its bytes), whatever the moment.
 // After every kill, the next run must complete (exit 0) and leave everything consistent.
+// The first two kinds run with --no-cache (a cache would make the runs after the first too short
+// to kill); the third is the cache's own.
 
+import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { spawn } from 'node:child_process';
+import { lookupSync, readBytesSync } from '../../lib/compress/cache.js';
 import {
   BIN, MANIFEST, buildRealCorpus, checkConsistent, decodedHash, hashFileStreamed, listTree, record, runCli,
 } from './helpers.js';
@@ -21,10 +27,23 @@ import {
 const CORPUS_BYTES = 4 * 1024 * 1024;
 const KILLS_PER_KIND = 10;
 const STARTUP_MS = 150;
+const CACHE_KILLS = 5;
+
+/** Every entry of the variant cache is whole (a killed writer leaves at most a temp file); returns how many. */
+function expectWholeCache(dir) {
+  if (!fs.existsSync(dir)) return 0;
+  const entries = fs.readdirSync(dir, { recursive: true }).map(String).filter((p) => /^[0-9a-f]{2}[\\/][0-9a-f]{64}$/.test(p));
+  const broken = entries.filter((p) => {
+    const entry = lookupSync(dir, path.basename(p));
+    return entry === null || (entry.bytes > 0 && readBytesSync(entry) === null);
+  });
+  expect(broken).toEqual([]);
+  return entries.length;
+}
 
 let root;
 afterAll(async () => {
-  if (root) await fsp.rm(root, { recursive: true, force: true });
+  if (root) await Promise.all([root, `${root}-cache`].map((d) => fsp.rm(d, { recursive: true, force: true })));
 });
 
 /** Deterministic pseudo-random numbers in [0, 1). */
@@ -37,9 +56,9 @@ function rng(seed) {
 }
 
 /** Start the CLI, SIGKILL it after `delayMs` (if it is still running); resolves with what happened. */
-function runAndKill(dir, delayMs) {
+function runAndKill(dir, delayMs, flags) {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, dir, '--quiet'], { stdio: 'ignore' });
+    const child = spawn(process.execPath, [BIN, dir, '--quiet', ...flags], { env: process.env, stdio: 'ignore' });
     let killed = false;
     const timer = setTimeout(() => {
       killed = child.kill('SIGKILL');
@@ -110,24 +129,29 @@ test('20 SIGKILLs at random moments: no corrupt output, manifest absent or valid
   expect(corpus.bytes).toBeGreaterThan(CORPUS_BYTES * 0.9);
   const random = rng(20261122);
 
+  const cacheDir = `${root}-cache`;
+  const flagsOf = (kind) => (kind === 'cache' ? ['--cache-dir', cacheDir] : ['--no-cache']);
   // Calibrate: a full run from scratch, timed; kills are spread over [0, that time].
   let t = Date.now();
-  const first = await runCli([root, '--quiet']);
+  const first = await runCli([root, '--quiet', '--no-cache']);
   expect(first.code).toBe(0);
   const fullMs = Date.now() - t;
   expect(await checkConsistent(root, corpus.files)).toEqual([]);
 
   const rounds = [];
   let current = await hashesOf(root, corpus.files);
-  for (const kind of ['scratch', 'incremental']) {
+  let cacheEntriesChecked = 0;
+  for (const kind of ['scratch', 'incremental', 'cache']) {
+    const wanted = kind === 'cache' ? CACHE_KILLS : KILLS_PER_KIND;
     let kills = 0;
     let attempts = 0;
     let incrementalMs = fullMs;
-    while (kills < KILLS_PER_KIND && attempts < KILLS_PER_KIND * 4) {
+    while (kills < wanted && attempts < wanted * 4) {
       attempts++;
       const allowed = new Map([...current].map(([rel, h]) => [rel, new Set([h])]));
-      if (kind === 'scratch') {
+      if (kind !== 'incremental') {
         await removeOutputs(root);
+        if (kind === 'cache') await fsp.rm(cacheDir, { recursive: true, force: true });
       } else {
         // Rewrite a quarter of the files (grown by one line), so this run has real work to do.
         for (const rel of corpus.files) {
@@ -138,14 +162,15 @@ test('20 SIGKILLs at random moments: no corrupt output, manifest absent or valid
         for (const [rel, h] of current) allowed.get(rel).add(h);
       }
       // Incremental runs are short: skip Node's start-up (about 150 ms), when nothing is written yet.
-      const delayMs = kind === 'scratch' ? Math.round(random() * fullMs) : Math.round(STARTUP_MS + random() * (incrementalMs - STARTUP_MS));
-      const r = await runAndKill(root, delayMs);
+      const delayMs = kind !== 'incremental' ? Math.round(random() * fullMs) : Math.round(STARTUP_MS + random() * (incrementalMs - STARTUP_MS));
+      const r = await runAndKill(root, delayMs, flagsOf(kind));
       const check = await afterKill(root, current, allowed);
       expect(check.problems).toEqual([]);
       expect(check.manifest).not.toBe('invalid');
+      if (kind === 'cache') cacheEntriesChecked += expectWholeCache(cacheDir);
 
       t = Date.now();
-      const next = await runCli([root, '--quiet']);
+      const next = await runCli([root, '--quiet', ...flagsOf(kind)]);
       const nextMs = Date.now() - t;
       expect(next.code).toBe(0);
       expect(await checkConsistent(root, corpus.files)).toEqual([]);
@@ -158,12 +183,12 @@ test('20 SIGKILLs at random moments: no corrupt output, manifest absent or valid
       kills++;
       rounds.push({ kind, delayMs, variantsPresent: check.variants, tempsLeft: check.temps, manifest: check.manifest, nextRunMs: nextMs });
     }
-    expect(kills).toBe(KILLS_PER_KIND);
+    expect(kills).toBe(wanted);
   }
   record('crash', {
     corpusFiles: corpus.files.length, corpusBytes: corpus.bytes, fullRunMs: fullMs,
     kills: rounds.length, corrupt: 0, invalidManifests: 0, nextRunFailures: 0,
     delaysMs: rounds.map((r) => r.delayMs), variantsPresentAfterKill: rounds.map((r) => r.variantsPresent),
-    killsWithTempFilesLeft: rounds.filter((r) => r.tempsLeft > 0).length, rounds,
+    killsWithTempFilesLeft: rounds.filter((r) => r.tempsLeft > 0).length, cacheEntriesChecked, rounds,
   });
 });

@@ -155,7 +155,7 @@ afterAll(() => {
 test('files deleted and rewritten while the run is in progress: named, exit 1 for the deleted, never a variant that does not match', async () => {
   const files = [];
   for (let i = 0; i < 120; i++) files.push(await write(`f${String(i).padStart(3, '0')}.js`, text(30_000 + i * 500, i + 1)));
-  const child = spawn(process.execPath, [BIN, root], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [BIN, root], { env: process.env, stdio: ['ignore', 'pipe', 'pipe'] });
   let stderr = '';
   child.stderr.on('data', (d) => (stderr += d));
   const closed = new Promise((resolve) => child.on('close', resolve));

@@ -29,11 +29,14 @@ export function record(name, figures) {
 }
 
 /**
- * Run the CLI to completion. `uid`/`gid` run it as another user (root cannot be denied access).
+ * Run the CLI to completion. `uid`/`gid` run it as another user (root cannot be denied access);
+ * such a run does not use the variant cache, whose folders the tests' other runs (as root) own: its
+ * warning that the cache cannot be written would be a line the permission tests do not expect.
  * @returns {Promise<{ code: number | null, signal: string | null, stdout: string, stderr: string }>}
  */
 export function runCli(args, opts = {}) {
-  return runCommand(process.execPath, [BIN, ...args], { uid: opts.uid, gid: opts.gid, env: process.env });
+  const flags = opts.uid === undefined ? [] : ['--no-cache'];
+  return runCommand(process.execPath, [BIN, ...args, ...flags], { uid: opts.uid, gid: opts.gid, env: process.env });
 }
 
 /** The uid/gid of `nobody`, or null when there is no such user or we are not root. */
@@ -173,7 +176,7 @@ export const MB = 1024 * 1024;
 export async function startServer(root, options = {}) {
   const { fork } = await import('node:child_process');
   const child = fork(path.join(REPO, 'test', 'reliability', 'server-child.js'), [root, JSON.stringify(options)], {
-    execArgv: ['--expose-gc'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    execArgv: ['--expose-gc'], env: process.env, stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
   let exitCode = null;
   child.on('exit', (code, signal) => (exitCode = code ?? signal));

@@ -77,7 +77,7 @@ test(`${SECONDS} s of rewrites, growth, shrinking and deletion under load: every
   expect(report.ok).toBe(true);
   server = await startServer(dir);
 
-  const writer = spawn(process.execPath, [WRITER, dir, String(SECONDS)], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const writer = spawn(process.execPath, [WRITER, dir, String(SECONDS)], { env: process.env, stdio: ['ignore', 'pipe', 'inherit'] });
   let writerOut = '';
   writer.stdout.on('data', (d) => (writerOut += d));
   const writerDone = new Promise((resolve) => writer.on('close', resolve));

@@ -86,7 +86,7 @@ async function expressServer(dist, port) {
 /** `vite preview` with the plugin (serveStatic inside), in its own process, on `port` (0: any). */
 async function vitePreview(dist, port) {
   const job = { mode: 'preview', root: path.dirname(dist), port, plugin: { dictionaryStore: store }, config: { logLevel: 'warn' } };
-  const child = spawn(process.execPath, [VITE_RUN, JSON.stringify(job)], { stdio: ['pipe', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, [VITE_RUN, JSON.stringify(job)], { env: process.env, stdio: ['pipe', 'pipe', 'inherit'] });
   const line = await new Promise((resolve, reject) => {
     let out = '';
     child.stdout.on('data', (d) => {

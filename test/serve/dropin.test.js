@@ -10,7 +10,7 @@ import { tempDir } from '../helpers/tmp.js';
  * serveStatic as a drop-in for express.static (#11): every request below goes to an app around
  * `express.static(dir, options)` and to the same app around `serveStatic(dir, { ...options,
  * unlisted: true })`, on Express 5 (serve-static 2) and Express 4 (serve-static 1), and the two
- * answers must be the same: status, headers, decoded body. Only the differences the README lists
+ * answers must be the same: status, headers, decoded body. Only the differences docs/express-static.md lists
  * ("Differences from express.static") are allowed, and each is pinned in its own test at the end.
  */
 
@@ -318,7 +318,7 @@ describe('without unlisted, the manifest is required', () => {
 });
 
 /**
- * The differences the README lists under "Differences from express.static", each pinned: what
+ * The differences docs/express-static.md lists under "What differs", each pinned: what
  * express.static does, and what serveStatic does instead. Everything else is compared above.
  */
 describe('documented differences', () => {

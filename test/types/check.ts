@@ -13,6 +13,12 @@ async function main(): Promise<void> {
   await precompress('dist', { previous: 'old-dist', dictionaryStore: '.cache/dicts', dictionaryVersions: 2, deltaMargin: 0.2, hashPattern: /-(?<hash>[a-z0-9]{8})\./ });
   void failed;
   void br;
+  const cached = await precompress('dist', { cache: true, cacheDir: 'node_modules/.cache/precompressor/variants', cacheMaxSize: '1GiB' });
+  const fromCache: number = cached.files.fromCache + cached.cache.hits;
+  const cpuSaved: number = cached.cache.cpuSavedMs;
+  void fromCache;
+  void cpuSaved;
+  await precompress('dist', { cache: false, cacheMaxSize: 512 * 1024 * 1024 });
 
   const mw = serveStatic('dist', { maxAge: '1d', immutable: true, fallthrough: false, spa: true, dictionaries: true, immutableHashed: false });
   http.createServer((req, res) => mw(req, res, () => { res.statusCode = 404; res.end(); })).listen(0);
@@ -40,5 +46,6 @@ async function main(): Promise<void> {
   const m: Manifest | null = null;
   void m;
   void vitePlugin({ exclude: ['**/*.map'] });
+  void vitePlugin({ cache: false, cacheDir: '.cache/variants', cacheMaxSize: '256MB', ssr: true });
 }
 void main;

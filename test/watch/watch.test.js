@@ -54,7 +54,9 @@ function nextBatch(w, pred, what) {
     w.on('batch', on);
   });
 }
-const compressed = (rel) => (b) => b.changes.some((c) => c.path === rel && c.action === 'compress');
+/** Were `rel`'s variants written in this batch (encoded, or taken from the variant cache)? */
+const written = (c) => c.action === 'compress' || c.action === 'from cache';
+const compressed = (rel) => (b) => b.changes.some((c) => c.path === rel && written(c));
 const removed = (rel) => (b) => b.changes.some((c) => c.path === rel && c.action.startsWith('remove'));
 const manifestOf = (root) => JSON.parse(fs.readFileSync(path.join(root, 'precompressor-manifest.json'), 'utf8'));
 const br = (root, rel) => zlib.brotliDecompressSync(fs.readFileSync(path.join(root, `${rel}.br`))).toString();
@@ -133,6 +135,22 @@ describe('pure parts', () => {
 });
 
 describe('watch()', () => {
+  test('a file written back to an earlier content gets its variants from the variant cache, not encoded again', async () => {
+    const root = await site({ 'a.txt': textOf(6000, 1), 'b.txt': textOf(3000, 2) });
+    const w = startWatch(root);
+    await w.ready;
+    const edited = nextBatch(w, compressed('a.txt'), 'a.txt edited');
+    await fsp.writeFile(path.join(root, 'a.txt'), textOf(7000, 3));
+    expect((await edited).changes).toEqual([{ path: 'a.txt', action: 'compress' }]);
+    const reverted = nextBatch(w, compressed('a.txt'), 'a.txt reverted');
+    await fsp.writeFile(path.join(root, 'a.txt'), textOf(6000, 1));
+    const b = await reverted;
+    expect(b.changes).toEqual([{ path: 'a.txt', action: 'from cache' }]);
+    expect(b.cache).toMatchObject({ enabled: true, hits: 2, misses: 0 });
+    expect(br(root, 'a.txt')).toBe(textOf(6000, 1));
+    expectConsistent(root);
+  });
+
   test('first pass, then change, unlink and a new folder, each in a batch; own outputs never start one', async () => {
     const root = await site({ 'a.txt': textOf(3000, 1), 'b.txt': textOf(3000, 2), 'keep.css': textOf(2000, 3) });
     const w = startWatch(root);
@@ -155,7 +173,7 @@ describe('watch()', () => {
 
     const both = new Set();
     const folder = nextBatch(w, (b) => {
-      for (const c of b.changes) if (c.action === 'compress') both.add(c.path);
+      for (const c of b.changes) if (written(c)) both.add(c.path);
       return both.has('new/deep/x.js') && both.has('new/y.json');
     }, 'both new files compressed');
     await writeTree(root, { 'new/deep/x.js': textOf(4000, 4), 'new/y.json': JSON.stringify({ v: textOf(1000, 5) }) });
@@ -267,7 +285,7 @@ describe('watch()', () => {
     await changed;
     expect(fs.readFileSync(path.join(root, 'data.csv.gz'))).toEqual(mine);
 
-    const back = nextBatch(w, (x) => x.changes.some((c) => c.path === 'data.csv' && c.action === 'compress'), 'data.csv compressed again');
+    const back = nextBatch(w, (x) => x.changes.some((c) => c.path === 'data.csv' && written(c)), 'data.csv compressed again');
     await fsp.unlink(path.join(root, 'data.csv.gz'));
     await back;
     expect(zlib.gunzipSync(fs.readFileSync(path.join(root, 'data.csv.gz'))).toString()).toBe(textOf(4000, 3));
@@ -381,7 +399,7 @@ describe('watchCommand and the CLI', () => {
     const signals = new EventEmitter();
     const code = watchCommand(root, {}, { stdout, stderr, signals });
     await stdout.waitFor(/watching /);
-    await fsp.writeFile(path.join(root, 'b.txt'), textOf(4000, 3));
+    await fsp.writeFile(path.join(root, 'b.txt'), textOf(4000, 397)); // (content of its own: not in this file's cache)
     await stdout.waitFor(/\d\d:\d\d:\d\d compressed b\.txt\n/);
     signals.emit('SIGINT');
     expect(await code).toBe(0);
@@ -424,7 +442,7 @@ describe('watchCommand and the CLI', () => {
   test('precompressor <dir> --watch in a real process: SIGTERM exits 0 with the manifest matching the files', async () => {
     const root = await site({ 'a.txt': textOf(3000), 'sub/b.css': textOf(2000, 2) });
     const bin = fileURLToPath(new URL('../../bin/precompressor.js', import.meta.url));
-    const child = spawn(process.execPath, [bin, root, '--watch', '--concurrency', '2'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [bin, root, '--watch', '--concurrency', '2'], { env: process.env, stdio: ['ignore', 'pipe', 'pipe'] });
     const stdout = sink();
     const stderr = sink();
     child.stdout.on('data', (d) => stdout.write(String(d)));

@@ -1,0 +1,289 @@
+import fs from 'node:fs';
+import fsp from 'node:fs/promises';
+import path from 'node:path';
+import crypto from 'node:crypto';
+import { createRequire } from 'node:module';
+import { threadId } from 'node:worker_threads';
+import { tempPathFor, writeAtomicSync } from '../fs-atomic.js';
+
+/**
+ * The variant cache: compressed bytes kept outside the output folder, content-addressed, so that a
+ * build that starts from an empty output (a bundler that empties it, a CI checkout, another
+ * machine) copies each variant it made before instead of encoding it again. Shared by every entry
+ * point (the CLI, precompress(), watch mode, the Vite plugin) through the pass.
+ *
+ * - **Key**: SHA-256 of the source's content hash, the encoding, the encoder's parameters for that
+ *   file (zlibOptions(): quality, level, mode, window, zopfli, zstd level) and the encoders'
+ *   versions (Node's zlib, Brotli and zstd, the WebAssembly packages, this package). Never a path.
+ *   minRatio is not in it: an entry holds the bytes whenever they are smaller than the source, and
+ *   each run applies its own minRatio.
+ * - **Entry** `<dir>/<2 hex>/<64 hex key>`: the compressed bytes, then a trailer: a JSON record
+ *   (key, size, SHA-256 of the bytes, encode time), its length (4 bytes) and MAGIC. One file,
+ *   written to a temp file beside it and renamed: a reader sees a whole entry or none.
+ * - **Use**: the record is read and checked (magic, lengths, key); the entry is copied
+ *   (copy-on-write where the file system can) to a temp file, cut to the bytes, and those are
+ *   hashed and compared before the temp is renamed into place. Anything that does not match is
+ *   removed from the cache and the variant is encoded again: a damaged entry never reaches the output.
+ * - **Bounded**: a hit sets the entry's mtime (least recently used = oldest mtime); after a run
+ *   that wrote entries, the oldest are removed until the cache fits `cacheMaxSize`
+ *   (lib/compress/cache-run.js: a pass's counters, eviction, info, prune, clear).
+ */
+
+const MAGIC = Buffer.from('PCCACHE1');
+const TAIL = 12; // record length (4) + MAGIC (8)
+const SCHEMA = 1;
+/** Names in the cache folder: entries `<2 hex>/<64 hex>`, and the last run's record. */
+export const ENTRY_NAME = /^[0-9a-f]{64}$/;
+export const SHARD_NAME = /^[0-9a-f]{2}$/;
+export const LAST_RUN = 'last-run.json';
+
+const require = createRequire(import.meta.url);
+function packageVersion(name) {
+  try {
+    return require(`${name}/package.json`).version;
+  } catch {
+    return null;
+  }
+}
+
+/** What the encoders' output depends on besides their parameters: their versions. */
+const ENCODERS = Object.freeze({
+  precompressor: JSON.parse(fs.readFileSync(new URL('../../package.json', import.meta.url), 'utf8')).version,
+  zlib: process.versions.zlib ?? null,
+  brotli: process.versions.brotli ?? null,
+  zstd: process.versions.zstd ?? null,
+  wasmZstd: packageVersion('@hpcc-js/wasm-zstd'),
+  zopfli: packageVersion('@gfx/zopfli'),
+});
+
+/**
+ * The key of a variant (or a delta): hex SHA-256 over the schema, the encoders' versions and `parts`.
+ * @param {string} kind 'variant' or a delta encoding
+ * @param {string} sourceHash content hash of the source (contentHash())
+ * @param {unknown} params the encoder's parameters for this source (JSON-serializable)
+ */
+export function cacheKey(kind, sourceHash, params) {
+  return crypto.createHash('sha256').update(JSON.stringify([SCHEMA, ENCODERS, kind, sourceHash, params])).digest('hex');
+}
+
+const sha256 = (buf) => crypto.createHash('sha256').update(buf).digest('hex');
+const entryPath = (dir, key) => path.join(dir, key.slice(0, 2), key);
+
+/**
+ * @typedef {{ key: string, size: number, bytes: number, sha256: string | null, encodeMs: number }} EntryRecord
+ *   size: the compressed size; bytes: how many of them are stored (0 when the output was not
+ *   smaller than the source: then the entry only says so)
+ * @typedef {EntryRecord & { file: string }} Entry
+ */
+
+/** The record of an entry file open on `fd`, or null when it is not a whole entry. */
+function readRecord(fd, fileSize, key) {
+  if (fileSize < TAIL) return null;
+  const tail = Buffer.alloc(TAIL);
+  fs.readSync(fd, tail, 0, TAIL, fileSize - TAIL);
+  if (!tail.subarray(4).equals(MAGIC)) return null;
+  const len = tail.readUInt32BE(0);
+  if (len > fileSize - TAIL) return null;
+  const json = Buffer.alloc(len);
+  fs.readSync(fd, json, 0, len, fileSize - TAIL - len);
+  const rec = JSON.parse(json.toString('utf8'));
+  const whole = rec?.key === key && Number.isSafeInteger(rec.bytes) && rec.bytes + len + TAIL === fileSize &&
+    Number.isSafeInteger(rec.size) && (rec.bytes === 0 || rec.bytes === rec.size) && typeof rec.encodeMs === 'number';
+  return whole ? rec : null;
+}
+
+/** Remove a damaged entry or a temp file (best effort: another run may have replaced or removed it). */
+function discard(file) {
+  try {
+    fs.rmSync(file, { force: true });
+  } catch {
+    // left for the next run to find damaged again
+  }
+}
+
+/**
+ * The entry of `key`, or null: none, or not a whole one (then it is removed).
+ * @param {string} dir
+ * @param {string} key
+ * @returns {Entry | null}
+ */
+export function lookupSync(dir, key) {
+  const file = entryPath(dir, key);
+  let fd;
+  try {
+    fd = fs.openSync(file, 'r');
+  } catch {
+    return null;
+  }
+  let rec;
+  try {
+    rec = readRecord(fd, fs.fstatSync(fd).size, key);
+  } catch {
+    rec = null;
+  } finally {
+    fs.closeSync(fd);
+  }
+  if (rec === null) discard(file);
+  return rec === null ? null : { ...rec, file };
+}
+
+/** Mark an entry as just used (its mtime orders eviction); a read-only cache is still used. */
+function touch(file) {
+  const now = new Date();
+  try {
+    fs.utimesSync(file, now, now);
+  } catch {
+    // read-only cache: eviction order is then the order of writing
+  }
+}
+
+let copies = 0;
+
+/**
+ * Copy an entry's bytes to `target` atomically, with `mtime`: a copy (copy-on-write where the
+ * file system has it) to a temp file, cut to the bytes and checked against the record before
+ * the rename. False when they do not match (the entry is then removed) or when the copy fails
+ * (an entry evicted meanwhile, an output that cannot be written: the caller encodes instead, and
+ * meets and reports the output's error itself).
+ * @param {Entry} entry with bytes stored
+ * @param {string} target
+ * @param {{ mtime: Date, tempDir?: string | null }} opts tempDir: a folder on the target's file system
+ */
+export function copyOutSync(entry, target, opts) {
+  const tmp = opts.tempDir ? path.join(opts.tempDir, `c${threadId}-${copies++}`) : tempPathFor(target);
+  let ok = false;
+  let damaged = false;
+  try {
+    fs.copyFileSync(entry.file, tmp, fs.constants.COPYFILE_FICLONE);
+    const fd = fs.openSync(tmp, 'r+');
+    try {
+      fs.ftruncateSync(fd, entry.size);
+      const data = fs.readFileSync(fd);
+      damaged = data.length !== entry.size || sha256(data) !== entry.sha256;
+      if (!damaged) fs.futimesSync(fd, opts.mtime, opts.mtime);
+    } finally {
+      fs.closeSync(fd);
+    }
+    if (!damaged) fs.renameSync(tmp, target);
+    ok = !damaged;
+  } catch (err) {
+    if (opts.tempDir && /** @type {any} */ (err).code === 'EXDEV') {
+      fs.rmSync(tmp, { force: true });
+      return copyOutSync(entry, target, { mtime: opts.mtime });
+    }
+  }
+  if (!ok) discard(tmp);
+  if (damaged) discard(entry.file);
+  else if (ok) touch(entry.file);
+  return ok;
+}
+
+/**
+ * An entry's bytes in memory (small outputs such as deltas), checked; null (and the entry
+ * removed) when they do not match its record.
+ * @param {Entry} entry
+ */
+export function readBytesSync(entry) {
+  let data;
+  try {
+    const fd = fs.openSync(entry.file, 'r');
+    try {
+      data = Buffer.alloc(entry.bytes);
+      if (fs.readSync(fd, data, 0, entry.bytes, 0) !== entry.bytes) data = null;
+    } finally {
+      fs.closeSync(fd);
+    }
+  } catch {
+    data = null;
+  }
+  if (data === null || sha256(data) !== entry.sha256) {
+    discard(entry.file);
+    return null;
+  }
+  touch(entry.file);
+  return data;
+}
+
+/** An entry file's content: the bytes (none when `data` is null) and the trailer. */
+function entryContent(key, data, size, encodeMs) {
+  /** @type {EntryRecord} */
+  const rec = { key, size, bytes: data === null ? 0 : data.length, sha256: data === null ? null : sha256(data), encodeMs: Math.round(encodeMs * 1000) / 1000 };
+  const json = Buffer.from(JSON.stringify(rec));
+  const tail = Buffer.alloc(TAIL);
+  tail.writeUInt32BE(json.length, 0);
+  MAGIC.copy(tail, 4);
+  return data === null ? Buffer.concat([json, tail]) : Buffer.concat([data, json, tail]);
+}
+
+/**
+ * Add an entry (atomically: temp file beside it, then rename; a concurrent writer of the same key
+ * writes the same bytes). `data` null records that the output (of `size` bytes) was not smaller.
+ * @param {string} dir
+ * @param {string} key
+ * @param {Buffer | null} data
+ * @param {{ size: number, encodeMs: number }} info
+ * @returns {number} bytes written
+ */
+export function storeSync(dir, key, data, info) {
+  const file = entryPath(dir, key);
+  const content = entryContent(key, data, info.size, info.encodeMs);
+  fs.mkdirSync(path.dirname(file), { recursive: true });
+  writeAtomicSync(file, content);
+  return content.length;
+}
+
+/**
+ * Put the cached variant of `key` in place: copied to `target` when smaller than `keepBelow`
+ * bytes, else `target` removed. Null on a miss (nothing usable: encode it).
+ * @param {string} dir
+ * @param {string} key
+ * @param {{ target: string, keepBelow: number, mtime: Date, tempDir?: string | null }} at
+ * @returns {{ kept: number | null, encodeMs: number } | null} kept: the variant's size, or null when not kept
+ */
+export function takeVariantSync(dir, key, at) {
+  const entry = lookupSync(dir, key);
+  if (entry === null) return null;
+  if (entry.size < at.keepBelow) {
+    if (entry.bytes === 0 || !copyOutSync(entry, at.target, at)) return null;
+    return { kept: entry.size, encodeMs: entry.encodeMs };
+  }
+  fs.rmSync(at.target, { force: true });
+  touch(entry.file);
+  return { kept: null, encodeMs: entry.encodeMs };
+}
+
+/**
+ * Add a variant made by streaming (its bytes are in the file `variant`, not in memory).
+ * @param {string} dir
+ * @param {string} key
+ * @param {string} variant
+ * @param {number} encodeMs
+ */
+export async function storeFile(dir, key, variant, encodeMs) {
+  const file = entryPath(dir, key);
+  await fsp.mkdir(path.dirname(file), { recursive: true });
+  const tmp = tempPathFor(file);
+  try {
+    await fsp.copyFile(variant, tmp, fs.constants.COPYFILE_FICLONE);
+    const hash = crypto.createHash('sha256');
+    let size = 0;
+    for await (const chunk of fs.createReadStream(tmp)) {
+      hash.update(chunk);
+      size += chunk.length;
+    }
+    const json = Buffer.from(JSON.stringify({ key, size, bytes: size, sha256: hash.digest('hex'), encodeMs: Math.round(encodeMs) }));
+    const tail = Buffer.alloc(TAIL);
+    tail.writeUInt32BE(json.length, 0);
+    MAGIC.copy(tail, 4);
+    await fsp.appendFile(tmp, Buffer.concat([json, tail]));
+    await fsp.rename(tmp, file);
+  } catch (err) {
+    await fsp.rm(tmp, { force: true });
+    throw err;
+  }
+}
+
+/** Per-task cache counters, filled where the task runs and returned with its result. */
+export function taskStats() {
+  return { hits: 0, misses: 0, written: 0, cpuSavedMs: 0, error: /** @type {string | null} */ (null) };
+}
