@@ -139,6 +139,16 @@ export function splitOptions(options, ownDefaults) {
   return { api, own };
 }
 
+/** The `encodings` option: a non-empty list of known encodings. */
+function encodingList(value) {
+  const encodings = stringList('options.encodings', value);
+  for (const e of encodings) {
+    if (!Object.hasOwn(ENCODINGS, e)) throw optionError('options.encodings', `a list of ${Object.keys(ENCODINGS).join(', ')}`, value);
+  }
+  if (encodings.length === 0) throw optionError('options.encodings', 'a non-empty list', value);
+  return encodings;
+}
+
 /**
  * Validate and fill the options of `precompress(dir, options)`. Returns a frozen object;
  * nothing downstream re-checks or re-defaults.
@@ -148,12 +158,7 @@ export function splitOptions(options, ownDefaults) {
 export function normalizeOptions(dir, options = {}) {
   if (typeof dir !== 'string' || dir === '') throw optionError('dir', 'a non-empty string', dir);
   const o = fillOptions(options, OPTION_DEFAULTS);
-
-  const encodings = stringList('options.encodings', o.encodings);
-  for (const e of encodings) {
-    if (!Object.hasOwn(ENCODINGS, e)) throw optionError('options.encodings', `a list of ${Object.keys(ENCODINGS).join(', ')}`, o.encodings);
-  }
-  if (encodings.length === 0) throw optionError('options.encodings', 'a non-empty list', o.encodings);
+  const encodings = encodingList(o.encodings);
   if (!isInt(o.brotliQuality) || o.brotliQuality < 0 || o.brotliQuality > 11) {
     throw optionError('options.brotliQuality', 'an integer from 0 to 11', o.brotliQuality);
   }

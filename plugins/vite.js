@@ -89,16 +89,86 @@ export function summaryLines(report, verbose) {
 }
 
 /**
+ * After Vite has written the client build: compress `outDir` and report through Vite.
+ * @param {any} ctx the hook's plugin context (this.error)
+ * @param {any} config Vite's resolved config
+ * @param {{ api: any, own: any }} options
+ */
+async function compressBuild(ctx, config, { api, own }) {
+  const t = target(ctx, config);
+  if (!t.write || (t.server && !own.ssr)) return;
+  let report;
+  try {
+    // Vite empties outDir: the variant cache and the dictionary store keep what outlives a
+    // build, outside it, under the project's node_modules/.cache (found from Vite's root).
+    const keep = { cacheDir: api.cacheDir ?? defaultCacheDir(config.root), dictionaryStore: api.dictionaryStore ?? defaultDictionaryStore(config.root) };
+    report = await precompress(t.outDir, { ...api, ...keep });
+  } catch (err) {
+    return ctx.error(`precompressor: ${/** @type {Error} */ (err).message}`);
+  }
+  for (const w of report.warnings) t.logger.warn(`precompressor: ${w.path}: ${w.message}`);
+  if (!report.ok) {
+    return ctx.error(['precompressor: some files could not be compressed:', ...report.failures.map((x) => `  ${x.path}: ${x.message}`)].join('\n'));
+  }
+  for (const line of summaryLines(report, own.verbose)) t.logger.info(line);
+}
+
+/** serveStatic's setHeaders for preview: Vite's `preview.headers`, then the user's own hook. */
+function previewSetHeaders(headers, extra) {
+  if (!headers) return extra.setHeaders;
+  return (res, p, stat, enc) => {
+    for (const [k, v] of Object.entries(headers)) if (v !== undefined) res.setHeader(k, v);
+    extra.setHeaders?.(res, p, stat, enc);
+  };
+}
+
+/**
+ * `vite preview`: serve the variants through serveStatic, behind Vite's own guards.
+ * @param {any} server Vite's preview server
+ * @param {{ api: any, own: any }} options
+ */
+async function configurePreview(server, { api, own }) {
+  if (own.preview === false) return;
+  const c = server.config;
+  const outDir = path.resolve(c.root, c.environments?.client?.build.outDir ?? c.build.outDir);
+  let serveStatic;
+  try {
+    ({ serveStatic } = await import('../lib/serve/middleware.js'));
+  } catch (err) {
+    c.logger.warn(`precompressor: serveStatic is not available (${/** @type {Error} */ (err).message}); vite preview serves uncompressed files`);
+    return;
+  }
+  const extra = own.preview === true ? {} : own.preview;
+  let mw;
+  try {
+    mw = serveStatic(outDir, { manifest: api.manifest, ...extra, setHeaders: previewSetHeaders(c.preview?.headers, extra) });
+  } catch (err) {
+    // Typically no manifest yet: the build ran without this plugin, or not at all.
+    c.logger.warn(`precompressor: ${/** @type {Error} */ (err).message}; vite preview serves uncompressed files`);
+    return;
+  }
+  const base = typeof c.base === 'string' && c.base.startsWith('/') ? c.base.replace(/\/+$/, '') : '';
+  const precompressorPreview = (req, res, next) => mw(req, res, next);
+  if (base) server.middlewares.use(base, precompressorPreview);
+  else server.middlewares.use(precompressorPreview);
+  // Vite 5 and 6 add their CORS and host check middlewares after this hook, Vite 7 and 8 before
+  // it: once Vite's own middlewares are in place, make sure ours comes after those guards.
+  return () => {
+    if (!placeAfterViteGuards(server.middlewares.stack, precompressorPreview, c.preview?.cors !== false)) {
+      c.logger.warn("precompressor: could not find Vite's CORS middleware in the preview server; vite preview serves uncompressed files");
+    }
+  };
+}
+
+/**
  * `plugins: [precompressor(options)]` in vite.config.
  * @param {object} [options] compressor options plus `ssr`, `preview`, `verbose`
  * @returns {import('vite').Plugin}
  */
 export default function precompressor(options = {}) {
-  const { api, own } = splitViteOptions(options);
+  const split = splitViteOptions(options);
   /** @type {any} */
   let config;
-  const active = (t) => t.write && (!t.server || own.ssr);
-
   return /** @type {import('vite').Plugin} */ ({
     name: 'precompressor',
     enforce: 'post',
@@ -110,63 +180,10 @@ export default function precompressor(options = {}) {
       order: 'post',
       sequential: true,
       async handler(error) {
-        const t = target(this, config);
-        if (error || !active(t)) return;
-        let report;
-        try {
-          // Vite empties outDir: the variant cache and the dictionary store keep what outlives a
-          // build, outside it, under the project's node_modules/.cache (found from Vite's root).
-          const keep = { cacheDir: api.cacheDir ?? defaultCacheDir(config.root), dictionaryStore: api.dictionaryStore ?? defaultDictionaryStore(config.root) };
-          report = await precompress(t.outDir, { ...api, ...keep });
-        } catch (err) {
-          return this.error(`precompressor: ${/** @type {Error} */ (err).message}`);
-        }
-        for (const w of report.warnings) t.logger.warn(`precompressor: ${w.path}: ${w.message}`);
-        if (!report.ok) {
-          return this.error(['precompressor: some files could not be compressed:', ...report.failures.map((x) => `  ${x.path}: ${x.message}`)].join('\n'));
-        }
-        for (const line of summaryLines(report, own.verbose)) t.logger.info(line);
+        if (!error) await compressBuild(this, config, split);
       },
     },
-    async configurePreviewServer(server) {
-      if (own.preview === false) return;
-      const c = server.config;
-      const outDir = path.resolve(c.root, c.environments?.client?.build.outDir ?? c.build.outDir);
-      let serveStatic;
-      try {
-        ({ serveStatic } = await import('../lib/serve/middleware.js'));
-      } catch (err) {
-        c.logger.warn(`precompressor: serveStatic is not available (${/** @type {Error} */ (err).message}); vite preview serves uncompressed files`);
-        return;
-      }
-      const extra = own.preview === true ? {} : own.preview;
-      const headers = c.preview?.headers;
-      const setHeaders = headers
-        ? (res, p, stat, enc) => {
-            for (const [k, v] of Object.entries(headers)) if (v !== undefined) res.setHeader(k, v);
-            extra.setHeaders?.(res, p, stat, enc);
-          }
-        : extra.setHeaders;
-      let mw;
-      try {
-        mw = serveStatic(outDir, { manifest: api.manifest, ...extra, setHeaders });
-      } catch (err) {
-        // Typically no manifest yet: the build ran without this plugin, or not at all.
-        c.logger.warn(`precompressor: ${/** @type {Error} */ (err).message}; vite preview serves uncompressed files`);
-        return;
-      }
-      const base = typeof c.base === 'string' && c.base.startsWith('/') ? c.base.replace(/\/+$/, '') : '';
-      const precompressorPreview = (req, res, next) => mw(req, res, next);
-      if (base) server.middlewares.use(base, precompressorPreview);
-      else server.middlewares.use(precompressorPreview);
-      // Vite 5 and 6 add their CORS and host check middlewares after this hook, Vite 7 and 8 before
-      // it: once Vite's own middlewares are in place, make sure ours comes after those guards.
-      return () => {
-        if (!placeAfterViteGuards(server.middlewares.stack, precompressorPreview, c.preview?.cors !== false)) {
-          c.logger.warn("precompressor: could not find Vite's CORS middleware in the preview server; vite preview serves uncompressed files");
-        }
-      };
-    },
+    configurePreviewServer: (server) => configurePreview(server, split),
   });
 }
 

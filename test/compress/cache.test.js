@@ -135,19 +135,19 @@ test('a damaged or truncated entry is never copied out: it is removed and the va
 test('two processes sharing one cache at the same time: both complete, every entry is whole, a third run takes all', async () => {
   // Same content in two output folders, compressed by two CLI processes started together.
   const [a, b, c] = ['a', 'b', 'c'].map((n) => path.join(tmp, n));
-  const many = Object.fromEntries(Array.from({ length: 30 }, (_, i) => [`f${i}.js`, textOf(8000 + i * 300, i)]));
+  const many = Object.fromEntries(Array.from({ length: 12 }, (_, i) => [`f${i}.js`, textOf(3000 + i * 300, i)]));
   await Promise.all([build(a, many), build(b, many), build(c, many)]);
   const [ra, rb] = await Promise.all([a, b].map((d) => cli([d, '--json', '--quiet', '--cache-dir', cacheDir, '--concurrency', '2'])));
   for (const r of [ra, rb]) expect(r).toMatchObject({ code: 0, stderr: '' });
   const [ja, jb] = [ra, rb].map((r) => JSON.parse(r.stdout));
   expect([ja.warnings, jb.warnings]).toEqual([[], []]);
   // Each variant was either encoded or taken from the other process's finished entry.
-  expect(ja.cache.hits + ja.cache.misses).toBe(60);
-  expect(jb.cache.hits + jb.cache.misses).toBe(60);
-  expect(await expectIntact(a)).toBe(60);
-  expect(await expectIntact(b)).toBe(60);
+  expect(ja.cache.hits + ja.cache.misses).toBe(24);
+  expect(jb.cache.hits + jb.cache.misses).toBe(24);
+  expect(await expectIntact(a)).toBe(24);
+  expect(await expectIntact(b)).toBe(24);
   const entries = entryFiles(cacheDir);
-  expect(entries).toHaveLength(60);
+  expect(entries).toHaveLength(24);
   for (const file of entries) {
     const entry = lookupSync(cacheDir, path.basename(file));
     expect(entry).not.toBeNull();
@@ -155,8 +155,8 @@ test('two processes sharing one cache at the same time: both complete, every ent
   }
   expect(fsSync.readdirSync(cacheDir, { recursive: true }).map(String).filter((p) => p.endsWith('.pctmp'))).toEqual([]);
   const rc = JSON.parse((await cli([c, '--json', '--cache-dir', cacheDir])).stdout);
-  expect(rc.cache).toMatchObject({ hits: 60, misses: 0 });
-});
+  expect(rc.cache).toMatchObject({ hits: 24, misses: 0 });
+}, 180_000);
 
 test('the cap evicts the least recently used entries at the end of a run', async () => {
   const [one, two] = ['one', 'two'].map((n) => path.join(tmp, n));
