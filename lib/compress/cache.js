@@ -140,6 +140,18 @@ function touch(file) {
 let copies = 0;
 
 /**
+ * SHA-256 (hex) of an open file's bytes, read 1 MiB at a time: a variant of a streamed file may be
+ * larger than memory allows (or than a Buffer can be, 2 GiB), and this runs on the main thread.
+ * @param {number} fd
+ */
+function sha256OfFdSync(fd) {
+  const buf = Buffer.allocUnsafe(1 << 20);
+  const h = crypto.createHash('sha256');
+  for (let at = 0, n; (n = fs.readSync(fd, buf, 0, buf.length, at)) > 0; at += n) h.update(buf.subarray(0, n));
+  return h.digest('hex');
+}
+
+/**
  * Copy an entry's bytes to `target` atomically, with `mtime`: a copy (copy-on-write where the
  * file system has it) to a temp file, cut to the bytes and checked against the record before
  * the rename. False when they do not match (the entry is then removed) or when the copy fails
@@ -158,8 +170,7 @@ export function copyOutSync(entry, target, opts) {
     const fd = fs.openSync(tmp, 'r+');
     try {
       fs.ftruncateSync(fd, entry.size);
-      const data = fs.readFileSync(fd);
-      damaged = data.length !== entry.size || sha256(data) !== entry.sha256;
+      damaged = sha256OfFdSync(fd) !== entry.sha256;
       if (!damaged) fs.futimesSync(fd, opts.mtime, opts.mtime);
     } finally {
       fs.closeSync(fd);
@@ -253,13 +264,16 @@ export function takeVariantSync(dir, key, at) {
 }
 
 /**
- * Add a variant made by streaming (its bytes are in the file `variant`, not in memory).
+ * Add a variant made by streaming (its bytes are in the file `variant`, not in memory). `made` is
+ * what the encoder wrote: a copy whose bytes differ (the file replaced meanwhile by another
+ * writer of the same output) is not stored, so no entry ever holds bytes of another source.
  * @param {string} dir
  * @param {string} key
  * @param {string} variant
  * @param {number} encodeMs
+ * @param {{ size: number, sha256: string }} made
  */
-export async function storeFile(dir, key, variant, encodeMs) {
+export async function storeFile(dir, key, variant, encodeMs, made) {
   const file = entryPath(dir, key);
   await fsp.mkdir(path.dirname(file), { recursive: true });
   const tmp = tempPathFor(file);
@@ -271,7 +285,12 @@ export async function storeFile(dir, key, variant, encodeMs) {
       hash.update(chunk);
       size += chunk.length;
     }
-    const json = Buffer.from(JSON.stringify({ key, size, bytes: size, sha256: hash.digest('hex'), encodeMs: Math.round(encodeMs) }));
+    const sha256 = hash.digest('hex');
+    if (size !== made.size || sha256 !== made.sha256) {
+      await fsp.rm(tmp, { force: true });
+      return;
+    }
+    const json = Buffer.from(JSON.stringify({ key, size, bytes: size, sha256, encodeMs: Math.round(encodeMs) }));
     const tail = Buffer.alloc(TAIL);
     tail.writeUInt32BE(json.length, 0);
     MAGIC.copy(tail, 4);

@@ -1,5 +1,6 @@
 import fs from 'node:fs/promises';
 import { createReadStream, createWriteStream } from 'node:fs';
+import { createHash } from 'node:crypto';
 import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { PrecompressorError } from '../errors.js';
@@ -123,7 +124,8 @@ async function streamedWithCache(t, encoding) {
   cache.misses = 1;
   // Only a variant of the content that was hashed (it did not change in between), and kept.
   if (r.hash === h.hash && r.out[encoding] !== null) {
-    await storeFile(t.cache.dir, key, target, performance.now() - started).then(
+    const made = { size: /** @type {number} */ (r.out[encoding]), sha256: /** @type {string} */ (r.outSha256) };
+    await storeFile(t.cache.dir, key, target, performance.now() - started, made).then(
       () => (cache.written = /** @type {number} */ (r.out[encoding])),
       (err) => (cache.error = err.message),
     );
@@ -139,6 +141,7 @@ async function compressStreamed(t, encoding) {
     const hasher = createHasher();
     let inSize = 0;
     let outSize = 0;
+    const outHash = createHash('sha256'); // what was written, for the cache's check of its copy
     const tapIn = new Transform({
       transform(chunk, _enc, cb) {
         hasher.update(chunk);
@@ -149,6 +152,7 @@ async function compressStreamed(t, encoding) {
     const countOut = new Transform({
       transform(chunk, _enc, cb) {
         outSize += chunk.length;
+        outHash.update(chunk);
         cb(null, chunk);
       },
     });
@@ -161,7 +165,7 @@ async function compressStreamed(t, encoding) {
     };
     const keep = await writeAtomicWith(target, produce, { mtime: before.mtime });
     if (!keep) await removeIfPresent(target);
-    return { hash: hasher.digest(), size: inSize, mtimeMs: before.mtimeMs, out: { [encoding]: keep ? outSize : null } };
+    return { hash: hasher.digest(), size: inSize, mtimeMs: before.mtimeMs, out: { [encoding]: keep ? outSize : null }, outSha256: outHash.digest('hex') };
   } finally {
     await fh.close();
   }

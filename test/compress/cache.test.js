@@ -4,7 +4,7 @@ import path from 'node:path';
 import zlib from 'node:zlib';
 import { fileURLToPath } from 'node:url';
 import { precompress } from '../../lib/compress/precompress.js';
-import { lookupSync, readBytesSync } from '../../lib/compress/cache.js';
+import { lookupSync, readBytesSync, storeFile } from '../../lib/compress/cache.js';
 import { info } from '../../lib/compress/cache-run.js';
 import { tempDir, writeTree, textOf, noiseOf } from '../helpers/tmp.js';
 import { runCommand } from '../helpers/spawn.js';
@@ -238,4 +238,17 @@ test('precompressor cache info, prune and clear', async () => {
   expect(bad.code).toBe(2);
   expect(bad.stderr).toMatch(/^precompressor: Expected --cache-max-size to be a size in bytes/);
   expect((await cli(['cache', '--help'])).stdout).toMatch(/info: entries, bytes, hit rate of the last run/);
+});
+
+test('a streamed variant whose file no longer holds what the encoder wrote is not stored (no entry with bytes of another source)', async () => {
+  const variant = path.join(tmp, 'v.br');
+  await fs.mkdir(tmp, { recursive: true });
+  await fs.writeFile(variant, 'bytes another writer put there');
+  const crypto = await import('node:crypto');
+  const sha = (s) => crypto.createHash('sha256').update(s).digest('hex');
+  await storeFile(cacheDir, 'a'.repeat(64), variant, 5, { size: 9, sha256: sha('what we wrote') });
+  expect(lookupSync(cacheDir, 'a'.repeat(64))).toBeNull();
+  await storeFile(cacheDir, 'b'.repeat(64), variant, 5, { size: 30, sha256: sha('bytes another writer put there') });
+  const entry = /** @type {any} */ (lookupSync(cacheDir, 'b'.repeat(64)));
+  expect(readBytesSync(entry)?.toString()).toBe('bytes another writer put there');
 });
