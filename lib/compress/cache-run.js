@@ -79,6 +79,27 @@ export async function clear(dir) {
   return { removed, freed };
 }
 
+/** Runs that may estimate the cache's size from the last record before one scans it again. */
+const SCAN_EVERY = 20;
+
+/**
+ * The cache's size after a run that wrote `written` bytes, evicting down to the cap when needed.
+ * The whole cache is scanned (a stat per entry) only when the size recorded by the last run plus
+ * this run's additions could exceed the cap, or every SCAN_EVERY runs (other processes' additions
+ * are not in the record): a watch batch that changed one file does not stat every entry.
+ * @param {{ bytes?: number, runsSinceScan?: number } | null} last the last run's record
+ * @param {number} written
+ * @param {{ cacheDir: string, cacheMaxSize: number }} opts
+ * @returns {Promise<{ bytes: number | undefined, runsSinceScan: number }>}
+ */
+async function sizeAfter(last, written, opts) {
+  const known = typeof last?.bytes === 'number' && typeof last.runsSinceScan === 'number' && last.runsSinceScan < SCAN_EVERY;
+  if (known && last.bytes + written <= opts.cacheMaxSize) return { bytes: last.bytes + written, runsSinceScan: last.runsSinceScan + 1 };
+  if (written === 0 && !known) return { bytes: last?.bytes, runsSinceScan: (last?.runsSinceScan ?? 0) + 1 };
+  const { bytes } = await prune(opts.cacheDir, opts.cacheMaxSize);
+  return { bytes, runsSinceScan: 0 };
+}
+
 /**
  * The cache side of one pass: what its tasks take (`task`: null when the cache is off or in a
  * dry run), its counters, and at the end the last-run record and eviction.
@@ -108,10 +129,12 @@ export function createCacheRun(opts) {
     async finish(report) {
       if (!on || stats.hits + stats.misses === 0) return;
       try {
-        const record = { at: new Date().toISOString(), ...stats, cpuSavedMs: Math.round(stats.cpuSavedMs) };
+        const file = path.join(opts.cacheDir, LAST_RUN);
+        const last = await fsp.readFile(file, 'utf8').then(JSON.parse, () => null);
+        const size = await sizeAfter(last, stats.written, opts);
+        const record = { at: new Date().toISOString(), ...stats, cpuSavedMs: Math.round(stats.cpuSavedMs), ...size };
         await fsp.mkdir(opts.cacheDir, { recursive: true });
-        await writeAtomic(path.join(opts.cacheDir, LAST_RUN), JSON.stringify(record) + '\n');
-        if (stats.written > 0) await prune(opts.cacheDir, opts.cacheMaxSize);
+        await writeAtomic(file, JSON.stringify(record) + '\n');
       } catch (err) {
         error ??= /** @type {Error} */ (err).message;
       }

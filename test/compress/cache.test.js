@@ -252,3 +252,15 @@ test('a streamed variant whose file no longer holds what the encoder wrote is no
   const entry = /** @type {any} */ (lookupSync(cacheDir, 'b'.repeat(64)));
   expect(readBytesSync(entry)?.toString()).toBe('bytes another writer put there');
 });
+
+test('a run far under the cap adds its bytes to the size the last run recorded instead of scanning every entry', async () => {
+  const dist = path.join(tmp, 'dist');
+  const lastRun = async () => JSON.parse(await fs.readFile(path.join(cacheDir, 'last-run.json'), 'utf8'));
+  await build(dist, { 'a.js': textOf(6000, 21) });
+  await precompress(dist, { cacheDir });
+  expect(await lastRun()).toMatchObject({ runsSinceScan: 0, bytes: (await info(cacheDir)).bytes });
+  await build(dist, { 'a.js': textOf(6000, 21), 'b.css': textOf(5000, 22) });
+  await precompress(dist, { cacheDir });
+  // Estimated, not scanned: and the estimate is the cache's real size.
+  expect(await lastRun()).toMatchObject({ runsSinceScan: 1, bytes: (await info(cacheDir)).bytes });
+});
