@@ -10,7 +10,7 @@ const WORDS = { compress: 'compressed', 'from cache': 'from cache', 'remove (orp
 
 /** What happened to one file, in words. */
 function changeText(c) {
-  if (c.action === 'compress' && c.skipped === 'not-smaller') return `${c.path}: no variant, compressed output not smaller`;
+  if ((c.action === 'compress' || c.action === 'from cache') && c.skipped === 'not-smaller') return `${c.path}: no variant, compressed output not smaller`;
   return `${WORDS[c.action] ?? c.action} ${c.path}`;
 }
 

@@ -49,10 +49,11 @@ function deltaStemOf(rel) {
  * @param {number} [at] writtenAt(previous), when the caller asks for many files
  */
 export function recordedOurs(file, previous, at = writtenAt(previous)) {
-  if (previous === null || file.mtimeMs > at) return false;
+  if (previous === null) return false;
   const dStem = deltaStemOf(file.rel);
   if (dStem !== null) {
     const entry = entryOf(previous, dStem);
+    if (file.mtimeMs > at) return false;
     const hit = deltasOf(dStem, entry).find(([, , p]) => p === file.rel);
     if (hit === undefined) return false;
     const [dict, enc] = hit;
@@ -60,7 +61,8 @@ export function recordedOurs(file, previous, at = writtenAt(previous)) {
   }
   const enc = suffixEncoding(file.rel);
   if (enc === undefined) return false;
-  const v = entryOf(previous, stemOf(file.rel, enc))?.variants;
+  const e = entryOf(previous, stemOf(file.rel, enc));
+  const v = e !== undefined && file.mtimeMs <= Math.max(at, (e.mtimeMs ?? -Infinity) + MTIME_SLACK_MS) ? e.variants : undefined;
   return v !== undefined && Object.hasOwn(v, enc) && v[/** @type {'br'} */ (enc)]?.size === file.size;
 }
 

@@ -67,7 +67,7 @@ export function classify(files, manifestRel, previous = null, user = new Set()) 
   const deltas = new Map();
   for (const f of files) {
     if (f.rel === manifestRel) continue;
-    if (!user.has(f.rel) && isDelta(f.rel, byRel, previous)) {
+    if (!user.has(f.rel) && isDelta(f.rel, byRel, previous) && (byRel.has(/** @type {string} */ (deltaStem(f.rel))) || recordedOurs(f, previous))) {
       deltas.set(f.rel, f.size);
       continue;
     }

@@ -128,7 +128,8 @@ class Pass {
     this.cache = createCacheRun(opts);
     this.taskBase = { brotliQuality, gzipLevel, zstdLevel, zopfli, minRatio, streamThreshold, tempDir: null, cache: this.cache.task };
     const onStart = (task) => {
-      this.report.started(task.rel, task.cost >= LONG_JOB_COST);
+      // A task queued before its file failed may still start: it is not shown as running.
+      if (!this.failed.has(task.rel)) this.report.started(task.rel, task.cost >= LONG_JOB_COST);
       hooks.onJobStart?.(task);
     };
     this.pool = createPool(opts.concurrency, new URL('./worker.js', import.meta.url), { ...POOL_LIMITS, onStart });
@@ -343,7 +344,9 @@ class Pass {
     const untouched = !deltasChanged && previous !== null && previous.tool === TOOL && sameSettings(previous.settings, this.settings) &&
       this.removals.length === 0 && this.failed.size === 0 && this.decisions.every((d) => d.action === 'fresh') &&
       this.decisions.length === Object.keys(previous.files).length;
-    if (opts.dryRun || untouched || sameContent(previous, manifest)) return;
+    // A delta written again (it was missing) is newer than the previous manifest: write a new one, or
+    // the ownership rule (outputs are older than the manifest that lists them) takes it for the user's.
+    if (opts.dryRun || untouched || (!deltasChanged && sameContent(previous, manifest))) return;
     try {
       await writeManifest(opts.manifest, manifest);
     } catch (err) {

@@ -58,7 +58,9 @@ export function isOwnOutput(rel, event, ctx) {
   if (!ctx.ours.has(rel)) return false;
   if (event === 'unlink') return true;
   const size = ctx.ours.get(rel);
-  return size !== null && ctx.sizeOf(rel) === size;
+  const now = ctx.sizeOf(rel);
+  // gone: ours all the same (a removal of ours is no event either)
+  return now === null || (size !== null && now === size);
 }
 
 /**
@@ -72,8 +74,9 @@ export function isOwnOutput(rel, event, ctx) {
 export function updateOurs(ours, report, manifest) {
   for (const c of report.changes) {
     if (c.action.startsWith('remove')) ours.set(c.path, null);
-    else if (c.action === 'compress') for (const enc of report.encodings) ours.set(variantPath(c.path, /** @type {'br'} */ (enc)), null);
+    else if (c.action === 'compress' || c.action === 'from cache') for (const enc of report.encodings) ours.set(variantPath(c.path, /** @type {'br'} */ (enc)), null);
   }
+  for (const f of report.failures ?? []) for (const enc of report.encodings) ours.set(variantPath(f.path, /** @type {'br'} */ (enc)), null);
   for (const [rel, e] of Object.entries(manifest.files)) {
     ours.delete(rel);
     for (const [enc, v] of Object.entries(e.variants)) ours.set(variantPath(rel, /** @type {'br'} */ (enc)), /** @type {any} */ (v).size);

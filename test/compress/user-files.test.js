@@ -174,3 +174,31 @@ test('CLI: the warning on stderr with the summary, and in --json report.warnings
   expect(JSON.parse(j.stdout).warnings.map((w) => w.path)).toEqual(['downloads/data.csv.gz', 'sitemap.xml.gz']);
   expect(await fs.readFile(path.join(root, 'downloads/data.csv.gz'))).toEqual(USER_GZ);
 });
+
+test('a delta-named file of the user\'s whose source is gone is not removed as a stale delta (even with deltas recorded for that source)', async () => {
+  const rel = 'app.js.0123456789abcdef.dcz';
+  await writeTree(root, { 'app.js': textOf(8000) });
+  await precompress(root, opts);
+  // The previous manifest gives app.js a delta (as a build with deltas would), then app.js goes.
+  const m = await readManifest(root);
+  m.files['app.js'].deltas = { '0123456789abcdef': { dcz: { size: 40, hash: 'x' } } };
+  await fs.writeFile(path.join(root, 'precompressor-manifest.json'), JSON.stringify(m));
+  await fs.rm(path.join(root, 'app.js'));
+  await fs.writeFile(path.join(root, rel), noiseOf(500));
+  const r = await precompress(root, opts);
+  expect(r.changes.filter((c) => c.action.startsWith('remove'))).toEqual([]);
+  expect(await fs.readFile(path.join(root, rel))).toEqual(noiseOf(500));
+  expect((await readManifest(root)).files[rel]).toMatchObject({ size: 500 });
+});
+
+test('a source dated in the future: its variants are still ours, and go with it when it is deleted', async () => {
+  await writeTree(root, { 'future.txt': textOf(5000, 9) });
+  const later = new Date(Date.now() + 24 * 3600 * 1000);
+  await fs.utimes(path.join(root, 'future.txt'), later, later);
+  await precompress(root, opts);
+  expect((await precompress(root, opts)).warnings).toEqual([]);
+  await fs.rm(path.join(root, 'future.txt'));
+  const r = await precompress(root, opts);
+  expect(r.changes).toEqual(['future.txt.br', 'future.txt.gz'].map((p) => ({ path: p, action: 'remove (orphan)' })));
+  expect(await exists(path.join(root, 'future.txt.gz'))).toBe(false);
+});
