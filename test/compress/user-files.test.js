@@ -181,12 +181,15 @@ test('a delta-named file of the user\'s whose source is gone is not removed as a
   await precompress(root, opts);
   // The previous manifest gives app.js a delta (as a build with deltas would), then app.js goes.
   const m = await readManifest(root);
-  m.files['app.js'].deltas = { '0123456789abcdef': { dcz: { size: 40, hash: 'x' } } };
+  const dict = Buffer.concat([Buffer.from('0123456789abcdef', 'hex'), Buffer.alloc(24)]).toString('base64'); // names `rel`
+  m.files['app.js'].dictionary = { hash: dict, match: '/app.js', dest: 'script', hashed: false };
+  m.files['app.js'].deltas = { [dict]: { dcz: { size: 40, hash: dict } } };
   await fs.writeFile(path.join(root, 'precompressor-manifest.json'), JSON.stringify(m));
   await fs.rm(path.join(root, 'app.js'));
   await fs.writeFile(path.join(root, rel), noiseOf(500));
   const r = await precompress(root, opts);
-  expect(r.changes.filter((c) => c.action.startsWith('remove'))).toEqual([]);
+  expect(r.warnings).toEqual([]); // the edited manifest was read (not refused and started afresh)
+  expect(r.changes.filter((c) => c.action.startsWith('remove')).map((c) => c.path)).toEqual(['app.js.br', 'app.js.gz']); // ours go
   expect(await fs.readFile(path.join(root, rel))).toEqual(noiseOf(500));
   expect((await readManifest(root)).files[rel]).toMatchObject({ size: 500 });
 });
