@@ -56,6 +56,8 @@ const ENCODERS = Object.freeze({
   zopfli: packageVersion('@gfx/zopfli'),
 });
 
+const KEY_HEAD = `${JSON.stringify([SCHEMA, ENCODERS]).slice(0, -1)},`;
+
 /**
  * The key of a variant (or a delta): hex SHA-256 over the schema, the encoders' versions and `parts`.
  * @param {string} kind 'variant' or a delta encoding
@@ -63,7 +65,8 @@ const ENCODERS = Object.freeze({
  * @param {unknown} params the encoder's parameters for this source (JSON-serializable)
  */
 export function cacheKey(kind, sourceHash, params) {
-  return crypto.createHash('sha256').update(JSON.stringify([SCHEMA, ENCODERS, kind, sourceHash, params])).digest('hex');
+  // The same bytes as JSON.stringify([SCHEMA, ENCODERS, kind, sourceHash, params]), the constant head serialised once.
+  return crypto.createHash('sha256').update(KEY_HEAD).update(JSON.stringify([kind, sourceHash, params]).slice(1)).digest('hex');
 }
 
 const sha256 = (buf) => crypto.createHash('sha256').update(buf).digest('hex');
@@ -218,12 +221,20 @@ export function readBytesSync(entry) {
 /** An entry file's content: the bytes (none when `data` is null) and the trailer. */
 function entryContent(key, data, size, encodeMs) {
   /** @type {EntryRecord} */
-  const rec = { key, size, bytes: data === null ? 0 : data.length, sha256: data === null ? null : sha256(data), encodeMs: Math.round(encodeMs * 1000) / 1000 };
-  const json = Buffer.from(JSON.stringify(rec));
+  const rec = { key, size, bytes: data === null ? 0 : data.length, sha256: data === null ? null : sha256(data), encodeMs };
+  return data === null ? trailer(rec) : Buffer.concat([data, trailer(rec)]);
+}
+
+/**
+ * What follows an entry's bytes: its record as JSON, then the JSON's length and the magic.
+ * @param {EntryRecord} rec
+ */
+function trailer(rec) {
+  const json = Buffer.from(JSON.stringify({ ...rec, encodeMs: Math.round(rec.encodeMs * 1000) / 1000 }));
   const tail = Buffer.alloc(TAIL);
   tail.writeUInt32BE(json.length, 0);
   MAGIC.copy(tail, 4);
-  return data === null ? Buffer.concat([json, tail]) : Buffer.concat([data, json, tail]);
+  return Buffer.concat([json, tail]);
 }
 
 /**
@@ -290,11 +301,7 @@ export async function storeFile(dir, key, variant, encodeMs, made) {
       await fsp.rm(tmp, { force: true });
       return;
     }
-    const json = Buffer.from(JSON.stringify({ key, size, bytes: size, sha256, encodeMs: Math.round(encodeMs) }));
-    const tail = Buffer.alloc(TAIL);
-    tail.writeUInt32BE(json.length, 0);
-    MAGIC.copy(tail, 4);
-    await fsp.appendFile(tmp, Buffer.concat([json, tail]));
+    await fsp.appendFile(tmp, trailer({ key, size, bytes: size, sha256, encodeMs }));
     await fsp.rename(tmp, file);
   } catch (err) {
     await fsp.rm(tmp, { force: true });
