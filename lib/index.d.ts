@@ -156,6 +156,8 @@ export interface CacheSummary {
   dir: string;
   hits: number;
   misses: number;
+  /** Entries that did not decode to their source (rewritten or damaged): removed, and counted in `misses`. */
+  rejected: number;
   /** CPU time the hits' encodings took when they were made, in ms. */
   cpuSavedMs: number;
 }
