@@ -33,6 +33,8 @@ export interface PrecompressOptions {
   force?: boolean;
   /** Report what would change; write nothing. Default false. */
   dryRun?: boolean;
+  /** Compress `dir` even when it is `/`, the home folder (or one that holds it) or a system folder such as `/usr` or `/etc`, which are refused (`ERR_PRECOMPRESSOR_DIR`) by default. Default false. */
+  allowSystemDir?: boolean;
   /** Files at or above this size (bytes) are streamed instead of read whole. Default 64 MiB. */
   streamThreshold?: number;
   /** Called at most every 100 ms while compressing (and when a long job starts); see `Progress.running`. */

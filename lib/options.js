@@ -80,6 +80,7 @@ export const OPTION_DEFAULTS = Object.freeze({
   deltaMargin: 0.1, // a delta is kept only if at least this much smaller than the best variant
   deltaExtensions: DELTA_EXTENSIONS,
   hashPattern: null, // RegExp with a group `hash` matched on base names; default: Vite/Rollup, webpack, esbuild names
+  allowSystemDir: false, // compress `/`, the home folder or a system folder (see lib/compress/guards.js) anyway
 });
 
 
@@ -176,7 +177,7 @@ export function normalizeOptions(dir, options = {}) {
   if (!isInt(concurrency) || concurrency < 1) {
     throw optionError('options.concurrency', 'a positive integer', o.concurrency);
   }
-  for (const k of ['zopfli', 'dotfiles', 'force', 'dryRun']) {
+  for (const k of ['zopfli', 'dotfiles', 'force', 'dryRun', 'allowSystemDir']) {
     if (typeof o[k] !== 'boolean') throw optionError(`options.${k}`, 'a boolean', o[k]);
   }
   if (!isInt(o.streamThreshold) || o.streamThreshold < 1) {
@@ -212,6 +213,7 @@ export function normalizeOptions(dir, options = {}) {
     dryRun: o.dryRun,
     streamThreshold: o.streamThreshold,
     onProgress: o.onProgress,
+    allowSystemDir: o.allowSystemDir,
   });
 }
 
