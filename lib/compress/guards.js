@@ -92,7 +92,7 @@ export function assertManifestTarget(file) {
     `Refusing to write the manifest over ${file}: it is ${what}, not a precompressor manifest. Remove it or choose another options.manifest`, { path: file });
   if (!st.isFile()) throw refuse(kindOf(st));
   const head = Buffer.alloc(64);
-  let n = 0;
+  let n;
   try {
     const fd = fs.openSync(file, READ_NOFOLLOW);
     try {
