@@ -66,8 +66,14 @@ export interface PrecompressOptions {
   deltaMargin?: number;
   /** Extensions that get deltas (array, or comma-separated). Default js, mjs, cjs, css, wasm, json, html, htm. */
   deltaExtensions?: string[] | string;
-  /** Where the hash is in a base name: a RegExp (or its source) with a named group `(?<hash>...)`. Default: Vite/Rollup, webpack and esbuild names. */
-  hashPattern?: RegExp | string | null;
+  /**
+   * Where the hash is in a file name: a RegExp (or its source) with a named group `(?<hash>...)`, matched
+   * against the base name; or a function of the file's path (POSIX, relative to the folder) returning the
+   * hash's `[start, end)` in its base name, `null` for no hash, `undefined` for the default rule (the Vite
+   * plugin passes one built from the bundle's names). Default: Vite/Rollup, webpack, esbuild, Astro and
+   * SvelteKit names (8 base64url characters need no digit).
+   */
+  hashPattern?: RegExp | string | ((path: string) => [number, number] | null | undefined) | null;
 }
 
 export interface DeltaSummary {
