@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { optionError } from '../lib/errors.js';
-import { formatBytes, formatDuration, deltaLine, cacheLine } from '../lib/format.js';
+import { formatBytes, formatDuration, deltaLine, cacheLine, printable } from '../lib/format.js';
 import { normalizeOptions, splitOptions, defaultCacheDir, defaultDictionaryStore } from '../lib/options.js';
 import { precompress } from '../lib/compress/precompress.js';
 import { hashSpansOfBundle } from './hash-names.js';
@@ -85,7 +85,7 @@ export function summaryLines(report, verbose) {
   if (deltas) lines.push(`precompressor: ${deltas}`);
   const cache = cacheLine(report.cache);
   if (cache) lines.push(`precompressor: ${cache}`);
-  if (verbose) for (const c of report.changes) lines.push(`  ${c.action} ${c.path}`);
+  if (verbose) for (const c of report.changes) lines.push(`  ${c.action} ${printable(c.path)}`);
   return lines;
 }
 
@@ -108,11 +108,11 @@ async function compressBuild(ctx, config, { api, own }, spans) {
     const hashPattern = api.hashPattern ?? ((rel) => spans.get(rel));
     report = await precompress(t.outDir, { ...api, ...keep, hashPattern });
   } catch (err) {
-    return ctx.error(`precompressor: ${/** @type {Error} */ (err).message}`);
+    return ctx.error(`precompressor: ${printable(/** @type {Error} */ (err).message)}`);
   }
-  for (const w of report.warnings) t.logger.warn(`precompressor: ${w.path}: ${w.message}`);
+  for (const w of report.warnings) t.logger.warn(`precompressor: ${printable(w.path)}: ${printable(w.message)}`);
   if (!report.ok) {
-    return ctx.error(['precompressor: some files could not be compressed:', ...report.failures.map((x) => `  ${x.path}: ${x.message}`)].join('\n'));
+    return ctx.error(['precompressor: some files could not be compressed:', ...report.failures.map((x) => `  ${printable(x.path)}: ${printable(x.message)}`)].join('\n'));
   }
   for (const line of summaryLines(report, own.verbose)) t.logger.info(line);
 }
