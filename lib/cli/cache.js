@@ -25,7 +25,10 @@ export function cacheBuilder(y) {
   return y;
 }
 
-/** The text of `cache info` (pure). */
+/**
+ * The text of `cache info` (pure).
+ * @param {number} maxSize
+ */
 export function infoLines(r, maxSize) {
   const lines = [`precompressor cache: ${r.dir}`, `  ${r.entries} entries, ${formatBytes(r.bytes)} (cap ${formatBytes(maxSize)})`];
   const last = r.lastRun;

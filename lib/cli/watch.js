@@ -70,7 +70,7 @@ export async function watchCommand(dir, apiOptions, io = {}) {
 
   return new Promise((resolve) => {
     let stopping = false;
-    const onSignal = (/** @type {string} */ name) => {
+    const onSignal = (name) => {
       if (stopping) {
         stderr.write(`precompressor: ${name} again, exiting now\n`);
         process.exit(130);

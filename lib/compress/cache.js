@@ -38,6 +38,7 @@ export const SHARD_NAME = /^[0-9a-f]{2}$/;
 export const LAST_RUN = 'last-run.json';
 
 const require = createRequire(import.meta.url);
+/** @param {string} name */
 function packageVersion(name) {
   try {
     return require(`${name}/package.json`).version;
@@ -79,7 +80,12 @@ const entryPath = (dir, key) => path.join(dir, key.slice(0, 2), key);
  * @typedef {EntryRecord & { file: string }} Entry
  */
 
-/** The record of an entry file open on `fd`, or null when it is not a whole entry. */
+/**
+ * The record of an entry file open on `fd`, or null when it is not a whole entry.
+ * @param {number} fd
+ * @param {number} fileSize
+ * @param {string} key
+ */
 function readRecord(fd, fileSize, key) {
   if (fileSize < TAIL) return null;
   const tail = Buffer.alloc(TAIL);
@@ -95,7 +101,10 @@ function readRecord(fd, fileSize, key) {
   return whole ? rec : null;
 }
 
-/** Remove a damaged entry or a temp file (best effort: another run may have replaced or removed it). */
+/**
+ * Remove a damaged entry or a temp file (best effort: another run may have replaced or removed it).
+ * @param {string} file
+ */
 function discard(file) {
   try {
     fs.rmSync(file, { force: true });
@@ -130,7 +139,10 @@ export function lookupSync(dir, key) {
   return rec === null ? null : { ...rec, file };
 }
 
-/** Mark an entry as just used (its mtime orders eviction); a read-only cache is still used. */
+/**
+ * Mark an entry as just used (its mtime orders eviction); a read-only cache is still used.
+ * @param {string} file
+ */
 function touch(file) {
   const now = new Date();
   try {
@@ -218,7 +230,12 @@ export function readBytesSync(entry) {
   return data;
 }
 
-/** An entry file's content: the bytes (none when `data` is null) and the trailer. */
+/**
+ * An entry file's content: the bytes (none when `data` is null) and the trailer.
+ * @param {string} key
+ * @param {number} size
+ * @param {number} encodeMs
+ */
 function entryContent(key, data, size, encodeMs) {
   /** @type {EntryRecord} */
   const rec = { key, size, bytes: data === null ? 0 : data.length, sha256: data === null ? null : sha256(data), encodeMs };

@@ -25,6 +25,7 @@ import { VARIANT_SUFFIX } from '../manifest.js';
 /**
  * A read stream over an open descriptor that leaves it open (FileHandle streams keep a reference
  * that would make FileHandle.close() wait forever with autoClose: false).
+ * @param {fs.FileHandle} fh
  */
 function readStreamOf(fh) {
   return createReadStream('', { fd: fh.fd, autoClose: false, start: 0, highWaterMark: 1 << 20 });
@@ -43,7 +44,11 @@ export function assertUnchanged(abs, before, after, bytesRead) {
   throw Object.assign(new PrecompressorError('ERR_PRECOMPRESSOR_FILE', `${abs} changed while it was being read`, { path: abs }), { changed: true });
 }
 
-/** Hash a file (streamed when large). */
+/**
+ * Hash a file (streamed when large).
+ * @param {string} abs
+ * @param {number} streamThreshold
+ */
 export async function hashFile(abs, streamThreshold) {
   const fh = await fs.open(abs, 'r');
   try {
@@ -133,6 +138,9 @@ async function streamedWithCache(t, encoding) {
   return { ...r, cache };
 }
 
+/**
+ * @param {string} encoding
+ */
 async function compressStreamed(t, encoding) {
   const target = t.abs + VARIANT_SUFFIX[encoding];
   const fh = await fs.open(t.abs, 'r');
@@ -157,7 +165,7 @@ async function compressStreamed(t, encoding) {
       },
     });
     const encoder = createEncoder(encoding, zlibOptions(encoding, { ...t, size: before.size }));
-    const produce = async (/** @type {import('node:fs/promises').FileHandle} */ out) => {
+    const produce = async (out) => {
       await pipeline(readStreamOf(fh), tapIn, encoder, countOut, createWriteStream('', { fd: out.fd, autoClose: false }));
       const after = await fh.stat();
       assertUnchanged(t.abs, before, after, inSize);

@@ -27,7 +27,10 @@ export const DELTA_MAX_SIZE = 16 * 1024 * 1024;
 
 const hashChars = /^[A-Za-z0-9_-]+$/;
 
-/** Does a run of 8+ hash characters look like a content hash rather than a word (`settings`)? */
+/**
+ * Does a run of 8+ hash characters look like a content hash rather than a word (`settings`)?
+ * @param {string} s
+ */
 function hashLike(s) {
   return hashChars.test(s) && /[0-9A-Z]/.test(s);
 }
@@ -58,7 +61,11 @@ function defaultHashSpan(stem) {
   return null;
 }
 
-/** The span of the named group `hash` of a user's pattern in `base`, or null. */
+/**
+ * The span of the named group `hash` of a user's pattern in `base`, or null.
+ * @param {string} base
+ * @param {RegExp} pattern
+ */
 function patternHashSpan(base, pattern) {
   const re = pattern.flags.includes('d') ? pattern : new RegExp(pattern.source, pattern.flags.replace('g', '') + 'd');
   re.lastIndex = 0;
@@ -110,7 +117,10 @@ export function familyOf(rel, hashPattern = null) {
   return { key: `${dir}${before}*${after}`, match: `${escapeUrlPattern(before)}*${escapeUrlPattern(after)}`, dest, hashed: true };
 }
 
-/** Standard base64 of a SHA-256 (as `Available-Dictionary` carries it) from the manifest's `sha256-<base64url>`. */
+/**
+ * Standard base64 of a SHA-256 (as `Available-Dictionary` carries it) from the manifest's `sha256-<base64url>`.
+ * @param {string} contentHash
+ */
 export function dictionaryHashOf(contentHash) {
   return Buffer.from(contentHash.replace(/^sha256-/, ''), 'base64url').toString('base64');
 }
@@ -137,6 +147,7 @@ export function deltaEncoders() {
 /** @type {readonly ('dcb' | 'dcz')[] | undefined} */
 let probed;
 
+/** @param {string} encoding */
 function probe(encoding) {
   const dict = Buffer.from('precompressor probes a dictionary: '.repeat(8) + crypto.randomBytes(48).toString('hex'));
   const data = Buffer.concat([dict.subarray(0, 200), Buffer.from('!'), dict.subarray(200)]);
@@ -167,20 +178,31 @@ export function dczMaxWindow(dictSize) {
   return Math.min(Math.max(8 * 1024 * 1024, 1.25 * dictSize), 128 * 1024 * 1024);
 }
 
-/** zstd window log for a delta: covers dictionary + file when the client's limit allows. */
+/**
+ * zstd window log for a delta: covers dictionary + file when the client's limit allows.
+ * @param {number} dictSize
+ * @param {number} size
+ */
 export function dczWindowLog(size, dictSize) {
   let bits = 10;
   while (2 ** (bits + 1) <= dczMaxWindow(dictSize) && 2 ** bits < size + dictSize) bits++;
   return bits;
 }
 
-/** Brotli window for a delta (the dictionary is addressed beyond it): covers the file, at most 16 MB. */
+/**
+ * Brotli window for a delta (the dictionary is addressed beyond it): covers the file, at most 16 MB.
+ * @param {number} size
+ */
 function dcbWindowBits(size) {
   let bits = 16;
   while (bits < 24 && 2 ** bits - 16 < size) bits++;
   return bits;
 }
 
+/**
+ * @param {string} encoding
+ * @param {number} size
+ */
 function optionsOf(encoding, size, dict) {
   const Z = /** @type {Record<string, number>} */ (/** @type {unknown} */ (zlib.constants));
   if (encoding === 'dcb') {

@@ -24,13 +24,19 @@ import { userFileMessage } from './ownership.js';
  *   savedBytes: what a returning visitor (holding that version) saves on them against the best variant
  */
 
-/** Does this entry get a dictionary family and deltas? */
+/**
+ * Does this entry get a dictionary family and deltas?
+ * @param {string} rel
+ */
 function eligible(rel, entry, opts) {
   if (entry.skipped !== undefined && entry.skipped !== 'not-smaller') return false;
   return opts.deltaExtensions.has(extensionOf(rel)) && entry.size >= opts.deltaMinSize && entry.size <= DELTA_MAX_SIZE;
 }
 
-/** An entry without the delta fields (they are recomputed each pass). */
+/**
+ * An entry without the delta fields (they are recomputed each pass).
+ * @param {import("../manifest.js").FileEntry} entry
+ */
 function bare(entry) {
   const rest = { ...entry };
   delete rest.dictionary;
@@ -43,7 +49,10 @@ function bestOrdinary(entry) {
   return Math.min(entry.size, ...Object.values(entry.variants).map((v) => v.size));
 }
 
-/** Versions of each family in an older build folder (`previous`): key → [{ hash, read }]. */
+/**
+ * Versions of each family in an older build folder (`previous`): key → [{ hash, read }].
+ * @param {Set<string>} keys
+ */
 async function previousVersions(opts, keys) {
   const out = new Map();
   const walked = await walk(opts.previous, { dotfiles: false });
@@ -114,7 +123,10 @@ export async function addDeltas(input) {
   return { changed, summary };
 }
 
-/** The delta fields of every entry, to tell whether a pass changed them. */
+/**
+ * The delta fields of every entry, to tell whether a pass changed them.
+ * @param {Map<string, import("../manifest.js").FileEntry>} entries
+ */
 function dictionaryState(entries) {
   return JSON.stringify([...entries].filter(([, e]) => e.dictionary !== undefined));
 }
@@ -122,6 +134,7 @@ function dictionaryState(entries) {
 /**
  * Give every eligible entry its `dictionary` record (and drop the old delta fields of all).
  * @returns {Map<string, string[]>} family key → this build's files in it
+ * @param {Map<string, import("../manifest.js").FileEntry>} entries
  */
 function assignFamilies(entries, opts) {
   const members = new Map();
@@ -176,7 +189,10 @@ async function deltasFor(run, rel, dicts) {
   if (Object.keys(deltas).length > 0) run.entries.set(rel, { ...entry, deltas });
 }
 
-/** The file's bytes, or null when they no longer hash to its entry. */
+/**
+ * The file's bytes, or null when they no longer hash to its entry.
+ * @param {string} rel
+ */
 async function readChecked(opts, rel, entry) {
   const data = await fs.readFile(path.join(opts.root, ...rel.split('/'))).catch(() => null);
   return data !== null && contentHash(data) === entry.hash ? data : null;
@@ -185,6 +201,10 @@ async function readChecked(opts, rel, entry) {
 /**
  * Encode, check and write the deltas of one file against one dictionary; {} when none is kept.
  * @param {DeltaRun} run
+ * @param {string} rel
+ * @param {Buffer<ArrayBufferLike>} data
+ * @param {string} dictKey
+ * @param {number} best
  */
 async function encodeAll(run, rel, data, dict, dictKey, best) {
   const digest = crypto.createHash('sha256').update(dict).digest();
@@ -215,6 +235,10 @@ async function encodeAll(run, rel, data, dict, dictKey, best) {
  * and added to it. `out` null: this Node could not make it.
  * @param {DeltaRun} run
  * @returns {Promise<{ out: Buffer | null, cached: boolean }>}
+ * @param {string} enc
+ * @param {Buffer<ArrayBufferLike>} data
+ * @param {Buffer<ArrayBufferLike>} dict
+ * @param {Buffer<ArrayBufferLike>} digest
  */
 async function cachedDelta(run, enc, data, dict, digest) {
   const c = run.cache?.task;
@@ -246,6 +270,8 @@ async function cachedDelta(run, enc, data, dict, digest) {
  * The dictionaries for the files of one family: those of `previous` (the build the user named),
  * then its stored versions, newest first; not this build's own; at most `max`.
  * @returns {{ hash: string, read: () => Promise<Buffer | null> }[]}
+ * @param {string} key
+ * @param {number | undefined} max
  */
 function dictionariesOf(store, key, fromPrevious, current, max) {
   const out = [];
@@ -263,7 +289,11 @@ function dictionariesOf(store, key, fromPrevious, current, max) {
   return out.slice(0, max);
 }
 
-/** Make this build's versions the newest of their families in the store. */
+/**
+ * Make this build's versions the newest of their families in the store.
+ * @param {Map<string, string[]>} members
+ * @param {Map<string, import("../manifest.js").FileEntry>} entries
+ */
 async function recordVersions(store, members, entries, opts) {
   const current = new Map();
   for (const [key, rels] of members) {

@@ -16,13 +16,19 @@ const TEXT_EXTENSIONS = new Set([
 ]);
 const FONT_EXTENSIONS = new Set(['ttf', 'otf', 'eot', 'ttc']);
 
-/** Lower-case extension without the dot ('' when none). */
+/**
+ * Lower-case extension without the dot ('' when none).
+ * @param {string} rel
+ */
 export function extensionOf(rel) {
   const ext = path.posix.extname(rel);
   return ext === '' ? '' : ext.slice(1).toLowerCase();
 }
 
-/** Brotli mode for a file name: 'text', 'font' or 'generic'. */
+/**
+ * Brotli mode for a file name: 'text', 'font' or 'generic'.
+ * @param {string} rel
+ */
 export function brotliModeFor(rel) {
   const ext = extensionOf(rel);
   if (TEXT_EXTENSIONS.has(ext)) return 'text';
@@ -88,7 +94,12 @@ export function classify(files, manifestRel, previous = null, user = new Set()) 
   return { sources, variants, orphans, deltas };
 }
 
-/** A deploy delta (`<file>.<16 hex>.dcb|dcz`) of a file that exists, or that the previous manifest recorded. */
+/**
+ * A deploy delta (`<file>.<16 hex>.dcb|dcz`) of a file that exists, or that the previous manifest recorded.
+ * @param {string} rel
+ * @param {Set<string>} byRel
+ * @param {import("../manifest.js").Manifest | null} previous
+ */
 function isDelta(rel, byRel, previous) {
   const stem = deltaStem(rel);
   return stem !== null && (byRel.has(stem) || entryOf(previous, stem)?.deltas !== undefined);
@@ -111,7 +122,10 @@ export function eligibility(opts) {
   };
 }
 
-/** Same settings object? (The cache key's settings part.) */
+/**
+ * Same settings object? (The cache key's settings part.)
+ * @param {object} b
+ */
 export function sameSettings(a, b) {
   return !!a && !!b && JSON.stringify(a) === JSON.stringify(b);
 }
@@ -159,6 +173,12 @@ export function decide(classified, previous, ctx) {
   });
 }
 
+/**
+ * @param {Map<string, number> | undefined} onDisk
+ * @param {import("../manifest.js").Manifest | null} previous
+ * @param {boolean} compatible
+ * @param {boolean} reuse
+ */
 function decideOne(file, onDisk, previous, ctx, compatible, reuse) {
   if (ctx.holdOut?.has(file.rel)) {
     const prev = compatible ? entryOf(previous, file.rel) : undefined;
@@ -178,6 +198,8 @@ function decideOne(file, onDisk, previous, ctx, compatible, reuse) {
 /**
  * Did a file of the user's keep `rel` from having a variant that it may have now? (The previous
  * manifest listed that file as a file of the site, and it no longer stands in the way.)
+ * @param {import("../manifest.js").Manifest | null} previous
+ * @param {string} rel
  */
 function unblocked(rel, prev, previous, ctx) {
   const blocked = ctx.blocked?.get(rel);

@@ -67,7 +67,10 @@ class Pool {
     return Math.min(job.cost, this.aheadCost + 1);
   }
 
-  /** Take batch `id` off `slot`; its jobs are then the caller's to settle or requeue. */
+  /**
+   * Take batch `id` off `slot`; its jobs are then the caller's to settle or requeue.
+   * @param {number} id
+   */
   release(slot, id) {
     const jobs = slot.inflight.get(id)?.jobs ?? [];
     slot.inflight.delete(id);
@@ -76,6 +79,10 @@ class Pool {
     return jobs;
   }
 
+  /**
+   * @param {Slot} slot
+   * @param {number} id
+   */
   settle(slot, id, replies) {
     this.release(slot, id).forEach((j, i) => {
       const r = replies(i);
@@ -169,7 +176,10 @@ class Pool {
     }
   }
 
-  /** Send the head of the queue to `slot` as one batch: up to batchCost, and on a busy slot up to aheadCost in all. */
+  /**
+   * Send the head of the queue to `slot` as one batch: up to batchCost, and on a busy slot up to aheadCost in all.
+   * @param {Worker} worker
+   */
   send(slot, worker) {
     const { queue } = this;
     const room = slot.inflight.size === 0 ? this.batchCost : Math.min(this.batchCost, this.aheadCost - slot.cost);

@@ -51,6 +51,9 @@ function sameContent(previous, next) {
   return strip(previous) === strip(next);
 }
 
+/**
+ * @param {string} rel
+ */
 function failureOf(rel, err) {
   const e = /** @type {any} */ (err);
   return { path: rel, code: e.code ?? 'ERR_PRECOMPRESSOR_FILE', message: e.message ?? String(err) };
@@ -135,6 +138,7 @@ class Pass {
     this.pool = createPool(opts.concurrency, new URL('./worker.js', import.meta.url), { ...POOL_LIMITS, onStart });
   }
 
+  /** @param {string} rel */
   abs(rel) {
     return path.join(this.opts.root, ...rel.split('/'));
   }
@@ -247,12 +251,19 @@ class Pass {
     for (const enc of d.onDisk?.keys() ?? []) this.removals.push({ rel: variantPath(d.file.rel, enc), why: 'stale' });
   }
 
-  /** The encodings `rel` gets variants of: all but those where a file of the user's is. */
+  /**
+   * The encodings `rel` gets variants of: all but those where a file of the user's is.
+   * @param {string} rel
+   */
   encodingsOf(rel) {
     const blocked = this.owners.blocked.get(rel);
     return blocked ? this.opts.encodings.filter((e) => !blocked.has(e)) : this.opts.encodings;
   }
 
+  /**
+   * @param {string} rel
+   * @param {Error} err
+   */
   fail(rel, err) {
     // One failure per file: its encodings run apart and usually fail the same way (EACCES, ENOSPC).
     if (this.failed.has(rel)) return;
@@ -282,7 +293,11 @@ class Pass {
     this.compressJobs.push(Promise.all(done).then(() => this.finish(file, results, attempt)));
   }
 
-  /** Compress `file` to `encodings` on the pool; its result joins `results`. */
+  /**
+   * Compress `file` to `encodings` on the pool; its result joins `results`.
+   * @param {string[]} encodings
+   * @param {number | undefined} cost
+   */
   async runTask(file, encodings, cost, results) {
     if (this.failed.has(file.rel)) return;
     this.tempDir ??= makeTempDir(this.opts.root);
@@ -300,7 +315,10 @@ class Pass {
     for (const t of batch) t.submit();
   }
 
-  /** All tasks of a file are done: record it, or redo it if they saw different contents. */
+  /**
+   * All tasks of a file are done: record it, or redo it if they saw different contents.
+   * @param {number} attempt
+   */
   finish(file, results, attempt) {
     if (this.failed.has(file.rel)) return;
     this.report.ended(file.rel);
@@ -337,7 +355,11 @@ class Pass {
     }
   }
 
-  /** Write the manifest unless nothing but its date would change. */
+  /**
+   * Write the manifest unless nothing but its date would change.
+   * @param {import("../manifest.js").Manifest} manifest
+   * @param {boolean} deltasChanged
+   */
   async writeManifest(manifest, deltasChanged) {
     const { opts, previous } = this;
     // Every file fresh and nothing removed: the previous manifest's entries were kept as they are.

@@ -31,6 +31,7 @@ export class Report {
     this.opts = opts;
   }
 
+  /** @param {boolean} force */
   emit(force) {
     if (!this.opts.onProgress) return;
     const now = performance.now();
@@ -39,10 +40,15 @@ export class Report {
     this.opts.onProgress({ ...this.progressState, running: [...this.running], elapsedMs: now - this.startedAt });
   }
 
+  /**
+   * @param {string} path
+   * @param {string} message
+   */
   warn(path, message) {
     this.warnings.push({ path, message });
   }
 
+  /** @param {string} reason */
   count(reason) {
     this.counts[KEY[reason]]++;
   }
@@ -51,6 +57,10 @@ export class Report {
     this.failures.push(failure);
   }
 
+  /**
+   * @param {string} path
+   * @param {string} action
+   */
   change(path, action) {
     this.changes.push({ path, action });
   }
@@ -66,18 +76,29 @@ export class Report {
     this.emit(true);
   }
 
-  /** Work on `path` started on a CPU slot; a long job is announced at once (else at most every 100 ms). */
+  /**
+   * Work on `path` started on a CPU slot; a long job is announced at once (else at most every 100 ms).
+   * @param {string} path
+   * @param {boolean} long
+   */
   started(path, long) {
     if (this.running.has(path)) return;
     this.running.add(path);
     this.emit(long);
   }
 
-  /** `path` is done (compressed, failed, or to be redone). */
+  /**
+   * `path` is done (compressed, failed, or to be redone).
+   * @param {string} path
+   */
   ended(path) {
     this.running.delete(path);
   }
 
+  /**
+   * @param {number} size
+   * @param {string} encoding
+   */
   progress(size, encoding) {
     this.progressState.workDone += estimatedCost(size, encoding, this.opts);
     this.emit(false);
@@ -119,7 +140,11 @@ export class Report {
   }
 }
 
-/** Bytes of the sources and of each encoding's variants over the manifest's entries. */
+/**
+ * Bytes of the sources and of each encoding's variants over the manifest's entries.
+ * @param {import("../manifest.js").FileEntry[]} entries
+ * @param {string | string[]} encodings
+ */
 function bytesOf(entries, encodings) {
   /** @type {Record<string, number>} */
   const bytes = { original: 0, compressible: 0, br: 0, gzip: 0 };

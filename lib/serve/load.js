@@ -58,7 +58,10 @@ export function* checkEntry(rel, src, ctx, memory) {
   }
   if (realDir === null) return null;
 
-  /** Resolve a file in that folder; null when missing, not a file, or a link out of root. */
+  /**
+   * Resolve a file in that folder; null when missing, not a file, or a link out of root.
+   * @param {string} name
+   */
   function* resolve(name) {
     const file = /** @type {string | null} */ (yield ['realpath', path.join(/** @type {string} */ (realDir), name)]);
     if (file === null || !isInside(ctx.realRoot, file)) return null;
@@ -140,12 +143,19 @@ export async function runAsync(gen) {
   return r.value;
 }
 
-/** Listed paths the middleware never serves: the manifest itself and our temp files. */
+/**
+ * Listed paths the middleware never serves: the manifest itself and our temp files.
+ * @param {string} rel
+ * @param {string | null} manifestRel
+ */
 function servable(rel, manifestRel) {
   return rel !== manifestRel && !isTempPath(rel);
 }
 
-/** Real path of the root, or null while it does not exist (express.static starts all the same). */
+/**
+ * Real path of the root, or null while it does not exist (express.static starts all the same).
+ * @param {string} root
+ */
 export function realRootOf(root) {
   try {
     return fs.realpathSync.native(root);

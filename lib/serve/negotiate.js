@@ -27,7 +27,10 @@ export function createNegotiator(preference) {
   /** @type {(string | null | undefined)[]} */
   const noHeader = [];
 
-  /** The codings whose bit is set in `mask`, in server order, then identity. */
+  /**
+   * The codings whose bit is set in `mask`, in server order, then identity.
+   * @param {number} mask
+   */
   function available(mask) {
     const list = [];
     for (let i = 0; i < order.length; i++) if (mask & (1 << i)) list.push(order[i]);
@@ -35,6 +38,10 @@ export function createNegotiator(preference) {
     return list;
   }
 
+  /**
+   * @param {string | undefined} header
+   * @param {number} mask
+   */
   function compute(header, mask) {
     if (header === undefined) return 'identity';
     const list = available(mask);

@@ -66,11 +66,17 @@ export function checkRoot(root) {
   throw Object.assign(err, { code: 'ERR_PRECOMPRESSOR_OPTION' });
 }
 
+/**
+ * @param {string} k
+ */
 function bool(o, k) {
   if (typeof o[k] !== 'boolean') throw optionError(`options.${k}`, 'a boolean', o[k]);
   return o[k];
 }
 
+/**
+ * @param {string} k
+ */
 function byteCount(o, k) {
   const v = o[k];
   if (!Number.isSafeInteger(v) || v < 0) throw optionError(`options.${k}`, 'a non-negative integer (bytes)', v);
@@ -81,6 +87,7 @@ function byteCount(o, k) {
  * A name or a list of names (`false` for none). With `subpaths`, a name may be a relative path
  * below the folder (`sub/index.html`, as express.static's `index` allows), never with `..`, `.`
  * or empty segments.
+ * @param {string} k
  */
 function names(o, k, { strip, subpaths }) {
   const v = o[k];

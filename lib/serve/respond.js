@@ -26,11 +26,15 @@ export function isGone(res) {
   return res.destroyed || Boolean(res.socket?.destroyed);
 }
 
+/** @param {number | null} fd */
 function closeFd(fd) {
   if (fd !== null) fs.close(fd, () => {});
 }
 
-/** Plain-text status response (404, 400, 405, ...) with no user data in the body. */
+/**
+ * Plain-text status response (404, 400, 405, ...) with no user data in the body.
+ * @param {number} status
+ */
 export function endWith(req, res, status, extra = []) {
   const body = `${STATUS_CODES[status] ?? 'Error'}\n`;
   res.writeHead(status, [
@@ -51,6 +55,7 @@ function merge(res, head) {
   return out;
 }
 
+/** @param {import("./options.js").SetHeaders | null} hook */
 function needsMerge(res, hook) {
   return hook || res.hasHeader('vary') || res.hasHeader('content-type') || res.hasHeader('etag') ||
     res.hasHeader('cache-control') || res.hasHeader('last-modified');
@@ -61,6 +66,8 @@ function needsMerge(res, hook) {
  * then what it (or an earlier middleware) set wins over ours and Vary is appended. In the common
  * case (no hook, nothing set before, both validators on) that is `rep` itself: nothing is built.
  * @returns {{ head: string[], head304: string[], etag?: string, lastModified?: string }}
+ * @param {Readonly<import("./options.js").ServeOptions>} opts
+ * @param {fs.Stats | undefined} stat
  */
 function headersFor(res, entry, rep, opts, stat) {
   if (opts.setHeaders) opts.setHeaders(res, entry.path, stat ?? rep.stat, rep.encoding);
@@ -85,6 +92,7 @@ function headersFor(res, entry, rep, opts, stat) {
  * A 412 or 416 passed to `next(err)` as express.static passes them (an http-errors object): the
  * response keeps the representation's metadata headers, as send leaves them, for the error
  * handler's answer.
+ * @param {number} status
  */
 function rejectWith(res, head, status, next, extra) {
   for (let i = 0; i < head.length; i += 2) {
@@ -138,14 +146,27 @@ export function respond(req, res, entry, rep, fd, opts, stat, next) {
   sendBytes(req, res, rep, fd, stat, status, h.head, 0, rep.size - 1);
 }
 
-/** The 200 header array turned into the 206 one for bytes [start, end]. */
+/**
+ * The 200 header array turned into the 206 one for bytes [start, end].
+ * @param {string[]} head
+ * @param {number} size
+ */
 function rangeHead(head, { start, end }, size) {
   const out = [...head, 'Content-Range', `bytes ${start}-${end}/${size}`];
   out[out.indexOf('Content-Length') + 1] = String(end - start + 1);
   return out;
 }
 
-/** Write the head and bytes [start, end] of the representation (none for HEAD), from memory or fd. */
+/**
+ * Write the head and bytes [start, end] of the representation (none for HEAD), from memory or fd.
+ * @param {import("node:http").IncomingMessage} req
+ * @param {number | null} fd
+ * @param {fs.Stats | undefined} stat
+ * @param {number} status
+ * @param {number} start
+ * @param {number} end
+ * @param {string[]} head
+ */
 function sendBytes(req, res, rep, fd, stat, status, head, start, end) {
   const length = end - start + 1;
   res.writeHead(status, head);
@@ -180,7 +201,7 @@ export function streamFd(res, fd, start, end, length, stat) {
   const rs = fs.createReadStream('', { fd, start, end, autoClose: false, highWaterMark: STREAM_CHUNK });
   let sent = 0;
   let finished = false;
-  const finish = (/** @type {Buffer | null} */ last) => {
+  const finish = (last) => {
     finished = true;
     rs.destroy();
     if (last) res.end(last);

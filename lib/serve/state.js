@@ -66,7 +66,10 @@ export function createState(opts) {
   return s;
 }
 
-/** The error for a manifest that was required (no `unlisted`, manifest not `false`) but is not there. */
+/**
+ * The error for a manifest that was required (no `unlisted`, manifest not `false`) but is not there.
+ * @param {Readonly<import("./options.js").ServeOptions>} opts
+ */
 function missingManifest(opts) {
   return new PrecompressorError('ERR_PRECOMPRESSOR_MANIFEST',
     `No manifest at ${opts.manifest}: a manifest is required unless options.unlisted is set (serveStatic then ` +

@@ -45,7 +45,10 @@ export function appendVary(existing, add = 'Accept-Encoding') {
   return missing.length === 0 ? value : `${value}, ${missing.join(', ')}`;
 }
 
-/** Content-Type of a file from its (original) name: mime-types, with charset for text. */
+/**
+ * Content-Type of a file from its (original) name: mime-types, with charset for text.
+ * @param {string} rel
+ */
 export function contentTypeOf(rel) {
   return mime.contentType(path.posix.extname(rel)) || 'application/octet-stream';
 }
@@ -57,7 +60,13 @@ export function settingsTagOf(settings) {
 
 const ETAGC = /[^\x21\x23-\x7e]/g;
 
-/** Strong ETag from the content hash; variants add encoding, settings and size. */
+/**
+ * Strong ETag from the content hash; variants add encoding, settings and size.
+ * @param {string} hash
+ * @param {string} encoding
+ * @param {number} size
+ * @param {string} settingsTag
+ */
 export function etagOf(hash, encoding, size, settingsTag) {
   const h = hash.replace(/^sha256-/, '').replace(ETAGC, '').slice(0, 32);
   return encoding === 'identity' ? `"${h}"` : `"${h}-${encoding}-${settingsTag}.${size.toString(36)}"`;
@@ -66,6 +75,13 @@ export function etagOf(hash, encoding, size, settingsTag) {
 /**
  * Precompute the 200 and 304 header arrays of one representation.
  * @returns {Rep}
+ * @param {string} encoding
+ * @param {string} file
+ * @param {number} size
+ * @param {string} etag
+ * @param {number} mtimeMs
+ * @param {Buffer<ArrayBufferLike> | null} body
+ * @param {Readonly<import("./options.js").ServeOptions>} opts
  */
 function makeRep(encoding, file, size, etag, mtimeMs, body, entryInfo, opts) {
   // fs.Stats rounds mtimeMs to its mtime Date; send's Last-Modified and ETag come from that Date
@@ -179,7 +195,11 @@ export function planMemory(files, opts) {
   return plan;
 }
 
-/** Every folder that holds a listed file, '' being the root. */
+/**
+ * Every folder that holds a listed file, '' being the root.
+ * @param {Set<string>} dirs
+ * @param {string | string[]} rel
+ */
 export function addFolders(dirs, rel) {
   for (let i = rel.indexOf('/'); i !== -1; i = rel.indexOf('/', i + 1)) dirs.add(rel.slice(0, i));
 }

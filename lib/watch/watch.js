@@ -24,6 +24,9 @@ export const WATCH_DEFAULTS = Object.freeze({
   usePolling: false, // stat polling instead of native events (network drives, some containers)
 });
 
+/**
+ * @param {string} name
+ */
 function nonNegativeMs(name, v) {
   if (typeof v !== 'number' || !Number.isFinite(v) || v < 0) throw optionError(`options.${name}`, 'a non-negative number of milliseconds', v);
   return v;
@@ -84,7 +87,10 @@ export function updateOurs(ours, report, manifest) {
   }
 }
 
-/** Does a relative POSIX path have a segment starting with a dot? */
+/**
+ * Does a relative POSIX path have a segment starting with a dot?
+ * @param {string} rel
+ */
 function hasDotSegment(rel) {
   return rel.split('/').some((s) => s.startsWith('.'));
 }
@@ -142,6 +148,7 @@ export class Watcher extends EventEmitter {
     this.ready.catch(() => {}); // the rejection is the caller's to read; never an unhandled one
   }
 
+  /** @param {string} abs */
   #rel(abs) {
     return path.relative(this.root, abs).split(path.sep).join('/');
   }
@@ -174,6 +181,10 @@ export class Watcher extends EventEmitter {
     return await first;
   }
 
+  /**
+   * @param {string} event
+   * @param {string} rel
+   */
   #onEvent(event, rel) {
     // A new folder's files arrive as their own `add` events, once written: no pass for the folder.
     if (this.#closed || event === 'addDir' || rel === '' || rel.startsWith('..')) return;
@@ -218,7 +229,11 @@ export class Watcher extends EventEmitter {
     }
   }
 
-  /** Add an event to the next batch, which runs after `debounce` ms without another. */
+  /**
+   * Add an event to the next batch, which runs after `debounce` ms without another.
+   * @param {string} event
+   * @param {string} rel
+   */
   #queue(event, rel) {
     this.#pending.set(rel, event);
     if (this.#timer) clearTimeout(this.#timer);
@@ -247,6 +262,10 @@ export class Watcher extends EventEmitter {
     });
   }
 
+  /**
+   * @param {string} rel
+   * @param {string} event
+   */
   #isOwn(rel, event) {
     const sizeOf = (r) => fs.statSync(path.join(this.root, ...r.split('/')), { throwIfNoEntry: false })?.size ?? null;
     return isOwnOutput(rel, event, { manifestRel: this.#manifestRel, ours: this.#ours, sizeOf });
