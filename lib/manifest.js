@@ -37,7 +37,10 @@ const READABLE_SCHEMAS = [1, 2];
  * }} Manifest
  */
 
-/** The suffix a variant of each encoding has on disk: `<path><suffix>`. */
+/**
+ * The suffix a variant of each encoding has on disk: `<path><suffix>`.
+ * @type {Readonly<Record<string, string>>}
+ */
 export const VARIANT_SUFFIX = Object.freeze({ br: '.br', gzip: '.gz', zstd: '.zst' });
 
 /** Path of the variant file of `rel` (POSIX, relative to root) for `encoding`. */
@@ -54,7 +57,7 @@ export function entryOf(manifest, rel) {
 
 /**
  * @param {string} rel
- * @param {keyof typeof VARIANT_SUFFIX} encoding
+ * @param {string} encoding
  */
 export function variantPath(rel, encoding) {
   return rel + VARIANT_SUFFIX[encoding];
@@ -252,5 +255,5 @@ export function contentHash(buf) {
 /** An incremental hasher that ends in the same format as contentHash(). */
 export function createHasher() {
   const h = crypto.createHash('sha256');
-  return { update: (chunk) => h.update(chunk), digest: () => 'sha256-' + h.digest('base64url') };
+  return { update: (/** @type {string | NodeJS.ArrayBufferView} */ chunk) => h.update(chunk), digest: () => 'sha256-' + h.digest('base64url') };
 }

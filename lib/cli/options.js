@@ -44,6 +44,7 @@ export const CLI_OUTPUT_FLAGS = Object.freeze([
  * @param {Record<string, unknown>} argv
  */
 export function apiOptionsFromArgv(argv) {
+  /** @type {Record<string, unknown> & { encodings?: string[] }} */
   const out = {};
   for (const f of CLI_FLAGS) {
     const v = argv[f.flag];

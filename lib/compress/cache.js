@@ -70,8 +70,8 @@ export function cacheKey(kind, sourceHash, params) {
   return crypto.createHash('sha256').update(KEY_HEAD).update(JSON.stringify([kind, sourceHash, params]).slice(1)).digest('hex');
 }
 
-const sha256 = (buf) => crypto.createHash('sha256').update(buf).digest('hex');
-const entryPath = (dir, key) => path.join(dir, key.slice(0, 2), key);
+const sha256 = (/** @type {string | NodeJS.ArrayBufferView} */ buf) => crypto.createHash('sha256').update(buf).digest('hex');
+const entryPath = (/** @type {string} */ dir, /** @type {string} */ key) => path.join(dir, key.slice(0, 2), key);
 
 /**
  * @typedef {{ key: string, size: number, bytes: number, sha256: string | null, encodeMs: number }} EntryRecord
@@ -233,6 +233,7 @@ export function readBytesSync(entry) {
 /**
  * An entry file's content: the bytes (none when `data` is null) and the trailer.
  * @param {string} key
+ * @param {Buffer | null} data
  * @param {number} size
  * @param {number} encodeMs
  */

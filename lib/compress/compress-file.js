@@ -139,7 +139,8 @@ async function streamedWithCache(t, encoding) {
 }
 
 /**
- * @param {string} encoding
+ * @param {CompressTask} t
+ * @param {'br' | 'gzip' | 'zstd'} encoding
  */
 async function compressStreamed(t, encoding) {
   const target = t.abs + VARIANT_SUFFIX[encoding];
@@ -165,7 +166,7 @@ async function compressStreamed(t, encoding) {
       },
     });
     const encoder = createEncoder(encoding, zlibOptions(encoding, { ...t, size: before.size }));
-    const produce = async (out) => {
+    const produce = async (/** @type {import('node:fs/promises').FileHandle} */ out) => {
       await pipeline(readStreamOf(fh), tapIn, encoder, countOut, createWriteStream('', { fd: out.fd, autoClose: false }));
       const after = await fh.stat();
       assertUnchanged(t.abs, before, after, inSize);

@@ -16,9 +16,10 @@ import { zstdFrameWindowSize } from './zstd.js';
 export { DELTA_EXTENSIONS } from '../options.js';
 
 /** Delta encodings in server preference order (the smaller wins when both are kept). */
-export const DELTA_ENCODINGS = Object.freeze(['dcb', 'dcz']);
+export const DELTA_ENCODINGS = Object.freeze(/** @type {const} */ (['dcb', 'dcz']));
 
 /** The fetch destination (`match-dest`) of a dictionary by extension; others match every destination. */
+/** @type {Record<string, string>} */
 const DESTINATIONS = { js: 'script', mjs: 'script', cjs: 'script', css: 'style', html: 'document', htm: 'document' };
 
 /** Files above this size get no deltas (both versions are held in memory, and dcb's window is 16 MB). */
@@ -147,7 +148,7 @@ export function deltaEncoders() {
 /** @type {readonly ('dcb' | 'dcz')[] | undefined} */
 let probed;
 
-/** @param {string} encoding */
+/** @param {'dcb' | 'dcz'} encoding */
 function probe(encoding) {
   const dict = Buffer.from('precompressor probes a dictionary: '.repeat(8) + crypto.randomBytes(48).toString('hex'));
   const data = Buffer.concat([dict.subarray(0, 200), Buffer.from('!'), dict.subarray(200)]);
@@ -161,6 +162,12 @@ function probe(encoding) {
   }
 }
 
+/**
+ * @typedef {{ dictionary?: Buffer, params?: Record<number, number> }} CodecOptions
+ * @typedef {{ compress: (b: Buffer, o: CodecOptions) => Buffer, decompress: (b: Buffer, o: CodecOptions) => Buffer,
+ *   async: ((b: Buffer, o: CodecOptions) => Promise<Buffer>) | null }} Codec
+ * @type {Record<'dcb' | 'dcz', Codec>}
+ */
 const codecs = {
   dcb: { compress: (b, o) => zlib.brotliCompressSync(b, o), decompress: (b, o) => zlib.brotliDecompressSync(b, o), async: promisify(zlib.brotliCompress) },
   dcz: {
@@ -200,8 +207,10 @@ function dcbWindowBits(size) {
 }
 
 /**
- * @param {string} encoding
+ * @param {'dcb' | 'dcz'} encoding
  * @param {number} size
+ * @param {Buffer} dict
+ * @returns {CodecOptions}
  */
 function optionsOf(encoding, size, dict) {
   const Z = /** @type {Record<string, number>} */ (/** @type {unknown} */ (zlib.constants));
@@ -223,7 +232,9 @@ function optionsOf(encoding, size, dict) {
  */
 export async function encodeDelta(encoding, data, dict, dictDigest) {
   if (encoding === 'dcz' && dict.subarray(0, 4).equals(ZSTD_DICT_MAGIC)) return null;
-  const stream = await codecs[encoding].async(data, optionsOf(encoding, data.length, dict));
+  const encode = codecs[encoding].async;
+  if (encode === null) return null; // deltaEncoders() does not offer it
+  const stream = await encode(data, optionsOf(encoding, data.length, dict));
   return Buffer.concat([MAGIC[encoding], dictDigest, stream]);
 }
 

@@ -114,6 +114,7 @@ export async function loadEncoder(encoding, options = {}) {
   if (encoding === 'gzip' && options.zopfli) loaded.zopfli ??= await loadZopfli();
 }
 
+/** @param {unknown} err */
 function zopfliUnavailable(err) {
   return new PrecompressorError('ERR_PRECOMPRESSOR_ENCODING', `zopfli needs the optional package ${ZOPFLI_PACKAGE} (npm install ${ZOPFLI_PACKAGE})`, { cause: err });
 }
@@ -176,7 +177,7 @@ export function encodeBufferSync(buf, encoding, options) {
     if (!loaded.zopfli) throw notLoaded('zopfli');
     let out = null;
     // Once loaded, the package calls back synchronously.
-    loaded.zopfli.gzip(buf, { numiterations: options.iterations, blocksplitting: true, blocksplittingmax: 15 }, (err, r) => {
+    loaded.zopfli.gzip(buf, { numiterations: options.iterations, blocksplitting: true, blocksplittingmax: 15 }, (/** @type {any} */ err, /** @type {Uint8Array} */ r) => {
       if (err) throw err;
       out = r;
     });
@@ -217,7 +218,7 @@ export function canStream(encoding, options) {
 /**
  * A streaming encoder (Transform) for files too big to hold in memory (see canStream()).
  * @param {string} encoding
- * @param {zlib.BrotliOptions | zlib.ZlibOptions | undefined} options
+ * @param {any} options from zlibOptions()
  */
 export function createEncoder(encoding, options) {
   if (encoding === 'br') return zlib.createBrotliCompress(options);

@@ -30,6 +30,7 @@ export function suffixEncoding(rel) {
 
 /**
  * `rel` without the suffix of `encoding` (the variant's source path).
+ * @param {string} rel
  * @param {string} encoding
  */
 export function stemOf(rel, encoding) {

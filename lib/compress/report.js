@@ -2,12 +2,13 @@ import { performance } from 'node:perf_hooks';
 import { estimatedCost } from './plan.js';
 import { entryOf } from '../manifest.js';
 
+/** @type {Record<string, 'notSmaller' | 'compressedFormat' | 'excluded' | 'empty' | 'unchanged'>} */
 const KEY = { 'not-smaller': 'notSmaller', 'compressed-format': 'compressedFormat', excluded: 'excluded', empty: 'empty', unchanged: 'unchanged' };
 
 /** Milliseconds between two progress events (a forced one, such as a long job starting, comes at once). */
 const PROGRESS_INTERVAL = 100;
 
-const byPath = (a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0);
+const byPath = (/** @type {{ path: string }} */ a, /** @type {{ path: string }} */ b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0);
 
 /**
  * Collects what a run did (counts, bytes, failures, changes) and feeds progress events.
@@ -27,6 +28,7 @@ export class Report {
   running = new Set();
   lastEmit = 0;
 
+  /** @param {import('../options.js').Options} opts */
   constructor(opts) {
     this.opts = opts;
   }
@@ -53,6 +55,7 @@ export class Report {
     this.counts[KEY[reason]]++;
   }
 
+  /** @param {{ path: string, code: string, message: string }} failure */
   fail(failure) {
     this.failures.push(failure);
   }
@@ -104,7 +107,12 @@ export class Report {
     this.emit(false);
   }
 
-  /** A file's variants are in place; `fromCache`: all of them were taken from the cache. */
+  /**
+   * A file's variants are in place; `fromCache`: all of them were taken from the cache.
+   * @param {string} path
+   * @param {import('../manifest.js').FileEntry} entry
+   * @param {boolean} [fromCache]
+   */
   compressed(path, entry, fromCache = false) {
     this.progressState.filesDone++;
     this.progressState.bytesDone += entry.size;
@@ -143,21 +151,21 @@ export class Report {
 /**
  * Bytes of the sources and of each encoding's variants over the manifest's entries.
  * @param {import("../manifest.js").FileEntry[]} entries
- * @param {string | string[]} encodings
+ * @param {readonly string[]} encodings
  */
 function bytesOf(entries, encodings) {
-  /** @type {Record<string, number>} */
+  /** @type {Record<string, number> & { original: number, compressible: number }} */
   const bytes = { original: 0, compressible: 0, br: 0, gzip: 0 };
   if (encodings.includes('zstd')) bytes.zstd = 0;
   for (const e of entries) {
     bytes.original += e.size;
     if (Object.keys(e.variants).length) bytes.compressible += e.size;
-    for (const enc of Object.keys(e.variants)) bytes[enc] = (bytes[enc] ?? 0) + e.variants[enc].size;
+    for (const [enc, v] of Object.entries(e.variants)) bytes[enc] = (bytes[enc] ?? 0) + v.size;
   }
   return bytes;
 }
 
-/** @param {any} opts normalized options */
+/** @param {import('../options.js').Options} opts */
 export function createReport(opts) {
   return new Report(opts);
 }

@@ -46,6 +46,7 @@ export function isInside(root, p) {
  * @param {import('../manifest.js').FileEntry} src
  * @param {{ root: string, realRoot: string | null, encodings: readonly string[], realDirs: Map<string, string | null>, dictionaries?: boolean }} ctx
  * @param {string[]} memory encodings (and 'identity') to load into memory
+ * @returns {Generator<Op, import('./table.js').Check | null, any>}
  */
 export function* checkEntry(rel, src, ctx, memory) {
   const logical = path.join(ctx.root, ...rel.split('/'));
@@ -61,6 +62,7 @@ export function* checkEntry(rel, src, ctx, memory) {
   /**
    * Resolve a file in that folder; null when missing, not a file, or a link out of root.
    * @param {string} name
+   * @returns {Generator<Op, { file: string, st: fs.Stats } | null, any>}
    */
   function* resolve(name) {
     const file = /** @type {string | null} */ (yield ['realpath', path.join(/** @type {string} */ (realDir), name)]);
@@ -111,6 +113,9 @@ export function* checkEntry(rel, src, ctx, memory) {
   return { stale, file: orig.file, variants, bodies: stale ? {} : bodies, memory, deltas };
 }
 
+/** @typedef {['realpath' | 'stat' | 'read', string]} Op a file-system step a check yields */
+
+/** @param {Op} op */
 function opSync([op, p]) {
   try {
     if (op === 'realpath') return fs.realpathSync.native(p);
@@ -121,6 +126,7 @@ function opSync([op, p]) {
   }
 }
 
+/** @param {Op} op */
 async function opAsync([op, p]) {
   try {
     if (op === 'realpath') return await fs.promises.realpath(p);
@@ -131,12 +137,22 @@ async function opAsync([op, p]) {
   }
 }
 
+/**
+ * @template T
+ * @param {Generator<Op, T, any>} gen
+ * @returns {T}
+ */
 export function runSync(gen) {
   let r = gen.next();
   while (!r.done) r = gen.next(opSync(r.value));
   return r.value;
 }
 
+/**
+ * @template T
+ * @param {Generator<Op, T, any>} gen
+ * @returns {Promise<T>}
+ */
 export async function runAsync(gen) {
   let r = gen.next();
   while (!r.done) r = gen.next(await opAsync(r.value));
@@ -190,7 +206,7 @@ export function buildTable(manifest, lctx, mode) {
   const plan = planMemory(files, opts);
   /** @type {import('./table.js').Table} */
   const table = { files: new Map(), dirs: new Set(['']), manifestRel: lctx.manifestRel, tctx, cctx };
-  const add = (rel, check) => {
+  const add = (/** @type {string} */ rel, /** @type {import('./table.js').Check | null} */ check) => {
     if (check === null) return;
     table.files.set(rel, buildEntry(rel, files[rel], tctx, check));
     addFolders(table.dirs, rel);

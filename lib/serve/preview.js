@@ -12,7 +12,7 @@ import { serveStatic } from './middleware.js';
  * @param {NodeJS.Dict<os.NetworkInterfaceInfo[]>} [interfaces] os.networkInterfaces()
  */
 export function previewUrls(host, port, interfaces = {}) {
-  const url = (h) => `http://${h.includes(':') ? `[${h}]` : h}:${port}/`;
+  const url = (/** @type {string} */ h) => `http://${h.includes(':') ? `[${h}]` : h}:${port}/`;
   if (host !== '0.0.0.0' && host !== '::') return [url(host)];
   const urls = [url('localhost')];
   for (const list of Object.values(interfaces)) {

@@ -35,6 +35,8 @@ import { DELTA_VARY, deltaFilesOf, optionsForHashed, useAsDictionary } from './d
 /**
  * Append `add` (Accept-Encoding, or several comma-separated names) to an existing Vary value
  * without clobbering it or duplicating a name.
+ * @param {number | string | string[] | undefined | null} existing the header as res.getHeader() gives it
+ * @param {string} [add]
  */
 export function appendVary(existing, add = 'Accept-Encoding') {
   if (existing === undefined || existing === null || existing === '') return add;
@@ -53,7 +55,10 @@ export function contentTypeOf(rel) {
   return mime.contentType(path.posix.extname(rel)) || 'application/octet-stream';
 }
 
-/** Short tag of the compressor settings, so that variants made with other settings get other ETags. */
+/**
+ * Short tag of the compressor settings, so that variants made with other settings get other ETags.
+ * @param {unknown} settings
+ */
 export function settingsTagOf(settings) {
   return crypto.createHash('sha256').update(JSON.stringify(settings ?? null)).digest('base64url').slice(0, 6);
 }
@@ -80,7 +85,8 @@ export function etagOf(hash, encoding, size, settingsTag) {
  * @param {number} size
  * @param {string} etag
  * @param {number} mtimeMs
- * @param {Buffer<ArrayBufferLike> | null} body
+ * @param {Buffer | null} body
+ * @param {{ type: string, vary: boolean, varyValue?: string, extra?: string[] | null }} entryInfo
  * @param {Readonly<import("./options.js").ServeOptions>} opts
  */
 function makeRep(encoding, file, size, etag, mtimeMs, body, entryInfo, opts) {
@@ -198,7 +204,7 @@ export function planMemory(files, opts) {
 /**
  * Every folder that holds a listed file, '' being the root.
  * @param {Set<string>} dirs
- * @param {string | string[]} rel
+ * @param {string} rel
  */
 export function addFolders(dirs, rel) {
   for (let i = rel.indexOf('/'); i !== -1; i = rel.indexOf('/', i + 1)) dirs.add(rel.slice(0, i));

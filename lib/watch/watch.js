@@ -17,7 +17,10 @@ import { relInside } from '../paths.js';
  * pass which files are still being written, so that it leaves them as they were.
  */
 
-/** Options of `watch()` on top of the compressor's, with their defaults. */
+/**
+ * Options of `watch()` on top of the compressor's, with their defaults.
+ * @type {Readonly<{ debounce: number, awaitWriteFinish: number | false, usePolling: boolean }>}
+ */
 export const WATCH_DEFAULTS = Object.freeze({
   debounce: 100, // ms of quiet after the last event before a batch runs
   awaitWriteFinish: 100, // ms a file's size and mtime must stay the same before its event counts; false = off
@@ -26,6 +29,7 @@ export const WATCH_DEFAULTS = Object.freeze({
 
 /**
  * @param {string} name
+ * @param {unknown} v
  */
 function nonNegativeMs(name, v) {
   if (typeof v !== 'number' || !Number.isFinite(v) || v < 0) throw optionError(`options.${name}`, 'a non-negative number of milliseconds', v);
@@ -71,7 +75,7 @@ export function isOwnOutput(rel, event, ctx) {
  * paths the pass removed, or may have (variants of a compressed file not kept), without one;
  * a path the manifest lists as a file of the site is not ours. Pure.
  * @param {Map<string, number | null>} ours
- * @param {{ changes: { path: string, action: string }[], encodings: string[] }} report
+ * @param {{ changes: { path: string, action: string }[], encodings: readonly string[], failures?: { path: string }[] }} report
  * @param {import('../manifest.js').Manifest} manifest
  */
 export function updateOurs(ours, report, manifest) {
@@ -174,7 +178,7 @@ export class Watcher extends EventEmitter {
     this.#fsw = fsw;
     fsw.on('all', (event, abs) => this.#onEvent(event, this.#rel(abs)));
     fsw.on('error', (err) => this.#error(/** @type {Error} */ (err)));
-    await new Promise((resolve) => fsw.once('ready', resolve));
+    await new Promise((resolve) => fsw.once('ready', () => resolve(undefined)));
     // Listen first, then pass: a change made during the first pass queues a second one.
     const first = this.#pass([], true);
     this.#track(first);
@@ -193,7 +197,7 @@ export class Watcher extends EventEmitter {
       const u = this.#unsettled.get(rel);
       if (u) u.since = performance.now(); // an 'add' stays an 'add'
       else this.#unsettled.set(rel, { event, size: -1, mtimeMs: -1, since: performance.now() });
-      this.#poller ??= setInterval(() => this.#poll(), Math.max(10, Math.min(50, this.#w.awaitWriteFinish / 4)));
+      this.#poller ??= setInterval(() => this.#poll(), Math.max(10, Math.min(50, /** @type {number} */ (this.#w.awaitWriteFinish) / 4)));
       return;
     }
     this.#unsettled.delete(rel);
@@ -251,7 +255,10 @@ export class Watcher extends EventEmitter {
     this.#track(this.#pass(events, false).catch((err) => this.#error(err)));
   }
 
-  /** Mark a pass as the one in flight; when it settles, run what queued up meanwhile. */
+  /**
+   * Mark a pass as the one in flight; when it settles, run what queued up meanwhile.
+   * @param {Promise<unknown>} pass
+   */
   #track(pass) {
     this.#running = pass.then(
       () => {},
@@ -267,11 +274,15 @@ export class Watcher extends EventEmitter {
    * @param {string} event
    */
   #isOwn(rel, event) {
-    const sizeOf = (r) => fs.statSync(path.join(this.root, ...r.split('/')), { throwIfNoEntry: false })?.size ?? null;
+    const sizeOf = (/** @type {string} */ r) => fs.statSync(path.join(this.root, ...r.split('/')), { throwIfNoEntry: false })?.size ?? null;
     return isOwnOutput(rel, event, { manifestRel: this.#manifestRel, ours: this.#ours, sizeOf });
   }
 
-  /** One incremental pass; emits `batch`. The first pass's errors reject `ready` instead. */
+  /**
+   * One incremental pass; emits `batch`. The first pass's errors reject `ready` instead.
+   * @param {{ event: string, path: string }[]} events
+   * @param {boolean} initial
+   */
   async #pass(events, initial) {
     const { report, held, manifest } = await pass(this.root, this.#api, this.#unsettled);
     updateOurs(this.#ours, report, manifest);
@@ -283,6 +294,7 @@ export class Watcher extends EventEmitter {
     return batch;
   }
 
+  /** @param {Error} err */
   #error(err) {
     if (this.listenerCount('error') > 0) this.emit('error', err);
     else process.emitWarning(`precompressor watch: ${err.message}`);
