@@ -164,7 +164,7 @@ async function configurePreview(server, { api, own }) {
     return;
   }
   const base = typeof c.base === 'string' && c.base.startsWith('/') ? c.base.replace(/\/+$/, '') : '';
-  /** @type {(req: unknown, res: unknown, next: unknown) => void} */
+  /** @type {(req: import('node:http').IncomingMessage, res: import('node:http').ServerResponse, next: (err?: unknown) => void) => void} */
   const precompressorPreview = (req, res, next) => mw(req, res, next);
   if (base) server.middlewares.use(base, precompressorPreview);
   else server.middlewares.use(precompressorPreview);
@@ -179,7 +179,7 @@ async function configurePreview(server, { api, own }) {
 
 /**
  * `plugins: [precompressor(options)]` in vite.config.
- * @param {object} [options] compressor options plus `ssr`, `preview`, `verbose`
+ * @param {import('../lib/types.js').PrecompressorViteOptions} [options]
  * @returns {import('vite').Plugin}
  */
 export default function precompressor(options = {}) {

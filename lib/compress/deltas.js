@@ -21,7 +21,7 @@ import { userFileMessage } from './ownership.js';
  * @typedef {import('../options.js').Options} Options
  * @typedef {Awaited<ReturnType<typeof openStore>>} Store
  * @typedef {{ hash: string, bytes: Buffer }} PreviousVersion
- * @typedef {{ encoders: string[], files: number, written: number, reused: number, removed: number,
+ * @typedef {{ encoders: ('dcb' | 'dcz')[], files: number, written: number, reused: number, removed: number,
  *   bytes: number, savedBytes: number, unavailable: string | null }} DeltaSummary
  *   files: files with at least one delta; bytes: their deltas against the newest earlier version;
  *   savedBytes: what a returning visitor (holding that version) saves on them against the best variant

@@ -69,7 +69,8 @@ function failureOf(rel, err) {
  * the manifest. Per-file failures are collected in the report (never thrown); a bad option or a
  * missing folder throws a PrecompressorError.
  * @param {string} dir
- * @param {object} [options]
+ * @param {import('../types.js').PrecompressOptions} [options]
+ * @returns {Promise<import('../types.js').Report>}
  */
 export async function precompress(dir, options = {}) {
   return (await pass(dir, options, new Set())).report;

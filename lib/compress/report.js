@@ -21,7 +21,7 @@ export class Report {
   failures = [];
   /** @type {{ path: string, message: string }[]} */
   warnings = [];
-  /** @type {{ path: string, action: string, skipped?: string }[]} */
+  /** @type {{ path: string, action: string, skipped?: 'not-smaller' }[]} */
   changes = [];
   progressState = { filesDone: 0, filesTotal: 0, bytesDone: 0, bytesTotal: 0, workDone: 0, workTotal: 0 };
   /** @type {Set<string>} files with work on a CPU slot, in the order it started */
@@ -121,7 +121,8 @@ export class Report {
     else this.counts.compressed++;
     // A file that got no variant says so (watch mode's log, --json).
     const action = fromCache ? 'from cache' : 'compress';
-    this.changes.push(entry.skipped ? { path, action, skipped: entry.skipped } : { path, action });
+    // finish() marks only 'not-smaller' on a compressed file
+    this.changes.push(entry.skipped ? { path, action, skipped: /** @type {'not-smaller'} */ (entry.skipped) } : { path, action });
     this.emit(false);
   }
 

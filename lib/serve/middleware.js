@@ -28,7 +28,8 @@ const GONE = new Set(['ENOENT', 'ENOTDIR', 'ELOOP', 'EISDIR']);
  * identity file with its real fstat size, never with a variant.
  *
  * @param {string} root
- * @param {(Partial<import('./options.js').ServeOptions> & { manifest?: string | false, maxAge?: number | string, maxage?: number | string, spa?: boolean | string, index?: string | string[] | false, extensions?: string[] | false }) | null} [options]
+ * @param {import('../types.js').ServeOptions | null} [options]
+ * @returns {import('../types.js').ServeStaticMiddleware}
  */
 export function serveStatic(root, options = {}) {
   const s = createState(normalizeServeOptions(root, options));

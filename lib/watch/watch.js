@@ -106,7 +106,8 @@ function hasDotSegment(rel) {
  * they were because they were still being written), `error` (a pass or the watcher failed; the
  * watcher keeps going). Per-file failures are in each batch's `failures`, not `error` events.
  * @param {string} dir
- * @param {object} [options] compressor options plus `debounce`, `awaitWriteFinish`, `usePolling`
+ * @param {import('../types.js').WatchOptions} [options]
+ * @returns {Watcher}
  */
 export function watch(dir, options = {}) {
   const { api, watch: w } = splitWatchOptions(options);
@@ -114,15 +115,24 @@ export function watch(dir, options = {}) {
   return new Watcher(opts.root, opts.manifest, api, w);
 }
 
+/** @typedef {'add' | 'change' | 'unlink' | 'unlinkDir'} FileEvent the chokidar events a batch is made of */
+
+/**
+ * A new folder's files arrive as their own `add` events, once written: `addDir` starts nothing.
+ * @param {string} event
+ * @returns {event is FileEvent}
+ */
+const isFileEvent = (event) => event === 'add' || event === 'change' || event === 'unlink' || event === 'unlinkDir';
+
 export class Watcher extends EventEmitter {
   /** @type {NodeJS.Timeout | null} */ #timer = null;
   /** @type {Promise<void> | null} */ #running = null;
-  /** @type {Map<string, string>} path → last event */ #pending = new Map();
+  /** @type {Map<string, FileEvent>} path → last event */ #pending = new Map();
   /** @type {Map<string, number | null>} our outputs (see isOwnOutput) */ #ours = new Map();
   /**
    * Files with add/change events whose writes have not settled: their first event, the size and
    * mtime last seen and when they last changed. Every pass leaves them alone (its `holdOut`).
-   * @type {Map<string, { event: string, size: number, mtimeMs: number, since: number }>}
+   * @type {Map<string, { event: FileEvent, size: number, mtimeMs: number, since: number }>}
    */
   #unsettled = new Map();
   /** @type {NodeJS.Timeout | null} polls #unsettled while it is not empty */ #poller = null;
@@ -190,8 +200,7 @@ export class Watcher extends EventEmitter {
    * @param {string} rel
    */
   #onEvent(event, rel) {
-    // A new folder's files arrive as their own `add` events, once written: no pass for the folder.
-    if (this.#closed || event === 'addDir' || rel === '' || rel.startsWith('..')) return;
+    if (this.#closed || !isFileEvent(event) || rel === '' || rel.startsWith('..')) return;
     if (this.#isOwn(rel, event)) return;
     if ((event === 'add' || event === 'change') && this.#w.awaitWriteFinish !== false) {
       const u = this.#unsettled.get(rel);
@@ -235,7 +244,7 @@ export class Watcher extends EventEmitter {
 
   /**
    * Add an event to the next batch, which runs after `debounce` ms without another.
-   * @param {string} event
+   * @param {FileEvent} event
    * @param {string} rel
    */
   #queue(event, rel) {
@@ -280,7 +289,7 @@ export class Watcher extends EventEmitter {
 
   /**
    * One incremental pass; emits `batch`. The first pass's errors reject `ready` instead.
-   * @param {{ event: string, path: string }[]} events
+   * @param {{ event: FileEvent, path: string }[]} events
    * @param {boolean} initial
    */
   async #pass(events, initial) {
