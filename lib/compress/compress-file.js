@@ -10,7 +10,7 @@ import { removeIfPresent, writeAtomicWith } from '../fs-atomic.js';
 import { cacheKey, storeFile, takeVariant, taskStats } from './cache.js';
 import { decodesToHash } from './decode-check.js';
 import { performance } from 'node:perf_hooks';
-import { VARIANT_SUFFIX } from '../manifest.js';
+import { variantPath } from '../encodings.js';
 
 /**
  * Thin I/O around the encoders: hash a source, compress one variant (in a worker, or streamed
@@ -118,7 +118,7 @@ async function streamedWithCache(t, encoding) {
   const cache = taskStats();
   const h = await hashFile(t.abs, t.streamThreshold);
   const key = cacheKey('variant', h.hash, [encoding, zlibOptions(encoding, { ...t, size: h.size })]);
-  const target = t.abs + VARIANT_SUFFIX[encoding];
+  const target = variantPath(t.abs, encoding);
   // A cached variant is written only once it decodes to the bytes just hashed (see cache.js).
   const proves = (/** @type {string} */ copy) => decodesToHash(copy, encoding, h);
   const at = { target, keepBelow: h.size * t.minRatio, mtime: new Date(h.mtimeMs), proves };
@@ -146,7 +146,7 @@ async function streamedWithCache(t, encoding) {
  * @param {'br' | 'gzip' | 'zstd'} encoding
  */
 async function compressStreamed(t, encoding) {
-  const target = t.abs + VARIANT_SUFFIX[encoding];
+  const target = variantPath(t.abs, encoding);
   const fh = await fs.open(t.abs, 'r');
   try {
     const before = await fh.stat();

@@ -4,7 +4,8 @@ import pLimit from 'p-limit';
 import { normalizeOptions, settingsOf } from '../options.js';
 import { walk } from './walk.js';
 import { classify, decide, eligibility, brotliModeFor, estimatedCost, sameSettings } from './plan.js';
-import { readManifest, buildManifest, writeManifest, variantPath, entryOf } from '../manifest.js';
+import { readManifest, buildManifest, writeManifest, entryOf } from '../manifest.js';
+import { variantPath } from '../encodings.js';
 import { compressFile, hashFile } from './compress-file.js';
 import { makeTempDir, removeIfPresent, removeTemp, tempOwnerGone } from '../fs-atomic.js';
 import { checkEncoders } from './encode.js';
@@ -13,7 +14,7 @@ import { createReport } from './report.js';
 import { addDeltas } from './deltas.js';
 import { findOwners } from './same-content.js';
 import { userFileWarnings } from './ownership.js';
-import { relInside } from '../paths.js';
+import { relInside, absPath } from '../paths.js';
 import { createCacheRun } from './cache-run.js';
 import { assertManifestTarget, assertNotSystemDir } from './guards.js';
 
@@ -161,7 +162,7 @@ class Pass {
 
   /** @param {string} rel */
   abs(rel) {
-    return path.join(this.opts.root, ...rel.split('/'));
+    return absPath(this.opts.root, rel);
   }
 
   /**

@@ -1,12 +1,12 @@
-import path from 'node:path';
 import { PrecompressorError } from '../errors.js';
-import { VARIANT_SUFFIX, deltaStem } from '../manifest.js';
+import { deltaStem } from '../manifest.js';
+import { ENCODINGS } from '../encodings.js';
 import { createNegotiator } from './negotiate.js';
 import { readManifestSync, readManifestAsync, loadContext, buildTable } from './load.js';
 import { createStaleQueue } from './stale.js';
 import { createWatcher } from './file-events.js';
 import { createUnlistedLookup } from './unlisted.js';
-import { relInside } from '../paths.js';
+import { relInside, absPath } from '../paths.js';
 
 /**
  * The state of one serveStatic middleware: its options, the current table, the watchers and the
@@ -14,7 +14,7 @@ import { relInside } from '../paths.js';
  * `state.table` and calls `markStale`.
  */
 
-const SUFFIXES = Object.values(VARIANT_SUFFIX);
+const SUFFIXES = ENCODINGS.map((e) => e.suffix);
 
 /**
  * @typedef {{
@@ -82,7 +82,7 @@ function missingManifest(opts) {
  * @param {ServeState} s
  */
 function dirsOf(s) {
-  return [...s.table.dirs].map((d) => path.join(s.opts.root, ...d.split('/')));
+  return [...s.table.dirs].map((d) => absPath(s.opts.root, d));
 }
 
 /**

@@ -1,14 +1,14 @@
 import { EventEmitter } from 'node:events';
 import fs from 'node:fs';
-import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { watch as chokidarWatch } from 'chokidar';
 import { PrecompressorError, optionError } from '../errors.js';
 import { normalizeOptions, splitOptions } from '../options.js';
-import { variantPath, deltasOf } from '../manifest.js';
+import { deltasOf } from '../manifest.js';
+import { variantPath } from '../encodings.js';
 import { pass } from '../compress/precompress.js';
 import { isTempPath } from '../fs-atomic.js';
-import { relInside } from '../paths.js';
+import { relInside, absPath, hasDotSegment } from '../paths.js';
 
 /**
  * Watch mode: one incremental `precompress()` pass per debounced batch of file-system events,
@@ -92,14 +92,6 @@ export function updateOurs(ours, report, manifest) {
 }
 
 /**
- * Does a relative POSIX path have a segment starting with a dot?
- * @param {string} rel
- */
-function hasDotSegment(rel) {
-  return rel.split('/').some((s) => s.startsWith('.'));
-}
-
-/**
  * Watch `dir`: an incremental pass first, then one pass per debounced batch of changes.
  * Throws a PrecompressorError for bad options; a missing folder rejects `ready`.
  * Events: `batch` (the pass's report plus `events`, `initial` and `held`: the files it left as
@@ -162,9 +154,12 @@ export class Watcher extends EventEmitter {
     this.ready.catch(() => {}); // the rejection is the caller's to read; never an unhandled one
   }
 
-  /** @param {string} abs */
+  /**
+   * The site path of an event's path; null for the root itself and anything outside it.
+   * @param {string} abs
+   */
   #rel(abs) {
-    return path.relative(this.root, abs).split(path.sep).join('/');
+    return relInside(this.root, abs);
   }
 
   async #start() {
@@ -181,7 +176,7 @@ export class Watcher extends EventEmitter {
       awaitWriteFinish: false,
       ignored: (abs) => {
         const rel = this.#rel(abs);
-        if (rel === '' || rel.startsWith('..')) return false;
+        if (rel === null) return false;
         return isTempPath(rel) || rel === this.#manifestRel || (!dotfiles && hasDotSegment(rel));
       },
     });
@@ -197,10 +192,10 @@ export class Watcher extends EventEmitter {
 
   /**
    * @param {string} event
-   * @param {string} rel
+   * @param {string | null} rel
    */
   #onEvent(event, rel) {
-    if (this.#closed || !isFileEvent(event) || rel === '' || rel.startsWith('..')) return;
+    if (this.#closed || !isFileEvent(event) || rel === null) return;
     if (this.#isOwn(rel, event)) return;
     if ((event === 'add' || event === 'change') && this.#w.awaitWriteFinish !== false) {
       const u = this.#unsettled.get(rel);
@@ -223,7 +218,7 @@ export class Watcher extends EventEmitter {
     this.#polling = true;
     try {
       await Promise.all([...this.#unsettled].map(async ([rel, u]) => {
-        const st = await fs.promises.stat(path.join(this.root, ...rel.split('/'))).catch(() => null);
+        const st = await fs.promises.stat(absPath(this.root, rel)).catch(() => null);
         if (this.#closed || this.#unsettled.get(rel) !== u) return; // deleted (or deleted and re-added) meanwhile
         const now = performance.now();
         if (st && (st.size !== u.size || st.mtimeMs !== u.mtimeMs)) {
@@ -283,7 +278,7 @@ export class Watcher extends EventEmitter {
    * @param {string} event
    */
   #isOwn(rel, event) {
-    const sizeOf = (/** @type {string} */ r) => fs.statSync(path.join(this.root, ...r.split('/')), { throwIfNoEntry: false })?.size ?? null;
+    const sizeOf = (/** @type {string} */ r) => fs.statSync(absPath(this.root, r), { throwIfNoEntry: false })?.size ?? null;
     return isOwnOutput(rel, event, { manifestRel: this.#manifestRel, ours: this.#ours, sizeOf });
   }
 
