@@ -96,6 +96,15 @@ function isInt(v) {
 }
 
 /**
+ * The items of a comma-separated list (`"br, gzip"`), trimmed, empty ones dropped: the CLI's list
+ * flags and the string form of the list options.
+ * @param {unknown} value
+ */
+export function commaList(value) {
+  return String(value).split(',').map((s) => s.trim()).filter(Boolean);
+}
+
+/**
  * @param {string} name
  * @param {unknown} value
  * @returns {readonly string[]}
@@ -207,7 +216,7 @@ export function normalizeOptions(dir, options = {}) {
   if (o.manifest !== null && (typeof o.manifest !== 'string' || o.manifest === '')) {
     throw optionError('options.manifest', 'a non-empty path string', o.manifest);
   }
-  const skip = typeof o.skipExtensions === 'string' ? o.skipExtensions.split(',').filter(Boolean) : o.skipExtensions;
+  const skip = typeof o.skipExtensions === 'string' ? commaList(o.skipExtensions) : o.skipExtensions;
   const skipExtensions = stringList('options.skipExtensions', skip).map((e) => e.replace(/^\./, '').toLowerCase());
 
   const root = path.resolve(dir);
@@ -277,7 +286,7 @@ function deltaOptions(o) {
   if (typeof o.deltaMargin !== 'number' || !(o.deltaMargin >= 0 && o.deltaMargin < 1)) {
     throw optionError('options.deltaMargin', 'a number from 0 to less than 1', o.deltaMargin);
   }
-  const ext = typeof o.deltaExtensions === 'string' ? o.deltaExtensions.split(',').filter(Boolean) : o.deltaExtensions;
+  const ext = typeof o.deltaExtensions === 'string' ? commaList(o.deltaExtensions) : o.deltaExtensions;
   const deltaExtensions = stringList('options.deltaExtensions', ext).map((e) => e.replace(/^\./, '').toLowerCase());
   let hashPattern = o.hashPattern;
   if (typeof hashPattern === 'string' && hashPattern !== '') {
