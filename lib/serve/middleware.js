@@ -38,7 +38,7 @@ export function serveStatic(root, options = {}) {
   middleware.reload = () => reload(s);
   /** Resolves when pending re-checks (after watcher events) and reloads have finished. */
   middleware.settled = async () => {
-    await s.current?.catch(() => {});
+    await s.reloads.idle();
     await s.settled();
   };
   /** Stop the watchers (they never keep the process alive, but tests and servers close them). */

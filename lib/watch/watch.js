@@ -9,6 +9,7 @@ import { variantPath } from '../encodings.js';
 import { pass } from '../compress/precompress.js';
 import { isTempPath } from '../fs-atomic.js';
 import { relInside, absPath, hasDotSegment } from '../paths.js';
+import { singleFlight } from '../flow.js';
 
 /**
  * Watch mode: one incremental `precompress()` pass per debounced batch of file-system events,
@@ -118,7 +119,9 @@ const isFileEvent = (event) => event === 'add' || event === 'change' || event ==
 
 export class Watcher extends EventEmitter {
   /** @type {NodeJS.Timeout | null} */ #timer = null;
-  /** @type {Promise<void> | null} */ #running = null;
+  /** One pass at a time; a batch due meanwhile runs after it. */ #batches = singleFlight(() => this.#nextBatch());
+  #started = false;
+  #initial = true;
   /** @type {Map<string, FileEvent>} path → last event */ #pending = new Map();
   /** @type {Map<string, number | null>} our outputs (see isOwnOutput) */ #ours = new Map();
   /**
@@ -185,9 +188,22 @@ export class Watcher extends EventEmitter {
     fsw.on('error', (err) => this.#error(/** @type {Error} */ (err)));
     await new Promise((resolve) => fsw.once('ready', () => resolve(undefined)));
     // Listen first, then pass: a change made during the first pass queues a second one.
-    const first = this.#pass([], true);
-    this.#track(first);
-    return await first;
+    this.#started = true;
+    const first = this.#batches.run();
+    if (this.#pending.size > 0 && !this.#timer) this.#kick(); // due before the first pass started
+    return /** @type {import('../types.js').WatchBatch} */ (await first);
+  }
+
+  /** The first pass, then each batch of the pending events (none: no pass). */
+  async #nextBatch() {
+    if (this.#initial) {
+      this.#initial = false;
+      return this.#pass([], true);
+    }
+    if (this.#closed || this.#pending.size === 0) return null;
+    const events = [...this.#pending].map(([p, event]) => ({ event, path: p }));
+    this.#pending.clear();
+    return this.#pass(events, false);
   }
 
   /**
@@ -251,26 +267,10 @@ export class Watcher extends EventEmitter {
     }, this.#w.debounce);
   }
 
-  /** Start a pass for the pending events unless one is running; a running pass kicks again when done. */
+  /** A pass for the pending events now, or after the one running. */
   #kick() {
-    if (this.#running || this.#closed || this.#pending.size === 0) return;
-    const events = [...this.#pending].map(([p, event]) => ({ event, path: p }));
-    this.#pending.clear();
-    this.#track(this.#pass(events, false).catch((err) => this.#error(err)));
-  }
-
-  /**
-   * Mark a pass as the one in flight; when it settles, run what queued up meanwhile.
-   * @param {Promise<unknown>} pass
-   */
-  #track(pass) {
-    this.#running = pass.then(
-      () => {},
-      () => {},
-    ).then(() => {
-      this.#running = null;
-      if (!this.#timer) this.#kick();
-    });
+    if (this.#closed || !this.#started) return;
+    this.#batches.run().catch((err) => this.#error(err));
   }
 
   /**
@@ -319,7 +319,7 @@ export class Watcher extends EventEmitter {
     this.#closing = (async () => {
       await this.ready.catch(() => {});
       await this.#fsw?.close();
-      await this.#running;
+      await this.#batches.idle();
     })();
     return this.#closing;
   }
