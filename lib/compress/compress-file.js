@@ -11,6 +11,7 @@ import { cacheKey, storeFile, takeVariant, taskStats } from './cache.js';
 import { decodesToHash } from './decode-check.js';
 import { performance } from 'node:perf_hooks';
 import { variantPath } from '../encodings.js';
+import { retryWhileChanged } from '../flow.js';
 
 /**
  * Thin I/O around the encoders: hash a source, compress one variant (in a worker, or streamed
@@ -96,14 +97,8 @@ export async function compressFile(t, pool, cost) {
   const [encoding] = t.encodings;
   // zopfli and WebAssembly zstd cannot stream: they always hold the whole file.
   const streamed = t.encodings.length === 1 && t.sizeHint >= t.streamThreshold && canStream(encoding, t);
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return streamed ? await pool.exclusive(() => streamedWithCache(t, encoding), t) : await pool.run(t, cost);
-    } catch (err) {
-      // A file rewritten while we read it is read again; a file that keeps changing is an error.
-      if (!(/** @type {any} */ (err).changed) || attempt >= 3) throw err;
-    }
-  }
+  // A file rewritten while we read it is read again; a file that keeps changing is an error.
+  return retryWhileChanged(() => (streamed ? pool.exclusive(() => streamedWithCache(t, encoding), t) : pool.run(t, cost)), 3);
 }
 
 /**
