@@ -9,10 +9,14 @@ import { PrecompressorError, optionError } from '../lib/errors.js';
  * emptied on every build), the bundler's hash spans, warnings and the summary through the host's logger.
  */
 
-/** The summary line(s) for a host's logger (pure). */
+/**
+ * The summary line(s) for a host's logger (pure).
+ * @param {import('../lib/format.js').SummaryReport} report
+ * @param {boolean} verbose
+ */
 export function summaryLines(report, verbose) {
   const f = report.files;
-  const sizes = report.encodings.map((e) => `${e} ${formatBytes(report.bytes[e] ?? 0)}`).join(', ');
+  const sizes = report.encodings.map((/** @type {string} */ e) => `${e} ${formatBytes(report.bytes[e] ?? 0)}`).join(', ');
   const lines = [
     `precompressor: ${f.compressed} compressed, ${f.fromCache ? `${f.fromCache} from cache, ` : ''}${f.unchanged} unchanged, ${f.scanned} files in ${formatDuration(report.durationMs)}; ` +
       `${formatBytes(report.bytes.compressible)} compressible → ${sizes}`,

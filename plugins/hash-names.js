@@ -8,7 +8,10 @@
 /** Rollup's `[hash]` length when the template gives none (`[hash:10]` gives one). */
 const DEFAULT_HASH_LENGTH = 8;
 
-/** RegExp source for literal text. */
+/**
+ * RegExp source for literal text.
+ * @param {string} text
+ */
 function literal(text) {
   return text.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
 }
@@ -87,26 +90,34 @@ export function hashSpanCollector({ ssr = false } = {}) {
   const keyOf = (/** @type {any} */ ctx) => ctx.environment?.name ?? (ssrBuild ? 'ssr' : 'client');
   const isServer = (/** @type {any} */ ctx) => (ctx.environment ? ctx.environment.config.consumer === 'server' : ssrBuild);
   const client = () => byEnv.get('client') ?? new Map();
+  /** The hooks, called with the plugin context as `this` (also by the Vite plugin's own hooks). */
+  const hooks = {
+    /** @param {any} c Vite's resolved config */
+    configResolved(c) {
+      ssrBuild = !!c.build.ssr;
+    },
+    /** @this {any} */
+    buildStart() {
+      byEnv.set(keyOf(this), new Map());
+    },
+    /**
+     * @this {any}
+     * @param {any} output
+     * @param {Record<string, any>} bundle
+     */
+    writeBundle(output, bundle) {
+      if (isServer(this) && !ssr) return;
+      const own = byEnv.get(keyOf(this)) ?? new Map();
+      for (const [rel, span] of hashSpansOfBundle(output, bundle)) own.set(rel, span);
+      byEnv.set(keyOf(this), own);
+    },
+  };
   return {
     byEnv,
+    hooks,
     /** @param {string} rel */
     lookup: (rel) => client().get(rel),
     /** @type {import('vite').Plugin} */
-    plugin: {
-      name: 'precompressor:hash-names',
-      apply: 'build',
-      configResolved(c) {
-        ssrBuild = !!c.build.ssr;
-      },
-      buildStart() {
-        byEnv.set(keyOf(this), new Map());
-      },
-      writeBundle(output, bundle) {
-        if (isServer(this) && !ssr) return;
-        const own = byEnv.get(keyOf(this)) ?? new Map();
-        for (const [rel, span] of hashSpansOfBundle(output, bundle)) own.set(rel, span);
-        byEnv.set(keyOf(this), own);
-      },
-    },
+    plugin: { name: 'precompressor:hash-names', apply: 'build', ...hooks },
   };
 }

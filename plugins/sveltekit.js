@@ -17,13 +17,18 @@ import { compressFolder, splitIntegrationOptions } from './compress-folder.js';
  * The files of `dir` that have both a `.br` and a `.gz` variant, as `builder.compress()` returns
  * them (adapter-node measures both for every file it is given).
  * @param {string} dir
+ * @param {string | undefined} manifestOption the user's `manifest` option, relative to the folder
  */
 async function bothVariants(dir, manifestOption) {
   const m = await readManifest(manifestOption ? path.resolve(dir, manifestOption) : path.join(dir, 'precompressor-manifest.json'));
   return Object.entries(m?.files ?? {}).filter(([, e]) => e.variants?.br && e.variants?.gzip).map(([rel]) => rel);
 }
 
-/** The adapter's Vite config with the collector of hash spans added to its `post` plugins. */
+/**
+ * The adapter's Vite config with the collector of hash spans added to its `post` plugins.
+ * @param {any} vite the adapter's `vite` (an object or a function of SvelteKit's context)
+ * @param {import('vite').Plugin} plugin
+ */
 function withCollector(vite, plugin) {
   const add = (/** @type {any} */ v = {}) => {
     const list = v.plugins;
@@ -54,6 +59,7 @@ export function precompressed(adapter, options = {}) {
       const run = (/** @type {string} */ dir) => compressFolder(dir, api, { root: process.cwd(), logger, verbose, hashSpans: names.lookup });
       const written = new Set();
       const done = new Set();
+      /** @type {Promise<unknown>} */
       let queue = Promise.resolve();
       let said = false;
       const proxy = Object.create(builder, {
@@ -68,7 +74,7 @@ export function precompressed(adapter, options = {}) {
             done.add(abs);
             // One pass at a time: each pass already uses every core.
             await (queue = queue.then(() => run(abs)));
-            return bothVariants(abs, api.manifest);
+            return bothVariants(abs, /** @type {string | undefined} */ (api.manifest));
           },
         },
       });

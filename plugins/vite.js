@@ -11,7 +11,10 @@ import { frameworkOf, FRAMEWORK_HINTS } from './frameworks.js';
  * the variants in `vite preview` through serveStatic. Public Vite hooks only.
  */
 
-/** Plugin-only options with their defaults; every other option is the compressor's. */
+/**
+ * Plugin-only options with their defaults; every other option is the compressor's.
+ * @type {Readonly<{ ssr: boolean, preview: boolean | object, verbose: boolean }>}
+ */
 export const VITE_DEFAULTS = Object.freeze({
   ssr: false, // also compress SSR / server-environment outputs
   preview: true, // serve the variants in `vite preview`; or an object of serveStatic options
@@ -25,7 +28,7 @@ export const VITE_DEFAULTS = Object.freeze({
  */
 export function splitViteOptions(options = {}) {
   const { api, own } = splitOptions(options, VITE_DEFAULTS);
-  for (const k of ['ssr', 'verbose']) if (typeof own[k] !== 'boolean') throw optionError(`options.${k}`, 'a boolean', own[k]);
+  for (const k of /** @type {const} */ (['ssr', 'verbose'])) if (typeof own[k] !== 'boolean') throw optionError(`options.${k}`, 'a boolean', own[k]);
   const p = own.preview;
   if (typeof p !== 'boolean' && (p === null || typeof p !== 'object' || Array.isArray(p))) {
     throw optionError('options.preview', 'a boolean or an object of serveStatic options', p);
@@ -34,7 +37,11 @@ export function splitViteOptions(options = {}) {
   return { api, own: Object.freeze(own) };
 }
 
-/** The build's client-or-server side, output folder and logger, from the hook's environment. */
+/**
+ * The build's client-or-server side, output folder and logger, from the hook's environment.
+ * @param {any} ctx the hook's `this`
+ * @param {any} config Vite's resolved config
+ */
 function target(ctx, config) {
   const env = ctx.environment;
   const c = env?.config ?? config;
@@ -90,7 +97,12 @@ async function compressBuild(ctx, config, { api, own }, spans) {
   }
 }
 
-/** serveStatic's setHeaders for preview: Vite's `preview.headers`, then the user's own hook. */
+/**
+ * serveStatic's setHeaders for preview: Vite's `preview.headers`, then the user's own hook.
+ * @param {Record<string, string | string[] | undefined> | undefined} headers
+ * @param {{ setHeaders?: import('../lib/serve/options.js').SetHeaders | null }} extra
+ * @returns {import('../lib/serve/options.js').SetHeaders | null | undefined}
+ */
 function previewSetHeaders(headers, extra) {
   if (!headers) return extra.setHeaders;
   return (res, p, stat, enc) => {
@@ -125,6 +137,7 @@ async function configurePreview(server, { api, own }) {
     return;
   }
   const base = typeof c.base === 'string' && c.base.startsWith('/') ? c.base.replace(/\/+$/, '') : '';
+  /** @type {(req: import('node:http').IncomingMessage, res: import('node:http').ServerResponse, next: (err?: unknown) => void) => void} */
   const precompressorPreview = (req, res, next) => mw(req, res, next);
   if (base) server.middlewares.use(base, precompressorPreview);
   else server.middlewares.use(precompressorPreview);
@@ -139,7 +152,7 @@ async function configurePreview(server, { api, own }) {
 
 /**
  * `plugins: [precompressor(options)]` in vite.config.
- * @param {object} [options] compressor options plus `ssr`, `preview`, `verbose`
+ * @param {import('../lib/types.js').PrecompressorViteOptions} [options]
  * @returns {import('vite').Plugin}
  */
 export default function precompressor(options = {}) {
@@ -155,15 +168,15 @@ export default function precompressor(options = {}) {
     apply: (_c, env) => env.command === 'build' || !!env.isPreview,
     configResolved(c) {
       config = c;
-      names.plugin.configResolved.call(this, c);
+      names.hooks.configResolved(c);
       framework = frameworkOf(c.plugins);
-      if (framework && c.command === 'build') c.logger.warn(FRAMEWORK_HINTS[framework]);
+      if (framework && c.command === 'build') c.logger.warn(FRAMEWORK_HINTS[/** @type {keyof typeof FRAMEWORK_HINTS} */ (framework)]);
     },
-    buildStart(o) {
-      names.plugin.buildStart.call(this, o);
+    buildStart() {
+      names.hooks.buildStart.call(this);
     },
     writeBundle(output, bundle) {
-      names.plugin.writeBundle.call(this, output, bundle);
+      names.hooks.writeBundle.call(this, output, bundle);
     },
     closeBundle: {
       order: 'post',

@@ -7,7 +7,8 @@ import { PrecompressorError } from '../errors.js';
 import { canStream, createEncoder, zlibOptions } from './encode.js';
 import { createHasher } from '../manifest.js';
 import { removeIfPresent, writeAtomicWith } from '../fs-atomic.js';
-import { cacheKey, storeFile, takeVariantSync, taskStats } from './cache.js';
+import { cacheKey, storeFile, takeVariant, taskStats } from './cache.js';
+import { decodesToHash } from './decode-check.js';
 import { performance } from 'node:perf_hooks';
 import { VARIANT_SUFFIX } from '../manifest.js';
 
@@ -25,6 +26,7 @@ import { VARIANT_SUFFIX } from '../manifest.js';
 /**
  * A read stream over an open descriptor that leaves it open (FileHandle streams keep a reference
  * that would make FileHandle.close() wait forever with autoClose: false).
+ * @param {fs.FileHandle} fh
  */
 function readStreamOf(fh) {
   return createReadStream('', { fd: fh.fd, autoClose: false, start: 0, highWaterMark: 1 << 20 });
@@ -43,7 +45,11 @@ export function assertUnchanged(abs, before, after, bytesRead) {
   throw Object.assign(new PrecompressorError('ERR_PRECOMPRESSOR_FILE', `${abs} changed while it was being read`, { path: abs }), { changed: true });
 }
 
-/** Hash a file (streamed when large). */
+/**
+ * Hash a file (streamed when large).
+ * @param {string} abs
+ * @param {number} streamThreshold
+ */
 export async function hashFile(abs, streamThreshold) {
   const fh = await fs.open(abs, 'r');
   try {
@@ -113,8 +119,10 @@ async function streamedWithCache(t, encoding) {
   const h = await hashFile(t.abs, t.streamThreshold);
   const key = cacheKey('variant', h.hash, [encoding, zlibOptions(encoding, { ...t, size: h.size })]);
   const target = t.abs + VARIANT_SUFFIX[encoding];
-  const at = { target, keepBelow: h.size * t.minRatio, mtime: new Date(h.mtimeMs) };
-  const hit = t.cache.read ? takeVariantSync(t.cache.dir, key, at) : null;
+  // A cached variant is written only once it decodes to the bytes just hashed (see cache.js).
+  const proves = (/** @type {string} */ copy) => decodesToHash(copy, encoding, h);
+  const at = { target, keepBelow: h.size * t.minRatio, mtime: new Date(h.mtimeMs), proves };
+  const hit = t.cache.read ? await takeVariant(t.cache.dir, key, at, cache) : null;
   if (hit !== null) {
     Object.assign(cache, { hits: 1, cpuSavedMs: hit.encodeMs });
     return { hash: h.hash, size: h.size, mtimeMs: h.mtimeMs, out: { [encoding]: hit.kept }, cache };
@@ -133,6 +141,10 @@ async function streamedWithCache(t, encoding) {
   return { ...r, cache };
 }
 
+/**
+ * @param {CompressTask} t
+ * @param {'br' | 'gzip' | 'zstd'} encoding
+ */
 async function compressStreamed(t, encoding) {
   const target = t.abs + VARIANT_SUFFIX[encoding];
   const fh = await fs.open(t.abs, 'r');
