@@ -52,6 +52,11 @@ export interface PrecompressOptions {
    * deltas against the earlier versions of its family, where this Node can encode them. Default true.
    */
   deltas?: boolean;
+  /**
+   * A dictionary made from the site's HTML pages (RFC 9842), written as
+   * `precompressor-dictionary.<hash>.dict`, and every page's `dcz`/`dcb` against it. Default true.
+   */
+  siteDictionary?: boolean;
   /** An older build folder whose files are also taken as earlier versions. Default none. */
   previous?: string | null;
   /** Where earlier versions are kept across builds. Default `node_modules/.cache/precompressor/dictionaries`, found like `cacheDir`. */
@@ -66,6 +71,24 @@ export interface PrecompressOptions {
   deltaExtensions?: string[] | string;
   /** Where the hash is in a base name: a RegExp (or its source) with a named group `(?<hash>...)`. Default: Vite/Rollup, webpack and esbuild names. */
   hashPattern?: RegExp | string | null;
+}
+
+export interface SiteDictionarySummary {
+  /** The dictionary file, or null when there is none (too few pages, no gain, no encoder, turned off). */
+  path: string | null;
+  /** How it was made: `segments` (what the pages share), `page` (one page as it is), or `none`. */
+  method: 'segments' | 'page' | 'none';
+  /** Its bytes, and its smallest variant (what a visitor downloads once). */
+  size: number;
+  bytes: number;
+  /** Pages with a variant against it; their smallest such variants' bytes against their best ordinary ones. */
+  pages: number;
+  pageBytes: number;
+  ordinaryBytes: number;
+  /** Page variants encoded in this run (the others were reused). */
+  written: number;
+  /** Why there is none at all (no encoder), else null. */
+  unavailable: string | null;
 }
 
 export interface DeltaSummary {
@@ -146,6 +169,8 @@ export interface Report {
   changes: { path: string; action: string; skipped?: 'not-smaller' }[];
   /** Deploy deltas of this run. */
   deltas: DeltaSummary;
+  /** The site dictionary of this run. */
+  siteDictionary: SiteDictionarySummary;
   /** The variant cache in this run: outputs (variants and deltas) taken from it and encoded, and the encode time the hits saved. */
   cache: CacheSummary;
 }
@@ -175,11 +200,13 @@ export interface ManifestFileEntry {
 }
 
 export interface Manifest {
-  schema: 1 | 2;
+  schema: 1 | 2 | 3;
   tool: string;
   settings: Record<string, unknown> & { encodings: Encoding[] };
   generatedAt: string;
   files: Record<string, ManifestFileEntry>;
+  /** Schema 3: the site dictionary (a listed file) that the pages' `deltas` are also made against. */
+  siteDictionary?: { path: string; hash: string };
 }
 
 /**

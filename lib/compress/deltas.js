@@ -177,16 +177,16 @@ async function deltasFor(run, rel, dicts) {
 }
 
 /** The file's bytes, or null when they no longer hash to its entry. */
-async function readChecked(opts, rel, entry) {
+export async function readChecked(opts, rel, entry) {
   const data = await fs.readFile(path.join(opts.root, ...rel.split('/'))).catch(() => null);
   return data !== null && contentHash(data) === entry.hash ? data : null;
 }
 
 /**
  * Encode, check and write the deltas of one file against one dictionary; {} when none is kept.
- * @param {DeltaRun} run
+ * @param {Pick<DeltaRun, 'opts' | 'encoders' | 'report' | 'userFiles' | 'cache'> & { summary: { written: number } }} run
  */
-async function encodeAll(run, rel, data, dict, dictKey, best) {
+export async function encodeAll(run, rel, data, dict, dictKey, best) {
   const digest = crypto.createHash('sha256').update(dict).digest();
   /** @type {import('../manifest.js').DeltaEntry} */
   const rec = {};

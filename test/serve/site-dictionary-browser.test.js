@@ -1,0 +1,138 @@
+/* global document */
+import fs from 'node:fs';
+import fsp from 'node:fs/promises';
+import path from 'node:path';
+import http from 'node:http';
+import express from 'express';
+import { serveStatic } from '../../lib/serve/middleware.js';
+import { precompress } from '../../lib/compress/precompress.js';
+import { deltaEncoders } from '../../lib/compress/delta.js';
+import { tempDir } from '../helpers/tmp.js';
+import { writeSite } from '../helpers/site.js';
+
+// The proof of the site dictionary: a real Chromium opens the first page of a site served by
+// serveStatic (Express, http://localhost: a secure context, where Chromium stores dictionaries),
+// fetches the dictionary its Link header names, and gets the next pages as dcb/dcz against it.
+// The DevTools protocol shows what went over the wire.
+
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const haveChromium = fs.existsSync(CHROMIUM);
+const ready = haveChromium && deltaEncoders().length > 0;
+if (!haveChromium) console.warn(`site-dictionary browser test skipped: no Chromium at ${CHROMIUM} (apt-get install chromium, or set CHROMIUM_PATH)`);
+else if (!ready) console.warn(`site-dictionary browser test skipped: Node ${process.version} has no zstd or Brotli dictionary encoder`);
+
+let work;
+beforeAll(async () => {
+  work = await tempDir('pc-sitedict-browser-');
+});
+afterAll(() => fsp.rm(work, { recursive: true, force: true }));
+
+/** serveStatic on Express on any port. */
+async function expressServer(dist) {
+  const mw = serveStatic(dist, { watch: false });
+  /** @type {{ url: string, headers: import('node:http').IncomingHttpHeaders }[]} */
+  const seen = [];
+  const app = express();
+  app.use((req, _res, next) => {
+    seen.push({ url: req.url, headers: req.headers });
+    next();
+  });
+  app.use(mw);
+  const server = http.createServer(app);
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(undefined)));
+  const close = async () => {
+    mw.close();
+    server.closeAllConnections();
+    await new Promise((resolve) => server.close(() => resolve(undefined)));
+  };
+  return { origin: `http://localhost:${/** @type {any} */ (server.address()).port}`, seen, close };
+}
+
+/** @param {Record<string, string>} h */
+function lower(h) {
+  return Object.fromEntries(Object.entries(h).map(([k, v]) => [k.toLowerCase(), v]));
+}
+
+(ready ? test : test.skip)('Chromium loads the site dictionary on the first page and gets the next page as dcb/dcz against it', async () => {
+  const { default: puppeteer } = await import('puppeteer-core');
+  const dist = path.join(work, 'site');
+  const pages = await writeSite(dist, 12);
+  const report = await precompress(dist, { cache: false, deltas: false });
+  expect(report.failures).toEqual([]);
+  const manifest = JSON.parse(await fsp.readFile(path.join(dist, 'precompressor-manifest.json'), 'utf8'));
+  const dictPath = manifest.siteDictionary.path;
+  const dictKey = manifest.files[dictPath].dictionary.hash;
+  const served = await expressServer(dist);
+  const browser = await puppeteer.launch({
+    executablePath: CHROMIUM,
+    headless: true,
+    userDataDir: path.join(work, 'profile'),
+    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-component-update', '--disable-sync',
+      '--host-resolver-rules=MAP localhost 127.0.0.1'],
+  });
+  try {
+    const page = await browser.newPage();
+    const cdp = await page.createCDPSession();
+    await cdp.send('Network.enable');
+    /** @type {Map<string, { url?: string, sent?: Record<string, string>, headers?: Record<string, string>, wire?: number, done?: boolean }>} */
+    const net = new Map();
+    const at = (id) => net.get(id) ?? net.set(id, {}).get(id);
+    /** @type {(() => void) | null} */
+    let onDictionary = null;
+    cdp.on('Network.requestWillBeSent', (e) => void (at(e.requestId).url = e.request.url));
+    cdp.on('Network.requestWillBeSentExtraInfo', (e) => void (at(e.requestId).sent = lower(e.headers)));
+    cdp.on('Network.responseReceived', (e) => void (at(e.requestId).headers = lower(e.response.headers)));
+    cdp.on('Network.loadingFinished', (e) => {
+      const r = at(e.requestId);
+      Object.assign(r, { wire: e.encodedDataLength, done: true });
+      if (r.url?.endsWith(`/${dictPath}`)) onDictionary?.();
+    });
+    const dictionaryLoaded = new Promise((resolve) => void (onDictionary = () => resolve(undefined)));
+
+    await page.goto(`${origin(served)}/`, { waitUntil: 'load' });
+    const first = [...net.values()].find((r) => r.url === `${origin(served)}/`);
+    expect(first?.headers?.link).toBe(`<./${dictPath}>; rel="compression-dictionary"`);
+    await dictionaryLoaded;
+    const dict = [...net.values()].find((r) => r.url?.endsWith(`/${dictPath}`));
+    expect(dict?.headers?.['use-as-dictionary']).toBe('match="*", match-dest=("document")');
+    expect(dict?.headers?.['cache-control']).toBe('public, max-age=31536000, immutable');
+    expect(dict?.headers?.['content-encoding']).toBe('br');
+
+    // Chromium stores the dictionary once its response is complete: the next navigation that
+    // carries Available-Dictionary is the one checked (each page of the site is a candidate).
+    let hit = null;
+    for (const p of pages.slice(1)) {
+      net.clear();
+      await page.goto(`${origin(served)}/${p.rel}`, { waitUntil: 'load' });
+      const nav = [...net.values()].find((r) => r.url === `${origin(served)}/${p.rel}`);
+      if (nav?.sent?.['available-dictionary'] !== undefined) {
+        hit = { p, nav };
+        break;
+      }
+    }
+    expect(hit).not.toBeNull();
+    const { p, nav } = /** @type {any} */ (hit);
+    expect(nav.sent['available-dictionary']).toBe(`:${dictKey}:`);
+    expect(nav.sent['accept-encoding']).toMatch(/\bdc[bz]\b/);
+    const encoding = nav.headers['content-encoding'];
+    expect(['dcb', 'dcz']).toContain(encoding);
+    const variant = manifest.files[p.rel].deltas[dictKey][encoding];
+    expect(nav.headers['content-length']).toBe(String(variant.size));
+    expect(nav.headers.vary).toBe('Accept-Encoding, Available-Dictionary');
+    expect(served.seen.find((r) => r.url === `/${p.rel}`)?.headers['available-dictionary']).toBe(`:${dictKey}:`);
+    // the page rendered from the decoded bytes
+    expect(await page.$eval('h1', (el) => el.textContent)).toBe(p.title);
+    expect(await page.evaluate(() => document.querySelectorAll('nav a').length)).toBe(pages.length);
+    const br = manifest.files[p.rel].variants.br.size;
+    expect(nav.wire).toBeLessThan(variant.size + 1500);
+    expect(variant.size).toBeLessThan(br * 0.7);
+    console.log(`browser (site dictionary): /${p.rel} over the wire ${nav.wire} B (${encoding} ${variant.size} B + head), br-11 ${br} B`);
+  } finally {
+    await browser.close();
+    await served.close();
+  }
+}, 120_000);
+
+function origin(served) {
+  return served.origin;
+}
