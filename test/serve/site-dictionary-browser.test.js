@@ -2,13 +2,11 @@
 import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import path from 'node:path';
-import http from 'node:http';
-import express from 'express';
-import { serveStatic } from '../../lib/serve/middleware.js';
 import { precompress } from '../../lib/compress/precompress.js';
 import { deltaEncoders } from '../../lib/compress/delta.js';
 import { tempDir } from '../helpers/tmp.js';
 import { writeSite } from '../helpers/site.js';
+import { expressServer, recordedBrowser } from '../helpers/servers.js';
 
 // The proof of the site dictionary: a real Chromium opens the first page of a site served by
 // serveStatic (Express, http://localhost: a secure context, where Chromium stores dictionaries),
@@ -27,34 +25,7 @@ beforeAll(async () => {
 });
 afterAll(() => fsp.rm(work, { recursive: true, force: true }));
 
-/** serveStatic on Express on any port. */
-async function expressServer(dist) {
-  const mw = serveStatic(dist, { watch: false });
-  /** @type {{ url: string, headers: import('node:http').IncomingHttpHeaders }[]} */
-  const seen = [];
-  const app = express();
-  app.use((req, _res, next) => {
-    seen.push({ url: req.url, headers: req.headers });
-    next();
-  });
-  app.use(mw);
-  const server = http.createServer(app);
-  await new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(undefined)));
-  const close = async () => {
-    mw.close();
-    server.closeAllConnections();
-    await new Promise((resolve) => server.close(() => resolve(undefined)));
-  };
-  return { origin: `http://localhost:${/** @type {any} */ (server.address()).port}`, seen, close };
-}
-
-/** @param {Record<string, string>} h */
-function lower(h) {
-  return Object.fromEntries(Object.entries(h).map(([k, v]) => [k.toLowerCase(), v]));
-}
-
 (ready ? test : test.skip)('Chromium loads the site dictionary on the first page and gets the next page as dcb/dcz against it', async () => {
-  const { default: puppeteer } = await import('puppeteer-core');
   const dist = path.join(work, 'site');
   const pages = await writeSite(dist, 12);
   const report = await precompress(dist, { cache: false, deltas: false });
@@ -63,34 +34,16 @@ function lower(h) {
   const dictPath = manifest.siteDictionary.path;
   const dictKey = manifest.files[dictPath].dictionary.hash;
   const served = await expressServer(dist);
-  const browser = await puppeteer.launch({
-    executablePath: CHROMIUM,
-    headless: true,
-    userDataDir: path.join(work, 'profile'),
-    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-component-update', '--disable-sync',
-      '--host-resolver-rules=MAP localhost 127.0.0.1'],
+  /** @type {(() => void) | null} */
+  let onDictionary = null;
+  const { browser, page, net } = await recordedBrowser(CHROMIUM, path.join(work, 'profile'), (r) => {
+    if (r.url?.endsWith(`/${dictPath}`)) onDictionary?.();
   });
   try {
-    const page = await browser.newPage();
-    const cdp = await page.createCDPSession();
-    await cdp.send('Network.enable');
-    /** @type {Map<string, { url?: string, sent?: Record<string, string>, headers?: Record<string, string>, wire?: number, done?: boolean }>} */
-    const net = new Map();
-    const at = (id) => net.get(id) ?? net.set(id, {}).get(id);
-    /** @type {(() => void) | null} */
-    let onDictionary = null;
-    cdp.on('Network.requestWillBeSent', (e) => void (at(e.requestId).url = e.request.url));
-    cdp.on('Network.requestWillBeSentExtraInfo', (e) => void (at(e.requestId).sent = lower(e.headers)));
-    cdp.on('Network.responseReceived', (e) => void (at(e.requestId).headers = lower(e.response.headers)));
-    cdp.on('Network.loadingFinished', (e) => {
-      const r = at(e.requestId);
-      Object.assign(r, { wire: e.encodedDataLength, done: true });
-      if (r.url?.endsWith(`/${dictPath}`)) onDictionary?.();
-    });
     const dictionaryLoaded = new Promise((resolve) => void (onDictionary = () => resolve(undefined)));
 
-    await page.goto(`${origin(served)}/`, { waitUntil: 'load' });
-    const first = [...net.values()].find((r) => r.url === `${origin(served)}/`);
+    await page.goto(`${served.origin}/`, { waitUntil: 'load' });
+    const first = [...net.values()].find((r) => r.url === `${served.origin}/`);
     expect(first?.headers?.link).toBe(`<./${dictPath}>; rel="compression-dictionary"`);
     await dictionaryLoaded;
     const dict = [...net.values()].find((r) => r.url?.endsWith(`/${dictPath}`));
@@ -103,8 +56,8 @@ function lower(h) {
     let hit = null;
     for (const p of pages.slice(1)) {
       net.clear();
-      await page.goto(`${origin(served)}/${p.rel}`, { waitUntil: 'load' });
-      const nav = [...net.values()].find((r) => r.url === `${origin(served)}/${p.rel}`);
+      await page.goto(`${served.origin}/${p.rel}`, { waitUntil: 'load' });
+      const nav = [...net.values()].find((r) => r.url === `${served.origin}/${p.rel}`);
       if (nav?.sent?.['available-dictionary'] !== undefined) {
         hit = { p, nav };
         break;
@@ -132,7 +85,3 @@ function lower(h) {
     await served.close();
   }
 }, 120_000);
-
-function origin(served) {
-  return served.origin;
-}
