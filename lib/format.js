@@ -2,7 +2,10 @@
  * Pure text formatting for the CLI: sizes, durations, the progress line and the summary.
  */
 
-/** 1234567 → "1.23 MB" (SI units, like the sizes browsers and CDNs show). */
+/**
+ * 1234567 → "1.23 MB" (SI units, like the sizes browsers and CDNs show).
+ * @param {number} n
+ */
 export function formatBytes(n) {
   if (n < 1000) return `${n} B`;
   const units = ['kB', 'MB', 'GB', 'TB'];
@@ -15,7 +18,10 @@ export function formatBytes(n) {
   return `${v >= 100 ? v.toFixed(0) : v >= 10 ? v.toFixed(1) : v.toFixed(2)} ${units[i]}`;
 }
 
-/** 1234 → "1.2 s"; 75000 → "1 min 15 s". */
+/**
+ * 1234 → "1.2 s"; 75000 → "1 min 15 s".
+ * @param {number} ms
+ */
 export function formatDuration(ms) {
   if (ms < 1000) return `${Math.round(ms)} ms`;
   const s = ms / 1000;
@@ -23,6 +29,10 @@ export function formatDuration(ms) {
   return `${Math.floor(s / 60)} min ${Math.round(s % 60)} s`;
 }
 
+/**
+ * @param {number} part
+ * @param {number} whole
+ */
 function percent(part, whole) {
   return whole === 0 ? '0%' : `${((part / whole) * 100).toFixed(1)}%`;
 }
@@ -44,8 +54,9 @@ export function runningText(running) {
 /**
  * One progress line: bar, files, bytes, ETA (from the estimated CPU work done so far), and the
  * file(s) being compressed (the one that started first, and how many more).
- * @param {{ filesDone: number, filesTotal: number, bytesDone: number, bytesTotal: number,
- *   workDone: number, workTotal: number, elapsedMs: number, running?: readonly string[] }} p
+ * @typedef {{ filesDone: number, filesTotal: number, bytesDone: number, bytesTotal: number,
+ *   workDone: number, workTotal: number, elapsedMs: number, running?: readonly string[] }} Progress
+ * @param {Progress} p
  * @param {number} [width] bar width in characters
  */
 export function formatProgress(p, width = 24) {

@@ -42,7 +42,10 @@ const READABLE_SCHEMAS = [1, 2, 3];
  *   path: the dictionary file (listed in `files`); hash: its content hash (`sha256-<base64url>`)
  */
 
-/** The suffix a variant of each encoding has on disk: `<path><suffix>`. */
+/**
+ * The suffix a variant of each encoding has on disk: `<path><suffix>`.
+ * @type {Readonly<Record<string, string>>}
+ */
 export const VARIANT_SUFFIX = Object.freeze({ br: '.br', gzip: '.gz', zstd: '.zst' });
 
 /** Path of the variant file of `rel` (POSIX, relative to root) for `encoding`. */
@@ -57,10 +60,18 @@ export function entryOf(manifest, rel) {
   return manifest !== null && Object.hasOwn(manifest.files, rel) ? manifest.files[rel] : undefined;
 }
 
+/**
+ * @param {string} rel
+ * @param {string} encoding
+ */
 export function variantPath(rel, encoding) {
   return rel + VARIANT_SUFFIX[encoding];
 }
 
+/**
+ * @param {string} file
+ * @param {string} why
+ */
 function bad(file, why) {
   return new PrecompressorError('ERR_PRECOMPRESSOR_MANIFEST', `Invalid manifest ${file}: ${why}`, { path: file });
 }
@@ -103,9 +114,13 @@ export function validateManifest(data, file = 'manifest') {
 }
 
 const B64_SHA256 = /^[A-Za-z0-9+/]{43}=$/;
-export const DELTA_SUFFIXES = Object.freeze(['dcb', 'dcz']);
+export const DELTA_SUFFIXES = Object.freeze(/** @type {const} */ (['dcb', 'dcz']));
 
-/** What is wrong with an entry's `dictionary` and `deltas`, or null (before schema 3, deltas need a dictionary). */
+/**
+ * What is wrong with an entry's `dictionary` and `deltas`, or null (before schema 3, deltas need a dictionary).
+ * @param {any} e an entry as parsed, not yet validated
+ * @param {number} schema
+ */
 function dictionaryProblem(e, schema) {
   if (e.dictionary !== undefined) {
     const d = e.dictionary;
@@ -119,7 +134,7 @@ function dictionaryProblem(e, schema) {
   for (const [dict, byEnc] of Object.entries(e.deltas)) {
     if (!B64_SHA256.test(dict) || byEnc === null || typeof byEnc !== 'object') return `has an invalid delta key ${JSON.stringify(dict)}`;
     for (const [enc, v] of Object.entries(byEnc)) {
-      if (!DELTA_SUFFIXES.includes(enc) || v === null || typeof v !== 'object' || !Number.isSafeInteger(v.size) || v.size < 1 || typeof v.hash !== 'string') {
+      if (!(/** @type {readonly string[]} */ (DELTA_SUFFIXES)).includes(enc) || v === null || typeof v !== 'object' || !Number.isSafeInteger(v.size) || v.size < 1 || typeof v.hash !== 'string') {
         return `has an invalid ${JSON.stringify(enc)} delta`;
       }
     }
@@ -149,14 +164,22 @@ export function siteDictionaryPath(hash) {
 
 const DELTA_NAME = /^(.+)\.[0-9a-f]{16}\.(?:dcb|dcz)$/;
 
-/** The file a delta path belongs to (`a.js` for `a.js.0123456789abcdef.dcz`), or null. */
+/**
+ * The file a delta path belongs to (`a.js` for `a.js.0123456789abcdef.dcz`), or null.
+ * @param {string} rel
+ */
 export function deltaStem(rel) {
   const m = DELTA_NAME.exec(rel);
   return m === null ? null : m[1];
 }
 
-/** Every delta file an entry records, as [dictionary hash, encoding, path]. */
+/**
+ * Every delta file an entry records, as [dictionary hash, encoding, path].
+ * @param {string} rel
+ * @param {FileEntry | undefined} entry
+ */
 export function deltasOf(rel, entry) {
+  /** @type {[string, 'dcb' | 'dcz', string][]} */
   const out = [];
   for (const [dict, byEnc] of Object.entries(entry?.deltas ?? {})) {
     for (const enc of DELTA_SUFFIXES) if (byEnc[enc]) out.push([dict, enc, deltaPath(rel, dict, enc)]);
@@ -164,7 +187,11 @@ export function deltasOf(rel, entry) {
   return out;
 }
 
-/** Parse and validate the text of a manifest file. */
+/**
+ * Parse and validate the text of a manifest file.
+ * @param {string} text
+ * @param {string} file
+ */
 export function parseManifest(text, file) {
   let data;
   try {
@@ -175,6 +202,10 @@ export function parseManifest(text, file) {
   return validateManifest(data, file);
 }
 
+/**
+ * @param {string} file
+ * @param {unknown} err
+ */
 function unreadable(file, err) {
   // missing: no such file, or a path through a file (a root that is a file has no manifest)
   if (['ENOENT', 'ENOTDIR'].includes(/** @type {any} */ (err).code)) return null;
@@ -226,14 +257,21 @@ export function buildManifest({ tool, settings, files, siteDictionary = null }) 
   return m;
 }
 
-/** Write the manifest atomically: readers see the old or the new document, never a partial one. */
+/**
+ * Write the manifest atomically: readers see the old or the new document, never a partial one.
+ * @param {string} file
+ * @param {Manifest} manifest
+ */
 export async function writeManifest(file, manifest) {
   // --manifest may name a folder that does not exist yet (meta/manifest.json): make it.
   await fs.mkdir(path.dirname(file), { recursive: true });
   await writeAtomic(file, JSON.stringify(manifest, null, 1) + '\n');
 }
 
-/** Content hash as recorded in the manifest: `sha256-<base64url>`. */
+/**
+ * Content hash as recorded in the manifest: `sha256-<base64url>`.
+ * @param {string | NodeJS.ArrayBufferView} buf
+ */
 export function contentHash(buf) {
   return 'sha256-' + crypto.createHash('sha256').update(buf).digest('base64url');
 }
@@ -241,5 +279,5 @@ export function contentHash(buf) {
 /** An incremental hasher that ends in the same format as contentHash(). */
 export function createHasher() {
   const h = crypto.createHash('sha256');
-  return { update: (chunk) => h.update(chunk), digest: () => 'sha256-' + h.digest('base64url') };
+  return { update: (/** @type {string | NodeJS.ArrayBufferView} */ chunk) => h.update(chunk), digest: () => 'sha256-' + h.digest('base64url') };
 }

@@ -3,6 +3,19 @@ import path from 'node:path';
 import { optionError } from './errors.js';
 import { cacheRoot } from './paths.js';
 
+/**
+ * @typedef {'br' | 'gzip' | 'zstd'} Encoding
+ * @typedef {(progress: import('./format.js').Progress) => void} OnProgress
+ * @typedef {Readonly<{ root: string, encodings: readonly Encoding[], brotliQuality: number, gzipLevel: number,
+ *   zstdLevel: number, zopfli: boolean, include: readonly string[], exclude: readonly string[],
+ *   skipExtensions: ReadonlySet<string>, minRatio: number, concurrency: number, manifest: string, dotfiles: boolean,
+ *   force: boolean, dryRun: boolean, streamThreshold: number, onProgress: OnProgress | null, cache: boolean,
+ *   cacheDir: string, cacheMaxSize: number, deltas: boolean, siteDictionary: boolean, previous: string | null, dictionaryStore: string,
+ *   dictionaryVersions: number, deltaMinSize: number, deltaMargin: number, deltaExtensions: ReadonlySet<string>,
+ *   hashPattern: RegExp | HashSpan | null, allowSystemDir: boolean }>} Options the normalized options of `precompress()`
+ * @typedef {(path: string) => [number, number] | null | undefined} HashSpan where a file's hash is in its base name
+ */
+
 /** Encodings we can write, in server-preference order, with their file suffix. */
 export const ENCODINGS = Object.freeze({
   br: '.br',
@@ -84,11 +97,16 @@ export const OPTION_DEFAULTS = Object.freeze({
   allowSystemDir: false, // compress `/`, the home folder or a system folder (see lib/compress/guards.js) anyway
 });
 
-
+/** @param {unknown} v @returns {v is number} */
 function isInt(v) {
   return typeof v === 'number' && Number.isInteger(v);
 }
 
+/**
+ * @param {string} name
+ * @param {unknown} value
+ * @returns {readonly string[]}
+ */
 function stringList(name, value) {
   const list = typeof value === 'string' ? [value] : value;
   if (!Array.isArray(list) || list.some((s) => typeof s !== 'string' || s === '')) {
@@ -126,6 +144,7 @@ export function fillOptions(options, defaults) {
  */
 export function splitOptions(options, ownDefaults) {
   if (options === null || typeof options !== 'object' || Array.isArray(options)) throw optionError('options', 'an object', options);
+  /** @type {Record<string, unknown>} */
   const api = {};
   const own = /** @type {any} */ ({ ...ownDefaults });
   for (const [k, v] of Object.entries(options)) {
@@ -141,14 +160,18 @@ export function splitOptions(options, ownDefaults) {
   return { api, own };
 }
 
-/** The `encodings` option: a non-empty list of known encodings. */
+/**
+ * The `encodings` option: a non-empty list of known encodings.
+ * @param {unknown} value
+ * @returns {readonly Encoding[]}
+ */
 function encodingList(value) {
   const encodings = stringList('options.encodings', value);
   for (const e of encodings) {
     if (!Object.hasOwn(ENCODINGS, e)) throw optionError('options.encodings', `a list of ${Object.keys(ENCODINGS).join(', ')}`, value);
   }
   if (encodings.length === 0) throw optionError('options.encodings', 'a non-empty list', value);
-  return encodings;
+  return /** @type {readonly Encoding[]} */ (encodings);
 }
 
 /**
@@ -156,6 +179,7 @@ function encodingList(value) {
  * nothing downstream re-checks or re-defaults.
  * @param {string} dir
  * @param {object} [options]
+ * @returns {Options}
  */
 export function normalizeOptions(dir, options = {}) {
   if (typeof dir !== 'string' || dir === '') throw optionError('dir', 'a non-empty string', dir);
@@ -198,7 +222,7 @@ export function normalizeOptions(dir, options = {}) {
     ...deltaOptions(o),
     ...cacheOptions(o),
     root,
-    encodings: Object.freeze(Object.keys(ENCODINGS).filter((e) => encodings.includes(e))),
+    encodings: Object.freeze(/** @type {Encoding[]} */ (Object.keys(ENCODINGS)).filter((e) => encodings.includes(e))),
     brotliQuality: o.brotliQuality,
     gzipLevel: o.gzipLevel,
     zstdLevel: o.zstdLevel,
@@ -218,6 +242,7 @@ export function normalizeOptions(dir, options = {}) {
   });
 }
 
+/** @type {Record<string, number>} */
 const SIZE_UNITS = { b: 1, kb: 1e3, mb: 1e6, gb: 1e9, kib: 1024, mib: 1024 ** 2, gib: 1024 ** 3 };
 
 /**
@@ -288,7 +313,7 @@ function deltaOptions(o) {
 /**
  * The settings that change what a variant contains. Recorded in the manifest; a change
  * invalidates every cached variant.
- * @param {ReturnType<typeof normalizeOptions>} opts
+ * @param {Options} opts
  */
 export function settingsOf(opts) {
   return {

@@ -8,7 +8,10 @@
 /** Rollup's `[hash]` length when the template gives none (`[hash:10]` gives one). */
 const DEFAULT_HASH_LENGTH = 8;
 
-/** RegExp source for literal text. */
+/**
+ * RegExp source for literal text.
+ * @param {string} text
+ */
 function literal(text) {
   return text.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
 }

@@ -11,7 +11,10 @@ import { hashSpansOfBundle } from './hash-names.js';
  * the variants in `vite preview` through serveStatic. Public Vite hooks only.
  */
 
-/** Plugin-only options with their defaults; every other option is the compressor's. */
+/**
+ * Plugin-only options with their defaults; every other option is the compressor's.
+ * @type {Readonly<{ ssr: boolean, preview: boolean | object, verbose: boolean }>}
+ */
 export const VITE_DEFAULTS = Object.freeze({
   ssr: false, // also compress SSR / server-environment outputs
   preview: true, // serve the variants in `vite preview`; or an object of serveStatic options
@@ -25,7 +28,7 @@ export const VITE_DEFAULTS = Object.freeze({
  */
 export function splitViteOptions(options = {}) {
   const { api, own } = splitOptions(options, VITE_DEFAULTS);
-  for (const k of ['ssr', 'verbose']) if (typeof own[k] !== 'boolean') throw optionError(`options.${k}`, 'a boolean', own[k]);
+  for (const k of /** @type {const} */ (['ssr', 'verbose'])) if (typeof own[k] !== 'boolean') throw optionError(`options.${k}`, 'a boolean', own[k]);
   const p = own.preview;
   if (typeof p !== 'boolean' && (p === null || typeof p !== 'object' || Array.isArray(p))) {
     throw optionError('options.preview', 'a boolean or an object of serveStatic options', p);
@@ -34,7 +37,11 @@ export function splitViteOptions(options = {}) {
   return { api, own: Object.freeze(own) };
 }
 
-/** The build's client-or-server side, output folder and logger, from the hook's environment. */
+/**
+ * The build's client-or-server side, output folder and logger, from the hook's environment.
+ * @param {any} ctx the hook's `this`
+ * @param {any} config Vite's resolved config
+ */
 function target(ctx, config) {
   const env = ctx.environment;
   const c = env?.config ?? config;
@@ -73,10 +80,14 @@ export function placeAfterViteGuards(stack, handle, corsExpected) {
   return true;
 }
 
-/** The summary line(s) for Vite's logger (pure). */
+/**
+ * The summary line(s) for Vite's logger (pure).
+ * @param {import('../lib/format.js').SummaryReport} report
+ * @param {boolean} verbose
+ */
 export function summaryLines(report, verbose) {
   const f = report.files;
-  const sizes = report.encodings.map((e) => `${e} ${formatBytes(report.bytes[e] ?? 0)}`).join(', ');
+  const sizes = report.encodings.map((/** @type {string} */ e) => `${e} ${formatBytes(report.bytes[e] ?? 0)}`).join(', ');
   const lines = [
     `precompressor: ${f.compressed} compressed, ${f.fromCache ? `${f.fromCache} from cache, ` : ''}${f.unchanged} unchanged, ${f.scanned} files in ${formatDuration(report.durationMs)}; ` +
       `${formatBytes(report.bytes.compressible)} compressible → ${sizes}`,
@@ -107,7 +118,7 @@ async function compressBuild(ctx, config, { api, own }, spans) {
     // build, outside it, under the project's node_modules/.cache (found from Vite's root).
     const keep = { cacheDir: api.cacheDir ?? defaultCacheDir(config.root), dictionaryStore: api.dictionaryStore ?? defaultDictionaryStore(config.root) };
     // The bundler knows where its hashes are: files it did not emit (public/) get the default rule.
-    const hashPattern = api.hashPattern ?? ((rel) => spans.get(rel));
+    const hashPattern = api.hashPattern ?? ((/** @type {string} */ rel) => spans.get(rel));
     report = await precompress(t.outDir, { ...api, ...keep, hashPattern });
   } catch (err) {
     return ctx.error(`precompressor: ${/** @type {Error} */ (err).message}`);
@@ -119,7 +130,12 @@ async function compressBuild(ctx, config, { api, own }, spans) {
   for (const line of summaryLines(report, own.verbose)) t.logger.info(line);
 }
 
-/** serveStatic's setHeaders for preview: Vite's `preview.headers`, then the user's own hook. */
+/**
+ * serveStatic's setHeaders for preview: Vite's `preview.headers`, then the user's own hook.
+ * @param {Record<string, string | string[] | undefined> | undefined} headers
+ * @param {{ setHeaders?: import('../lib/serve/options.js').SetHeaders | null }} extra
+ * @returns {import('../lib/serve/options.js').SetHeaders | null | undefined}
+ */
 function previewSetHeaders(headers, extra) {
   if (!headers) return extra.setHeaders;
   return (res, p, stat, enc) => {
@@ -154,6 +170,7 @@ async function configurePreview(server, { api, own }) {
     return;
   }
   const base = typeof c.base === 'string' && c.base.startsWith('/') ? c.base.replace(/\/+$/, '') : '';
+  /** @type {(req: import('node:http').IncomingMessage, res: import('node:http').ServerResponse, next: (err?: unknown) => void) => void} */
   const precompressorPreview = (req, res, next) => mw(req, res, next);
   if (base) server.middlewares.use(base, precompressorPreview);
   else server.middlewares.use(precompressorPreview);
@@ -168,7 +185,7 @@ async function configurePreview(server, { api, own }) {
 
 /**
  * `plugins: [precompressor(options)]` in vite.config.
- * @param {object} [options] compressor options plus `ssr`, `preview`, `verbose`
+ * @param {import('../lib/types.js').PrecompressorViteOptions} [options]
  * @returns {import('vite').Plugin}
  */
 export default function precompressor(options = {}) {
@@ -177,7 +194,7 @@ export default function precompressor(options = {}) {
   let config;
   /** Per environment (or `ssr`/`client` before Vite 6): the hash span of each name its bundle wrote. */
   const spans = new Map();
-  const envKey = (ctx) => ctx.environment?.name ?? (config.build.ssr ? 'ssr' : 'client');
+  const envKey = (/** @type {any} */ ctx) => ctx.environment?.name ?? (config.build.ssr ? 'ssr' : 'client');
   return /** @type {import('vite').Plugin} */ ({
     name: 'precompressor',
     enforce: 'post',

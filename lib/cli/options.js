@@ -44,8 +44,10 @@ export const CLI_OUTPUT_FLAGS = Object.freeze([
  * API options from parsed CLI arguments: only flags the user gave, so that defaults live in one
  * place (normalizeOptions).
  * @param {Record<string, unknown>} argv
+ * @returns {import('../types.js').PrecompressOptions} as typed; normalizeOptions() checks the values
  */
 export function apiOptionsFromArgv(argv) {
+  /** @type {Record<string, unknown> & { encodings?: string[] }} */
   const out = {};
   for (const f of CLI_FLAGS) {
     const v = argv[f.flag];
@@ -57,7 +59,7 @@ export function apiOptionsFromArgv(argv) {
     else if (f.option === 'include' || f.option === 'exclude') out[f.option] = /** @type {unknown[]} */ (v).map(String);
     else out[f.option] = v;
   }
-  return out;
+  return /** @type {import('../types.js').PrecompressOptions} */ (out);
 }
 
 /**

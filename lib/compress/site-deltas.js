@@ -16,7 +16,7 @@ import { extensionOf } from './plan.js';
  * check and writer: encodeAll()). Runs before addDeltas(), which must leave these delta files in
  * place (`keep`); apply() records them after it, since addDeltas() rebuilds the delta fields.
  *
- * @typedef {{ path: string | null, method: string, size: number, bytes: number, pages: number,
+ * @typedef {{ path: string | null, method: 'segments' | 'page' | 'none', size: number, bytes: number, pages: number,
  *   written: number, reused: number, pageBytes: number, ordinaryBytes: number, unavailable: string | null }} SiteDictionarySummary
  *   bytes: the dictionary's own best variant; pageBytes / ordinaryBytes: the pages with a variant
  *   against it, their smallest one against their best ordinary variant
@@ -28,12 +28,23 @@ export const PAGE_EXTENSIONS = new Set(['html', 'htm']);
 /** Fetch destination and match of the site dictionary: every document under the folder it is in. */
 export const SITE_MATCH = Object.freeze({ match: '*', dest: 'document' });
 
-/** Is this entry a page that may get a variant against the site dictionary? */
+/**
+ * @typedef {import('../manifest.js').FileEntry} FileEntry
+ * @typedef {import('./deltas.js').DeltaInput} DeltaInput
+ */
+
+/**
+ * Is this entry a page that may get a variant against the site dictionary?
+ * @param {string} rel
+ * @param {FileEntry} entry
+ * @param {import('../options.js').Options} opts
+ */
 function isPage(rel, entry, opts) {
   return PAGE_EXTENSIONS.has(extensionOf(rel)) && entry.skipped === undefined && entry.size >= opts.deltaMinSize && entry.size <= DELTA_MAX_SIZE;
 }
 
-const bestOrdinary = (entry) => Math.min(entry.size, ...Object.values(entry.variants).map((v) => v.size));
+/** @param {FileEntry | undefined} entry */
+const bestOrdinary = (entry) => entry === undefined ? Infinity : Math.min(entry.size, ...Object.values(entry.variants).map((v) => v.size));
 
 /**
  * @param {import('./deltas.js').DeltaInput} input
@@ -50,6 +61,7 @@ export async function addSiteDictionary(input) {
   if (opts.siteDictionary && encoders.length === 0) summary.unavailable = `Node ${process.version} has no zstd or Brotli encoder that takes a dictionary`;
   const pages = [...entries].filter(([rel, e]) => isPage(rel, e, opts)).sort(([a], [b]) => (a < b ? -1 : 1));
   let choice = null;
+  /** @type {(Buffer | null)[]} */
   const bytes = [];
   if (encoders.length > 0 && pages.length >= 2) {
     for (const [rel, e] of pages) bytes.push(await readChecked(opts, rel, e));
@@ -97,19 +109,31 @@ export async function addSiteDictionary(input) {
   return { keep, changed: changed || summary.written > 0 || !fresh || oldRel !== rel, summary, apply, path: rel, hash: dictHash };
 }
 
+/**
+ * @param {SiteDictionarySummary} summary
+ * @param {Map<string, import('../manifest.js').DeltaEntry>} records
+ * @param {Map<string, FileEntry>} entries
+ * @param {number} written
+ */
 function summarize(summary, records, entries, written) {
   summary.pages = records.size;
   summary.written = written;
   for (const [page, rec] of records) {
-    summary.pageBytes += Math.min(...Object.values(rec).map((v) => v.size));
+    summary.pageBytes += Math.min(...Object.values(rec).map((v) => /** @type {{ size: number }} */ (v).size));
     summary.ordinaryBytes += bestOrdinary(entries.get(page));
   }
 }
 
-/** The previous pass's record of this page against this dictionary, when its files are all still there. */
+/**
+ * The previous pass's record of this page against this dictionary, when its files are all still there.
+ * @param {DeltaInput} input
+ * @param {string} page
+ * @param {FileEntry} entry
+ * @param {string} dictKey
+ */
 function reusable(input, page, entry, dictKey) {
   const prev = entryOf(input.previous, page);
-  const old = prev?.hash === entry.hash && prev.deltas && Object.hasOwn(prev.deltas, dictKey) ? prev.deltas[dictKey] : null;
+  const old = prev !== undefined && prev.hash === entry.hash && prev.deltas && Object.hasOwn(prev.deltas, dictKey) ? prev.deltas[dictKey] : null;
   if (old === null || Object.keys(old).length === 0) return null;
   const intact = Object.entries(old).every(([enc, v]) => input.onDisk.get(deltaPath(page, dictKey, /** @type {any} */ (enc))) === v.size);
   return intact ? old : null;
@@ -117,7 +141,10 @@ function reusable(input, page, entry, dictKey) {
 
 /**
  * Write the dictionary and its variants (smaller ones only); returns its entry, added to `entries`.
- * @param {import('./deltas.js').DeltaInput} input
+ * @param {DeltaInput} input
+ * @param {string} rel
+ * @param {Buffer} dict
+ * @param {string} hash
  */
 async function writeDictionary(input, rel, dict, hash) {
   const { opts, entries, report } = input;
@@ -142,7 +169,9 @@ async function writeDictionary(input, rel, dict, hash) {
 /**
  * Remove the previous pass's site dictionary (and its variants) when another takes its place. It
  * is ours only while it still has the hash the previous manifest recorded; else it is the user's.
- * @param {import('./deltas.js').DeltaInput} input
+ * @param {DeltaInput} input
+ * @param {string | null} oldRel
+ * @param {string | null} rel
  */
 async function removeOld(input, oldRel, rel) {
   const { opts, entries, previous, report } = input;

@@ -83,12 +83,16 @@ export function skeletonDictionary(page, pages, df, minPages, budget) {
   return Buffer.from(out.join(''), 'latin1');
 }
 
-/** The page whose segments are the most shared (bytes × pages sharing them): the layout's best example. */
+/**
+ * The page whose segments are the most shared (bytes × pages sharing them): the layout's best example.
+ * @param {string[][]} segs
+ * @param {Map<string, number>} df
+ */
 function representative(segs, df) {
   let best = 0;
   let bestShared = -1;
   segs.forEach((list, i) => {
-    const shared = list.reduce((n, s) => n + s.length * (df.get(s) ?? 0), 0);
+    const shared = list.reduce((/** @type {number} */ n, s) => n + s.length * (df.get(s) ?? 0), 0);
     if (shared > bestShared) [best, bestShared] = [i, shared];
   });
   return best;
@@ -100,13 +104,17 @@ const Zx = /** @type {any} */ (zlib);
  * Bytes of `page` compressed against `dict` for scoring: zstd (dcz) where this Node has it with a
  * dictionary, else Brotli (dcb).
  * @param {'dcz' | 'dcb'} via
+ * @param {Buffer} page
+ * @param {Buffer} dict
+ * @returns {number}
  */
 function scoredSize(via, page, dict) {
   const Z = /** @type {Record<string, number>} */ (/** @type {unknown} */ (zlib.constants));
   if (via === 'dcz') return Zx.zstdCompressSync(page, { dictionary: dict, params: { [Z.ZSTD_c_compressionLevel]: SCORE_LEVEL } }).length + DCZ_HEADER;
-  return zlib.brotliCompressSync(page, { dictionary: dict, params: { [Z.BROTLI_PARAM_QUALITY]: 5, [Z.BROTLI_PARAM_LGWIN]: 24 } }).length + DCZ_HEADER - 4;
+  return zlib.brotliCompressSync(page, /** @type {zlib.BrotliOptions} */ ({ dictionary: dict, params: { [Z.BROTLI_PARAM_QUALITY]: 5, [Z.BROTLI_PARAM_LGWIN]: 24 } })).length + DCZ_HEADER - 4;
 }
 
+/** @param {Buffer} buf */
 function brotliSize(buf) {
   const Z = zlib.constants;
   return zlib.brotliCompressSync(buf, { params: { [Z.BROTLI_PARAM_QUALITY]: SCORE_BROTLI, [Z.BROTLI_PARAM_LGWIN]: 24, [Z.BROTLI_PARAM_MODE]: Z.BROTLI_MODE_TEXT } }).length;
@@ -138,6 +146,7 @@ export function chooseDictionary(pages, best, via) {
   const baseline = sample.reduce((n, i) => n + best[i], 0) / sample.length;
   /** @type {Choice['tried']} */
   const tried = [];
+  /** @param {'segments' | 'page'} method @param {Buffer} bytes */
   const score = (method, bytes) => {
     const ownBytes = brotliSize(bytes);
     const pageBytes = sample.reduce((n, i) => n + scoredSize(via, pages[i], bytes), 0) / sample.length;

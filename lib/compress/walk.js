@@ -88,7 +88,10 @@ async function fgWalk(options) {
   return /** @type {import('fast-glob').Entry[]} */ (/** @type {unknown} */ (fg.sync('**/*', options)));
 }
 
-/** lstat, or null when the entry no longer exists. */
+/**
+ * lstat, or null when the entry no longer exists.
+ * @param {string} p
+ */
 function lstatOrNull(p) {
   try {
     return fsSync.lstatSync(p, { throwIfNoEntry: false }) ?? null;
@@ -97,12 +100,19 @@ function lstatOrNull(p) {
   }
 }
 
-/** Does any segment of the POSIX path start with a dot? */
+/**
+ * Does any segment of the POSIX path start with a dot?
+ * @param {string} rel
+ */
 function isDotPath(rel) {
   return rel.startsWith('.') || rel.includes('/.');
 }
 
-/** Stats of a symlink's target if it resolves inside `realRoot`, else null (also for dangling links). */
+/**
+ * Stats of a symlink's target if it resolves inside `realRoot`, else null (also for dangling links).
+ * @param {string} realRoot
+ * @param {string} link
+ */
 async function resolveInside(realRoot, link) {
   try {
     const real = await fs.realpath(link);

@@ -102,7 +102,10 @@ export function chooseDelta(headers, deltas) {
   return dcb ?? dcz ?? null;
 }
 
-/** RFC 8941 sf-string: quoted, with `\` and `"` escaped (the patterns are ASCII). */
+/**
+ * RFC 8941 sf-string: quoted, with `\` and `"` escaped (the patterns are ASCII).
+ * @param {string} s
+ */
 function sfString(s) {
   return `"${s.replace(/[\\"]/g, (c) => `\\${c}`)}"`;
 }

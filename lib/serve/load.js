@@ -46,6 +46,7 @@ export function isInside(root, p) {
  * @param {import('../manifest.js').FileEntry} src
  * @param {{ root: string, realRoot: string | null, encodings: readonly string[], realDirs: Map<string, string | null>, dictionaries?: boolean }} ctx
  * @param {string[]} memory encodings (and 'identity') to load into memory
+ * @returns {Generator<Op, import('./table.js').Check | null, any>}
  */
 export function* checkEntry(rel, src, ctx, memory) {
   const logical = path.join(ctx.root, ...rel.split('/'));
@@ -58,7 +59,11 @@ export function* checkEntry(rel, src, ctx, memory) {
   }
   if (realDir === null) return null;
 
-  /** Resolve a file in that folder; null when missing, not a file, or a link out of root. */
+  /**
+   * Resolve a file in that folder; null when missing, not a file, or a link out of root.
+   * @param {string} name
+   * @returns {Generator<Op, { file: string, st: fs.Stats } | null, any>}
+   */
   function* resolve(name) {
     const file = /** @type {string | null} */ (yield ['realpath', path.join(/** @type {string} */ (realDir), name)]);
     if (file === null || !isInside(ctx.realRoot, file)) return null;
@@ -108,6 +113,9 @@ export function* checkEntry(rel, src, ctx, memory) {
   return { stale, file: orig.file, variants, bodies: stale ? {} : bodies, memory, deltas };
 }
 
+/** @typedef {['realpath' | 'stat' | 'read', string]} Op a file-system step a check yields */
+
+/** @param {Op} op */
 function opSync([op, p]) {
   try {
     if (op === 'realpath') return fs.realpathSync.native(p);
@@ -118,6 +126,7 @@ function opSync([op, p]) {
   }
 }
 
+/** @param {Op} op */
 async function opAsync([op, p]) {
   try {
     if (op === 'realpath') return await fs.promises.realpath(p);
@@ -128,24 +137,41 @@ async function opAsync([op, p]) {
   }
 }
 
+/**
+ * @template T
+ * @param {Generator<Op, T, any>} gen
+ * @returns {T}
+ */
 export function runSync(gen) {
   let r = gen.next();
   while (!r.done) r = gen.next(opSync(r.value));
   return r.value;
 }
 
+/**
+ * @template T
+ * @param {Generator<Op, T, any>} gen
+ * @returns {Promise<T>}
+ */
 export async function runAsync(gen) {
   let r = gen.next();
   while (!r.done) r = gen.next(await opAsync(r.value));
   return r.value;
 }
 
-/** Listed paths the middleware never serves: the manifest itself and our temp files. */
+/**
+ * Listed paths the middleware never serves: the manifest itself and our temp files.
+ * @param {string} rel
+ * @param {string | null} manifestRel
+ */
 function servable(rel, manifestRel) {
   return rel !== manifestRel && !isTempPath(rel);
 }
 
-/** Real path of the root, or null while it does not exist (express.static starts all the same). */
+/**
+ * Real path of the root, or null while it does not exist (express.static starts all the same).
+ * @param {string} root
+ */
 export function realRootOf(root) {
   try {
     return fs.realpathSync.native(root);
@@ -180,7 +206,7 @@ export function buildTable(manifest, lctx, mode) {
   const plan = planMemory(files, opts);
   /** @type {import('./table.js').Table} */
   const table = { files: new Map(), dirs: new Set(['']), manifestRel: lctx.manifestRel, tctx, cctx };
-  const add = (rel, check) => {
+  const add = (/** @type {string} */ rel, /** @type {import('./table.js').Check | null} */ check) => {
     if (check === null) return;
     table.files.set(rel, buildEntry(rel, files[rel], tctx, check));
     addFolders(table.dirs, rel);

@@ -28,12 +28,13 @@ const GONE = new Set(['ENOENT', 'ENOTDIR', 'ELOOP', 'EISDIR']);
  * identity file with its real fstat size, never with a variant.
  *
  * @param {string} root
- * @param {(Partial<import('./options.js').ServeOptions> & { manifest?: string | false, maxAge?: number | string, maxage?: number | string, spa?: boolean | string, index?: string | string[] | false, extensions?: string[] | false }) | null} [options]
+ * @param {import('../types.js').ServeOptions | null} [options]
+ * @returns {import('../types.js').ServeStaticMiddleware}
  */
 export function serveStatic(root, options = {}) {
   const s = createState(normalizeServeOptions(root, options));
   /** @type {any} */
-  const middleware = (req, res, next) => handle({ s, req, res, next });
+  const middleware = (/** @type {Call['req']} */ req, /** @type {Call['res']} */ res, /** @type {Call['next']} */ next) => handle({ s, req, res, next });
   middleware.reload = () => reload(s);
   /** Resolves when pending re-checks (after watcher events) and reloads have finished. */
   middleware.settled = async () => {
@@ -153,7 +154,7 @@ function openAndRespond(c, target, file, repOf, onMissing) {
  * @param {() => void} onMissing
  */
 function serveFromDisk(c, target, onMissing) {
-  const repOf = (st) => statRep(target.file, target.type, target.vary, st, c.s.opts);
+  const repOf = (/** @type {fs.Stats} */ st) => statRep(target.file, target.type, target.vary, st, c.s.opts);
   openAndRespond(c, target, target.file, repOf, (err) => (err ? fail(c, err) : onMissing()));
 }
 
@@ -181,7 +182,7 @@ function serveEntry(c, entry) {
       return fail(c, /** @type {Error} */ (e));
     }
   }
-  const unchanged = (st) => st.size === rep.size && (rep.encoding !== 'identity' || st.mtimeMs === rep.mtimeMs);
+  const unchanged = (/** @type {fs.Stats} */ st) => st.size === rep.size && (rep.encoding !== 'identity' || st.mtimeMs === rep.mtimeMs);
   openAndRespond(c, entry, rep.file, (st) => (unchanged(st) ? rep : null), () => {
     s.markStale(entry);
     serveEntry(c, entry);
@@ -197,7 +198,6 @@ function redirect(c) {
 /**
  * A miss: the SPA shell for a path whose last segment has no `.`, else pass.
  * @param {Call} c
- * @param {{ rel: string }} p
  */
 function spaOrPass(c) {
   const { opts } = c.s;

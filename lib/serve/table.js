@@ -35,6 +35,8 @@ import { DELTA_VARY, deltaFilesOf, optionsForHashed, useAsDictionary, siteDictio
 /**
  * Append `add` (Accept-Encoding, or several comma-separated names) to an existing Vary value
  * without clobbering it or duplicating a name.
+ * @param {number | string | string[] | undefined | null} existing the header as res.getHeader() gives it
+ * @param {string} [add]
  */
 export function appendVary(existing, add = 'Accept-Encoding') {
   if (existing === undefined || existing === null || existing === '') return add;
@@ -45,19 +47,31 @@ export function appendVary(existing, add = 'Accept-Encoding') {
   return missing.length === 0 ? value : `${value}, ${missing.join(', ')}`;
 }
 
-/** Content-Type of a file from its (original) name: mime-types, with charset for text. */
+/**
+ * Content-Type of a file from its (original) name: mime-types, with charset for text.
+ * @param {string} rel
+ */
 export function contentTypeOf(rel) {
   return mime.contentType(path.posix.extname(rel)) || 'application/octet-stream';
 }
 
-/** Short tag of the compressor settings, so that variants made with other settings get other ETags. */
+/**
+ * Short tag of the compressor settings, so that variants made with other settings get other ETags.
+ * @param {unknown} settings
+ */
 export function settingsTagOf(settings) {
   return crypto.createHash('sha256').update(JSON.stringify(settings ?? null)).digest('base64url').slice(0, 6);
 }
 
 const ETAGC = /[^\x21\x23-\x7e]/g;
 
-/** Strong ETag from the content hash; variants add encoding, settings and size. */
+/**
+ * Strong ETag from the content hash; variants add encoding, settings and size.
+ * @param {string} hash
+ * @param {string} encoding
+ * @param {number} size
+ * @param {string} settingsTag
+ */
 export function etagOf(hash, encoding, size, settingsTag) {
   const h = hash.replace(/^sha256-/, '').replace(ETAGC, '').slice(0, 32);
   return encoding === 'identity' ? `"${h}"` : `"${h}-${encoding}-${settingsTag}.${size.toString(36)}"`;
@@ -66,6 +80,14 @@ export function etagOf(hash, encoding, size, settingsTag) {
 /**
  * Precompute the 200 and 304 header arrays of one representation.
  * @returns {Rep}
+ * @param {string} encoding
+ * @param {string} file
+ * @param {number} size
+ * @param {string} etag
+ * @param {number} mtimeMs
+ * @param {Buffer | null} body
+ * @param {{ type: string, vary: boolean, varyValue?: string, extra?: string[] | null }} entryInfo
+ * @param {Readonly<import("./options.js").ServeOptions>} opts
  */
 function makeRep(encoding, file, size, etag, mtimeMs, body, entryInfo, opts) {
   // fs.Stats rounds mtimeMs to its mtime Date; send's Last-Modified and ETag come from that Date
@@ -182,7 +204,11 @@ export function planMemory(files, opts) {
   return plan;
 }
 
-/** Every folder that holds a listed file, '' being the root. */
+/**
+ * Every folder that holds a listed file, '' being the root.
+ * @param {Set<string>} dirs
+ * @param {string} rel
+ */
 export function addFolders(dirs, rel) {
   for (let i = rel.indexOf('/'); i !== -1; i = rel.indexOf('/', i + 1)) dirs.add(rel.slice(0, i));
 }
