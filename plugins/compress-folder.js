@@ -1,4 +1,4 @@
-import { formatBytes, formatDuration, deltaLine, cacheLine } from '../lib/format.js';
+import { formatBytes, formatDuration, deltaLine, cacheLine, siteDictionaryLine } from '../lib/format.js';
 import { defaultCacheDir, defaultDictionaryStore, normalizeOptions, splitOptions } from '../lib/options.js';
 import { precompress } from '../lib/compress/precompress.js';
 import { PrecompressorError, optionError } from '../lib/errors.js';
@@ -23,6 +23,8 @@ export function summaryLines(report, verbose) {
   ];
   const deltas = deltaLine(report.deltas);
   if (deltas) lines.push(`precompressor: ${deltas}`);
+  const site = siteDictionaryLine(report.siteDictionary);
+  if (site) lines.push(`precompressor: ${site}`);
   const cache = cacheLine(report.cache);
   if (cache) lines.push(`precompressor: ${cache}`);
   if (verbose) for (const c of report.changes) lines.push(`  ${c.action} ${c.path}`);

@@ -156,7 +156,7 @@ export function manifestOf(dir) {
 }
 
 /**
- * How the files of a build that changed since the build before were paired with their earlier
+ * How the bundles (JS, CSS) of a build that changed since the build before were paired with their earlier
  * version: `changed` the files with a family whose name is new while their family was in the
  * earlier build; `paired` those with a delta tried against that version; `withDelta` those
  * with a delta file kept; `unnamed` new files with no family (named only by a hash).
@@ -169,9 +169,9 @@ export function pairing(before, after) {
   for (const [rel, e] of Object.entries(before.files)) if (e.dictionary) earlier.set(familyOf(rel, e), e.dictionary.hash);
   const out = { changed: /** @type {string[]} */ ([]), paired: /** @type {string[]} */ ([]), withDelta: /** @type {string[]} */ ([]), unnamed: /** @type {string[]} */ ([]) };
   for (const [rel, e] of /** @type {[string, any][]} */ (Object.entries(after.files))) {
-    if (Object.hasOwn(before.files, rel)) continue;
+    if (Object.hasOwn(before.files, rel) || !/\.(m?js|css)$/.test(rel)) continue;
     if (!e.dictionary) {
-      if (/\.(js|css)$/.test(rel)) out.unnamed.push(rel);
+      out.unnamed.push(rel);
       continue;
     }
     const old = earlier.get(familyOf(rel, e));
