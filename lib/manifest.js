@@ -4,13 +4,16 @@ import crypto from 'node:crypto';
 import path from 'node:path';
 import { PrecompressorError } from './errors.js';
 import { writeAtomic } from './fs-atomic.js';
+import { isEncoding } from './encodings.js';
 
 /**
  * Bump when the manifest's shape changes. Version 2 added `dictionary` and `deltas` (deploy deltas,
- * RFC 9842) to file entries; version-1 manifests are still read (they have neither).
+ * RFC 9842) to file entries; version 3 the top-level `siteDictionary` (the site dictionary, whose
+ * page variants are `deltas` too, with or without the page's own `dictionary`). Versions 1 and 2
+ * are still read (they have neither).
  */
-export const SCHEMA_VERSION = 2;
-const READABLE_SCHEMAS = [1, 2];
+export const SCHEMA_VERSION = 3;
+const READABLE_SCHEMAS = [1, 2, 3];
 
 /**
  * @typedef {{ size: number }} VariantEntry
@@ -34,13 +37,12 @@ const READABLE_SCHEMAS = [1, 2];
  *   settings: { encodings: string[], brotliQuality: number, gzipLevel: number, zstdLevel: number, zopfli: boolean, minRatio: number },
  *   generatedAt: string,
  *   files: Record<string, FileEntry>,
+ *   siteDictionary?: SiteDictionaryEntry,
  * }} Manifest
+ * @typedef {{ path: string, hash: string }} SiteDictionaryEntry
+ *   path: the dictionary file (listed in `files`); hash: its content hash (`sha256-<base64url>`)
  */
 
-/** The suffix a variant of each encoding has on disk: `<path><suffix>`. */
-export const VARIANT_SUFFIX = Object.freeze({ br: '.br', gzip: '.gz', zstd: '.zst' });
-
-/** Path of the variant file of `rel` (POSIX, relative to root) for `encoding`. */
 /**
  * The manifest's entry for `rel`, or undefined. Own keys only: a file named `constructor` or
  * `__proto__` must not find what Object.prototype has under that name.
@@ -50,10 +52,6 @@ export const VARIANT_SUFFIX = Object.freeze({ br: '.br', gzip: '.gz', zstd: '.zs
  */
 export function entryOf(manifest, rel) {
   return manifest !== null && Object.hasOwn(manifest.files, rel) ? manifest.files[rel] : undefined;
-}
-
-export function variantPath(rel, encoding) {
-  return rel + VARIANT_SUFFIX[encoding];
 }
 
 /** C0 and C1 control characters, DEL included. */
@@ -81,6 +79,10 @@ export function pathProblem(rel) {
   return null;
 }
 
+/**
+ * @param {string} file
+ * @param {string} why
+ */
 function bad(file, why) {
   return new PrecompressorError('ERR_PRECOMPRESSOR_MANIFEST', `Invalid manifest ${file}: ${why}`, { path: file });
 }
@@ -105,22 +107,31 @@ export function validateManifest(data, file = 'manifest') {
     if (typeof e.hash !== 'string') throw bad(file, `entry ${JSON.stringify(rel)} has no hash`);
     if (e.variants === null || typeof e.variants !== 'object') throw bad(file, `entry ${JSON.stringify(rel)} has no variants object`);
     for (const [enc, v] of Object.entries(e.variants)) {
-      if (!Object.hasOwn(VARIANT_SUFFIX, enc)) throw bad(file, `entry ${JSON.stringify(rel)} has unknown encoding ${JSON.stringify(enc)}`);
+      if (!isEncoding(enc)) throw bad(file, `entry ${JSON.stringify(rel)} has unknown encoding ${JSON.stringify(enc)}`);
       if (v === null || typeof v !== 'object' || !Number.isSafeInteger(v.size) || v.size < 0) {
         throw bad(file, `entry ${JSON.stringify(rel)} variant ${enc} has no valid size`);
       }
     }
-    const why = dictionaryProblem(e);
+    const why = dictionaryProblem(e, m.schema);
     if (why !== null) throw bad(file, `entry ${JSON.stringify(rel)} ${why}`);
+  }
+  const sd = m.siteDictionary;
+  if (sd !== undefined && (sd === null || typeof sd !== 'object' || typeof sd.path !== 'string' || !Object.hasOwn(m.files, sd.path) ||
+    typeof sd.hash !== 'string' || m.files[sd.path].hash !== sd.hash)) {
+    throw bad(file, 'siteDictionary is not { path, hash } of a listed file');
   }
   return m;
 }
 
 const B64_SHA256 = /^[A-Za-z0-9+/]{43}=$/;
-export const DELTA_SUFFIXES = Object.freeze(['dcb', 'dcz']);
+export const DELTA_SUFFIXES = Object.freeze(/** @type {const} */ (['dcb', 'dcz']));
 
-/** What is wrong with an entry's `dictionary` and `deltas`, or null. */
-function dictionaryProblem(e) {
+/**
+ * What is wrong with an entry's `dictionary` and `deltas`, or null (before schema 3, deltas need a dictionary).
+ * @param {any} e an entry as parsed, not yet validated
+ * @param {number} schema
+ */
+function dictionaryProblem(e, schema) {
   if (e.dictionary !== undefined) {
     const d = e.dictionary;
     if (d === null || typeof d !== 'object' || typeof d.hash !== 'string' || !B64_SHA256.test(d.hash) ||
@@ -129,11 +140,11 @@ function dictionaryProblem(e) {
     }
   }
   if (e.deltas === undefined) return null;
-  if (e.deltas === null || typeof e.deltas !== 'object' || e.dictionary === undefined) return 'has deltas but no dictionary';
+  if (e.deltas === null || typeof e.deltas !== 'object' || (schema < 3 && e.dictionary === undefined)) return 'has deltas but no dictionary';
   for (const [dict, byEnc] of Object.entries(e.deltas)) {
     if (!B64_SHA256.test(dict) || byEnc === null || typeof byEnc !== 'object') return `has an invalid delta key ${JSON.stringify(dict)}`;
     for (const [enc, v] of Object.entries(byEnc)) {
-      if (!DELTA_SUFFIXES.includes(enc) || v === null || typeof v !== 'object' || !Number.isSafeInteger(v.size) || v.size < 1 || typeof v.hash !== 'string') {
+      if (!(/** @type {readonly string[]} */ (DELTA_SUFFIXES)).includes(enc) || v === null || typeof v !== 'object' || !Number.isSafeInteger(v.size) || v.size < 1 || typeof v.hash !== 'string') {
         return `has an invalid ${JSON.stringify(enc)} delta`;
       }
     }
@@ -152,16 +163,33 @@ export function deltaPath(rel, dictHash, encoding) {
   return `${rel}.${Buffer.from(dictHash, 'base64').toString('hex').slice(0, 16)}.${encoding}`;
 }
 
+/**
+ * Path of the site dictionary whose content hash (`sha256-<base64url>`) is `hash`, at the root:
+ * `precompressor-dictionary.<first 16 hex digits of its SHA-256>.dict`.
+ * @param {string} hash
+ */
+export function siteDictionaryPath(hash) {
+  return `precompressor-dictionary.${Buffer.from(hash.replace(/^sha256-/, ''), 'base64url').toString('hex').slice(0, 16)}.dict`;
+}
+
 const DELTA_NAME = /^(.+)\.[0-9a-f]{16}\.(?:dcb|dcz)$/;
 
-/** The file a delta path belongs to (`a.js` for `a.js.0123456789abcdef.dcz`), or null. */
+/**
+ * The file a delta path belongs to (`a.js` for `a.js.0123456789abcdef.dcz`), or null.
+ * @param {string} rel
+ */
 export function deltaStem(rel) {
   const m = DELTA_NAME.exec(rel);
   return m === null ? null : m[1];
 }
 
-/** Every delta file an entry records, as [dictionary hash, encoding, path]. */
+/**
+ * Every delta file an entry records, as [dictionary hash, encoding, path].
+ * @param {string} rel
+ * @param {FileEntry | undefined} entry
+ */
 export function deltasOf(rel, entry) {
+  /** @type {[string, 'dcb' | 'dcz', string][]} */
   const out = [];
   for (const [dict, byEnc] of Object.entries(entry?.deltas ?? {})) {
     for (const enc of DELTA_SUFFIXES) if (byEnc[enc]) out.push([dict, enc, deltaPath(rel, dict, enc)]);
@@ -169,7 +197,11 @@ export function deltasOf(rel, entry) {
   return out;
 }
 
-/** Parse and validate the text of a manifest file. */
+/**
+ * Parse and validate the text of a manifest file.
+ * @param {string} text
+ * @param {string} file
+ */
 export function parseManifest(text, file) {
   let data;
   try {
@@ -180,6 +212,10 @@ export function parseManifest(text, file) {
   return validateManifest(data, file);
 }
 
+/**
+ * @param {string} file
+ * @param {unknown} err
+ */
 function unreadable(file, err) {
   // missing: no such file, or a path through a file (a root that is a file has no manifest)
   if (['ENOENT', 'ENOTDIR'].includes(/** @type {any} */ (err).code)) return null;
@@ -218,23 +254,34 @@ export function readManifestSync(file) {
 
 /**
  * Build the manifest document: files sorted by path so that the output is deterministic.
- * @param {{ tool: string, settings: Manifest['settings'], files: Map<string, FileEntry> | Record<string, FileEntry> }} parts
+ * @param {{ tool: string, settings: Manifest['settings'], files: Map<string, FileEntry> | Record<string, FileEntry>,
+ *   siteDictionary?: SiteDictionaryEntry | null }} parts
  * @returns {Manifest}
  */
-export function buildManifest({ tool, settings, files }) {
+export function buildManifest({ tool, settings, files, siteDictionary = null }) {
   const entries = files instanceof Map ? [...files] : Object.entries(files);
   entries.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-  return { schema: SCHEMA_VERSION, tool, settings, generatedAt: new Date().toISOString(), files: Object.fromEntries(entries) };
+  /** @type {Manifest} */
+  const m = { schema: SCHEMA_VERSION, tool, settings, generatedAt: new Date().toISOString(), files: Object.fromEntries(entries) };
+  if (siteDictionary !== null) m.siteDictionary = siteDictionary;
+  return m;
 }
 
-/** Write the manifest atomically: readers see the old or the new document, never a partial one. */
+/**
+ * Write the manifest atomically: readers see the old or the new document, never a partial one.
+ * @param {string} file
+ * @param {Manifest} manifest
+ */
 export async function writeManifest(file, manifest) {
   // --manifest may name a folder that does not exist yet (meta/manifest.json): make it.
   await fs.mkdir(path.dirname(file), { recursive: true });
   await writeAtomic(file, JSON.stringify(manifest, null, 1) + '\n');
 }
 
-/** Content hash as recorded in the manifest: `sha256-<base64url>`. */
+/**
+ * Content hash as recorded in the manifest: `sha256-<base64url>`.
+ * @param {string | NodeJS.ArrayBufferView} buf
+ */
 export function contentHash(buf) {
   return 'sha256-' + crypto.createHash('sha256').update(buf).digest('base64url');
 }
@@ -242,5 +289,5 @@ export function contentHash(buf) {
 /** An incremental hasher that ends in the same format as contentHash(). */
 export function createHasher() {
   const h = crypto.createHash('sha256');
-  return { update: (chunk) => h.update(chunk), digest: () => 'sha256-' + h.digest('base64url') };
+  return { update: (/** @type {string | NodeJS.ArrayBufferView} */ chunk) => h.update(chunk), digest: () => 'sha256-' + h.digest('base64url') };
 }

@@ -1,5 +1,6 @@
 import fs from 'node:fs';
 import { SERVE_DEFAULTS } from '../serve/options.js';
+import { commaList } from '../options.js';
 import { withFlagNames } from './options.js';
 import { printable } from '../format.js';
 
@@ -43,7 +44,10 @@ export function serveBuilder(y) {
   });
 }
 
-/** The port from its flag's text, or null when it is not an integer from 0 to 65535 (pure). */
+/**
+ * The port from its flag's text, or null when it is not an integer from 0 to 65535 (pure).
+ * @param {unknown} text
+ */
 export function parsePort(text) {
   if (!/^\d{1,5}$/.test(String(text))) return null;
   const port = Number(text);
@@ -61,7 +65,7 @@ export function serveOptionsFromArgv(argv) {
   for (const f of SERVE_FLAGS) {
     const v = argv[f.flag];
     if (v === undefined || f.option === null) continue;
-    out[f.option] = f.option === 'encodings' ? String(v).split(',').map((s) => s.trim()).filter(Boolean) : v;
+    out[f.option] = f.option === 'encodings' ? commaList(v) : v;
   }
   return out;
 }

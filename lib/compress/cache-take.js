@@ -34,7 +34,12 @@ function open(dir, key, at) {
   return { taken: /** @type {Taken} */ ({ kept: null, encodeMs: entry.encodeMs }) };
 }
 
-/** An unproven entry is dropped (whoever wrote it, it is not a variant of this source) and counted. */
+/**
+ * An unproven entry is dropped (whoever wrote it, it is not a variant of this source) and counted.
+ * @param {import('./cache.js').Entry} entry
+ * @param {ReturnType<typeof import('./cache.js').taskStats>} stats
+ * @returns {null}
+ */
 function reject(entry, stats) {
   discard(entry.file);
   stats.rejected++;

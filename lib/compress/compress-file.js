@@ -11,7 +11,8 @@ import { cacheKey, storeFile, taskStats } from './cache.js';
 import { takeVariant } from './cache-take.js';
 import { copyDecoding } from './decode-check.js';
 import { performance } from 'node:perf_hooks';
-import { VARIANT_SUFFIX } from '../manifest.js';
+import { variantPath } from '../encodings.js';
+import { retryWhileChanged } from '../flow.js';
 
 /**
  * Thin I/O around the encoders: hash a source, compress one variant (in a worker, or streamed
@@ -27,6 +28,7 @@ import { VARIANT_SUFFIX } from '../manifest.js';
 /**
  * A read stream over an open descriptor that leaves it open (FileHandle streams keep a reference
  * that would make FileHandle.close() wait forever with autoClose: false).
+ * @param {fs.FileHandle} fh
  */
 function readStreamOf(fh) {
   return createReadStream('', { fd: fh.fd, autoClose: false, start: 0, highWaterMark: 1 << 20 });
@@ -45,7 +47,11 @@ export function assertUnchanged(abs, before, after, bytesRead) {
   throw Object.assign(new PrecompressorError('ERR_PRECOMPRESSOR_FILE', `${abs} changed while it was being read`, { path: abs }), { changed: true });
 }
 
-/** Hash a file (streamed when large). */
+/**
+ * Hash a file (streamed when large).
+ * @param {string} abs
+ * @param {number} streamThreshold
+ */
 export async function hashFile(abs, streamThreshold) {
   const fh = await fs.open(abs, 'r');
   try {
@@ -92,14 +98,8 @@ export async function compressFile(t, pool, cost) {
   const [encoding] = t.encodings;
   // zopfli and WebAssembly zstd cannot stream: they always hold the whole file.
   const streamed = t.encodings.length === 1 && t.sizeHint >= t.streamThreshold && canStream(encoding, t);
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return streamed ? await pool.exclusive(() => streamedWithCache(t, encoding), t) : await pool.run(t, cost);
-    } catch (err) {
-      // A file rewritten while we read it is read again; a file that keeps changing is an error.
-      if (!(/** @type {any} */ (err).changed) || attempt >= 3) throw err;
-    }
-  }
+  // A file rewritten while we read it is read again; a file that keeps changing is an error.
+  return retryWhileChanged(() => (streamed ? pool.exclusive(() => streamedWithCache(t, encoding), t) : pool.run(t, cost)), 3);
 }
 
 /**
@@ -114,7 +114,7 @@ async function streamedWithCache(t, encoding) {
   const cache = taskStats();
   const h = await hashFile(t.abs, t.streamThreshold);
   const key = cacheKey('variant', h.hash, [encoding, zlibOptions(encoding, { ...t, size: h.size })]);
-  const target = t.abs + VARIANT_SUFFIX[encoding];
+  const target = variantPath(t.abs, encoding);
   // A cached variant is written only once it decodes to the bytes just hashed (see cache.js).
   const proves = (/** @type {NodeJS.ReadableStream} */ bytes, /** @type {any} */ out) => copyDecoding(bytes, out, encoding, h);
   const at = { target, keepBelow: h.size * t.minRatio, mtime: new Date(h.mtimeMs), proves };
@@ -137,8 +137,12 @@ async function streamedWithCache(t, encoding) {
   return { ...r, cache };
 }
 
+/**
+ * @param {CompressTask} t
+ * @param {'br' | 'gzip' | 'zstd'} encoding
+ */
 async function compressStreamed(t, encoding) {
-  const target = t.abs + VARIANT_SUFFIX[encoding];
+  const target = variantPath(t.abs, encoding);
   const fh = await fs.open(t.abs, 'r');
   try {
     const before = await fh.stat();

@@ -91,7 +91,12 @@ function visit(root, dirRel, dotfiles, out, links) {
   }
 }
 
-/** lstat a regular file found by readdir and list it; a file that cannot be stat'ed is a failure. */
+/**
+ * lstat a regular file found by readdir and list it; a file that cannot be stat'ed is a failure.
+ * @param {string} root
+ * @param {string} rel
+ * @param {WalkResult} out
+ */
 function addFile(root, rel, out) {
   let s;
   try {
@@ -104,16 +109,24 @@ function addFile(root, rel, out) {
 }
 
 /** Gone since its folder was read: not a failure. */
-const gone = (err) => ['ENOENT', 'ENOTDIR'].includes(/** @type {any} */ (err).code);
+const gone = (/** @type {unknown} */ err) => ['ENOENT', 'ENOTDIR'].includes(/** @type {any} */ (err).code);
 
-/** @returns {WalkFailure} */
+/**
+ * @param {string} rel
+ * @param {unknown} err
+ * @returns {WalkFailure}
+ */
 function failureOf(rel, err) {
   const e = /** @type {any} */ (err);
   const why = e.code === 'ENAMETOOLONG' ? 'its path is longer than the system allows' : 'cannot be read';
   return { rel, code: e.code ?? 'ERR_PRECOMPRESSOR_FILE', message: `${why} (${e.code ?? e.message})` };
 }
 
-/** Stats of a symlink's target if it resolves inside `realRoot`, else null (also for dangling links). */
+/**
+ * Stats of a symlink's target if it resolves inside `realRoot`, else null (also for dangling links).
+ * @param {string} realRoot
+ * @param {string} link
+ */
 async function resolveInside(realRoot, link) {
   try {
     const real = await fs.realpath(link);

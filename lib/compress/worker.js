@@ -5,7 +5,7 @@ import { parentPort, threadId } from 'node:worker_threads';
 import { encodeBufferSync, loadEncoder, zlibOptions } from './encode.js';
 import { contentHash } from '../manifest.js';
 import { writeAtomicSync } from '../fs-atomic.js';
-import { VARIANT_SUFFIX } from '../manifest.js';
+import { variantPath } from '../encodings.js';
 import { assertUnchanged } from './compress-file.js';
 import { cacheKey, storeSync, taskStats } from './cache.js';
 import { takeVariantSync } from './cache-take.js';
@@ -19,7 +19,10 @@ import { decodesToSync } from './decode-check.js';
  * shared 4-thread pool.
  */
 
-/** Read a whole file through one descriptor, checking with fstat that it did not change meanwhile. */
+/**
+ * Read a whole file through one descriptor, checking with fstat that it did not change meanwhile.
+ * @param {string} abs
+ */
 function readStableSync(abs) {
   const fd = fs.openSync(abs, 'r');
   try {
@@ -76,7 +79,7 @@ export function compressBufferedSync(t) {
   /** @type {Record<string, number | null>} */
   const out = {};
   for (const encoding of t.encodings) {
-    const target = t.abs + VARIANT_SUFFIX[encoding];
+    const target = variantPath(t.abs, encoding);
     const options = zlibOptions(encoding, { ...t, size });
     const key = t.cache ? cacheKey('variant', hash, [encoding, options]) : null;
     const at = { target, keepBelow: size * t.minRatio, mtime: src.mtime, tempDir: ownTempDir(t.tempDir) };

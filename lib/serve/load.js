@@ -1,9 +1,10 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { readManifest, readManifestSync, VARIANT_SUFFIX, contentHash } from '../manifest.js';
+import { readManifest, readManifestSync, contentHash } from '../manifest.js';
+import { variantPath } from '../encodings.js';
 import { buildEntry, planMemory, addFolders, settingsTagOf } from './table.js';
 import { isTempPath } from '../fs-atomic.js';
-import { relInside } from '../paths.js';
+import { relInside, absPath, isInside } from '../paths.js';
 import { deltaFilesOf } from './dictionary.js';
 
 /**
@@ -27,18 +28,6 @@ export { readManifestSync };
 export { readManifest as readManifestAsync };
 
 /**
- * True when `p` is `root` or inside it (separator-aware: `/public-x` is not inside `/public`).
- * Nothing is inside a root that does not exist (null).
- * @param {string | null} root
- * @param {string} p
- */
-export function isInside(root, p) {
-  if (root === null) return false;
-  const prefix = root.endsWith(path.sep) ? root : root + path.sep;
-  return p === root || p.startsWith(prefix);
-}
-
-/**
  * The checks for one entry, as a generator of I/O requests: yields [op, path], receives the result.
  * ops: 'realpath' → string | null, 'stat' → fs.Stats | null (follows symlinks), 'read' → Buffer | null.
  * Returns the Check for buildEntry, or null when the file must not be served.
@@ -46,9 +35,10 @@ export function isInside(root, p) {
  * @param {import('../manifest.js').FileEntry} src
  * @param {{ root: string, realRoot: string | null, encodings: readonly string[], realDirs: Map<string, string | null>, dictionaries?: boolean }} ctx
  * @param {string[]} memory encodings (and 'identity') to load into memory
+ * @returns {Generator<Op, import('./table.js').Check | null, any>}
  */
 export function* checkEntry(rel, src, ctx, memory) {
-  const logical = path.join(ctx.root, ...rel.split('/'));
+  const logical = absPath(ctx.root, rel);
   const dir = path.dirname(logical);
   let realDir = ctx.realDirs.get(dir);
   if (realDir === undefined) {
@@ -58,7 +48,11 @@ export function* checkEntry(rel, src, ctx, memory) {
   }
   if (realDir === null) return null;
 
-  /** Resolve a file in that folder; null when missing, not a file, or a link out of root. */
+  /**
+   * Resolve a file in that folder; null when missing, not a file, or a link out of root.
+   * @param {string} name
+   * @returns {Generator<Op, { file: string, st: fs.Stats } | null, any>}
+   */
   function* resolve(name) {
     const file = /** @type {string | null} */ (yield ['realpath', path.join(/** @type {string} */ (realDir), name)]);
     if (file === null || !isInside(ctx.realRoot, file)) return null;
@@ -85,7 +79,7 @@ export function* checkEntry(rel, src, ctx, memory) {
     for (const enc of ctx.encodings) {
       const v = src.variants[/** @type {'br'} */ (enc)];
       if (!v) continue;
-      const found = yield* resolve(base + VARIANT_SUFFIX[/** @type {'br'} */ (enc)]);
+      const found = yield* resolve(variantPath(base, enc));
       if (found === null || found.st.size !== v.size) continue;
       if (memory.includes(enc)) {
         const buf = /** @type {Buffer | null} */ (yield ['read', found.file]);
@@ -97,7 +91,7 @@ export function* checkEntry(rel, src, ctx, memory) {
   }
   /** @type {Record<string, string>} deploy deltas whose bytes hash to their record (a wrong one breaks the page) */
   const deltas = {};
-  if (!stale && ctx.dictionaries && src.dictionary) {
+  if (!stale && ctx.dictionaries && src.deltas) {
     for (const d of deltaFilesOf(base, src)) {
       const found = yield* resolve(d.name);
       if (found === null || found.st.size !== d.size) continue;
@@ -108,6 +102,9 @@ export function* checkEntry(rel, src, ctx, memory) {
   return { stale, file: orig.file, variants, bodies: stale ? {} : bodies, memory, deltas };
 }
 
+/** @typedef {['realpath' | 'stat' | 'read', string]} Op a file-system step a check yields */
+
+/** @param {Op} op */
 function opSync([op, p]) {
   try {
     if (op === 'realpath') return fs.realpathSync.native(p);
@@ -118,6 +115,7 @@ function opSync([op, p]) {
   }
 }
 
+/** @param {Op} op */
 async function opAsync([op, p]) {
   try {
     if (op === 'realpath') return await fs.promises.realpath(p);
@@ -128,24 +126,41 @@ async function opAsync([op, p]) {
   }
 }
 
+/**
+ * @template T
+ * @param {Generator<Op, T, any>} gen
+ * @returns {T}
+ */
 export function runSync(gen) {
   let r = gen.next();
   while (!r.done) r = gen.next(opSync(r.value));
   return r.value;
 }
 
+/**
+ * @template T
+ * @param {Generator<Op, T, any>} gen
+ * @returns {Promise<T>}
+ */
 export async function runAsync(gen) {
   let r = gen.next();
   while (!r.done) r = gen.next(await opAsync(r.value));
   return r.value;
 }
 
-/** Listed paths the middleware never serves: the manifest itself and our temp files. */
+/**
+ * Listed paths the middleware never serves: the manifest itself and our temp files.
+ * @param {string} rel
+ * @param {string | null} manifestRel
+ */
 function servable(rel, manifestRel) {
   return rel !== manifestRel && !isTempPath(rel);
 }
 
-/** Real path of the root, or null while it does not exist (express.static starts all the same). */
+/**
+ * Real path of the root, or null while it does not exist (express.static starts all the same).
+ * @param {string} root
+ */
 export function realRootOf(root) {
   try {
     return fs.realpathSync.native(root);
@@ -174,13 +189,13 @@ export function loadContext(opts, maskOf) {
 export function buildTable(manifest, lctx, mode) {
   const { opts } = lctx;
   if (lctx.realRoot === null) lctx.realRoot = realRootOf(lctx.root);
-  const tctx = { root: lctx.root, opts, maskOf: lctx.maskOf, settingsTag: settingsTagOf(manifest?.settings) };
+  const tctx = { root: lctx.root, opts, maskOf: lctx.maskOf, settingsTag: settingsTagOf(manifest?.settings), siteDictionary: manifest?.siteDictionary?.path ?? null };
   const cctx = { root: lctx.root, realRoot: lctx.realRoot, encodings: opts.encodings, realDirs: new Map(), dictionaries: opts.dictionaries };
   const files = manifest?.files ?? {};
   const plan = planMemory(files, opts);
   /** @type {import('./table.js').Table} */
   const table = { files: new Map(), dirs: new Set(['']), manifestRel: lctx.manifestRel, tctx, cctx };
-  const add = (rel, check) => {
+  const add = (/** @type {string} */ rel, /** @type {import('./table.js').Check | null} */ check) => {
     if (check === null) return;
     table.files.set(rel, buildEntry(rel, files[rel], tctx, check));
     addFolders(table.dirs, rel);

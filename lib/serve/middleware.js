@@ -1,5 +1,4 @@
 import fs from 'node:fs';
-import path from 'node:path';
 import { normalizeServeOptions } from './options.js';
 import { parseRequestPath, folderRedirectLocation, splitUrl } from './request-path.js';
 import { resolveEntry, statRep, contentTypeOf, appendVary } from './table.js';
@@ -8,6 +7,7 @@ import { respond, endWith, isGone } from './respond.js';
 import { chooseDelta } from './dictionary.js';
 import { httpError, redirectReply, methodNotAllowed } from './replies.js';
 import { createState, reload } from './state.js';
+import { absPath } from '../paths.js';
 
 const OPEN_FLAGS = fs.constants.O_RDONLY | (fs.constants.O_NOFOLLOW ?? 0);
 const GONE = new Set(['ENOENT', 'ENOTDIR', 'ELOOP', 'EISDIR']);
@@ -28,16 +28,17 @@ const GONE = new Set(['ENOENT', 'ENOTDIR', 'ELOOP', 'EISDIR']);
  * identity file with its real fstat size, never with a variant.
  *
  * @param {string} root
- * @param {(Partial<import('./options.js').ServeOptions> & { manifest?: string | false, maxAge?: number | string, maxage?: number | string, spa?: boolean | string, index?: string | string[] | false, extensions?: string[] | false }) | null} [options]
+ * @param {import('../types.js').ServeOptions | null} [options]
+ * @returns {import('../types.js').ServeStaticMiddleware}
  */
 export function serveStatic(root, options = {}) {
   const s = createState(normalizeServeOptions(root, options));
   /** @type {any} */
-  const middleware = (req, res, next) => handle({ s, req, res, next });
+  const middleware = (/** @type {Call['req']} */ req, /** @type {Call['res']} */ res, /** @type {Call['next']} */ next) => handle({ s, req, res, next });
   middleware.reload = () => reload(s);
   /** Resolves when pending re-checks (after watcher events) and reloads have finished. */
   middleware.settled = async () => {
-    await s.current?.catch(() => {});
+    await s.reloads.idle();
     await s.settled();
   };
   /** Stop the watchers (they never keep the process alive, but tests and servers close them). */
@@ -76,7 +77,9 @@ function handle(c) {
   if (p.dotfile && opts.dotfiles !== 'allow') return pass(c, opts.dotfiles === 'deny' ? 403 : 404);
   const hit = resolveEntry(s.table, p, opts);
   if (hit !== null) return 'redirect' in hit ? redirect(c) : serveEntry(c, hit.entry);
-  if (!opts.unlisted || p.rel === s.table.manifestRel) return spaOrPass(c);
+  // Never passed on: a framework's static handler behind this one would send the manifest as a file.
+  if (p.rel === s.table.manifestRel) return endWith(req, res, 404);
+  if (!opts.unlisted) return spaOrPass(c);
   serveUnlisted(c, p);
 }
 
@@ -153,7 +156,7 @@ function openAndRespond(c, target, file, repOf, onMissing) {
  * @param {() => void} onMissing
  */
 function serveFromDisk(c, target, onMissing) {
-  const repOf = (st) => statRep(target.file, target.type, target.vary, st, c.s.opts);
+  const repOf = (/** @type {fs.Stats} */ st) => statRep(target.file, target.type, target.vary, st, c.s.opts);
   openAndRespond(c, target, target.file, repOf, (err) => (err ? fail(c, err) : onMissing()));
 }
 
@@ -181,7 +184,7 @@ function serveEntry(c, entry) {
       return fail(c, /** @type {Error} */ (e));
     }
   }
-  const unchanged = (st) => st.size === rep.size && (rep.encoding !== 'identity' || st.mtimeMs === rep.mtimeMs);
+  const unchanged = (/** @type {fs.Stats} */ st) => st.size === rep.size && (rep.encoding !== 'identity' || st.mtimeMs === rep.mtimeMs);
   openAndRespond(c, entry, rep.file, (st) => (unchanged(st) ? rep : null), () => {
     s.markStale(entry);
     serveEntry(c, entry);
@@ -197,7 +200,6 @@ function redirect(c) {
 /**
  * A miss: the SPA shell for a path whose last segment has no `.`, else pass.
  * @param {Call} c
- * @param {{ rel: string }} p
  */
 function spaOrPass(c) {
   const { opts } = c.s;
@@ -207,7 +209,7 @@ function spaOrPass(c) {
     const entry = c.s.table.files.get(opts.spa);
     if (entry) return serveEntry(c, entry);
     if (opts.unlisted) {
-      const file = path.join(opts.root, ...opts.spa.split('/'));
+      const file = absPath(opts.root, opts.spa);
       return serveFromDisk(c, { file, path: file, type: contentTypeOf(opts.spa), vary: false }, () => pass(c, 404));
     }
   }

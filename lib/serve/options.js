@@ -2,7 +2,7 @@ import path from 'node:path';
 import ms from 'ms';
 import { optionError } from '../errors.js';
 import { MANIFEST_NAME, fillOptions } from '../options.js';
-import { VARIANT_SUFFIX } from '../manifest.js';
+import { ENCODING_NAMES, isEncoding } from '../encodings.js';
 
 /** serve-static caps max-age at one year; so do we. */
 export const MAX_MAX_AGE_MS = 365 * 24 * 60 * 60 * 1000;
@@ -14,7 +14,7 @@ export const MAX_MAX_AGE_MS = 365 * 24 * 60 * 60 * 1000;
 export const SERVE_DEFAULTS = Object.freeze({
   manifest: null, // <root>/precompressor-manifest.json; false = no manifest, stat-based serving only
   unlisted: false, // serve files that the manifest does not list (stat per request, identity only)
-  encodings: Object.freeze(['br', 'zstd', 'gzip']),
+  encodings: ENCODING_NAMES,
   index: Object.freeze(['index.html']),
   dotfiles: 'ignore',
   etag: true,
@@ -50,7 +50,7 @@ export function parseDuration(value) {
   let n = NaN;
   if (value === null || value === false) n = 0;
   else if (typeof value === 'number') n = value;
-  else if (typeof value === 'string' && value.trim() !== '') n = ms(/** @type {any} */ (value)) ?? NaN;
+  else if (typeof value === 'string' && value.trim() !== '') n = ms(/** @type {import('ms').StringValue} */ (value)) ?? NaN;
   return Number.isNaN(n) ? NaN : Math.min(Math.max(0, n), MAX_MAX_AGE_MS);
 }
 
@@ -66,11 +66,19 @@ export function checkRoot(root) {
   throw Object.assign(err, { code: 'ERR_PRECOMPRESSOR_OPTION' });
 }
 
+/**
+ * @param {Record<string, any>} o
+ * @param {string} k
+ */
 function bool(o, k) {
   if (typeof o[k] !== 'boolean') throw optionError(`options.${k}`, 'a boolean', o[k]);
   return o[k];
 }
 
+/**
+ * @param {Record<string, any>} o
+ * @param {string} k
+ */
 function byteCount(o, k) {
   const v = o[k];
   if (!Number.isSafeInteger(v) || v < 0) throw optionError(`options.${k}`, 'a non-negative integer (bytes)', v);
@@ -81,12 +89,15 @@ function byteCount(o, k) {
  * A name or a list of names (`false` for none). With `subpaths`, a name may be a relative path
  * below the folder (`sub/index.html`, as express.static's `index` allows), never with `..`, `.`
  * or empty segments.
+ * @param {Record<string, any>} o
+ * @param {string} k
+ * @param {{ strip: boolean, subpaths: boolean }} how
  */
 function names(o, k, { strip, subpaths }) {
   const v = o[k];
   if (v === false) return Object.freeze([]);
   const list = typeof v === 'string' ? [v] : v;
-  const valid = (s) => typeof s === 'string' && s !== '' && !s.includes('\\') &&
+  const valid = (/** @type {unknown} */ s) => typeof s === 'string' && s !== '' && !s.includes('\\') &&
     (subpaths ? s.split('/').every((seg) => seg !== '' && seg !== '.' && seg !== '..') : !s.includes('/'));
   if (!Array.isArray(list) || !list.every(valid)) {
     throw optionError(`options.${k}`, `a file ${subpaths ? 'path' : 'name'} or an array of them, or false`, v);
@@ -111,7 +122,7 @@ function names(o, k, { strip, subpaths }) {
  * nothing downstream re-checks or re-defaults. `cacheControl` comes back as the header value
  * (or null), computed once from `cacheControl`, `maxAge` and `immutable`.
  * @param {string} root
- * @param {object} [options]
+ * @param {object | null} [options]
  * @returns {Readonly<ServeOptions>}
  */
 export function normalizeServeOptions(root, options = {}) {
@@ -126,8 +137,8 @@ export function normalizeServeOptions(root, options = {}) {
   }
 
   const enc = o.encodings;
-  if (!Array.isArray(enc) || enc.some((e) => !Object.hasOwn(VARIANT_SUFFIX, e)) || new Set(enc).size !== enc.length) {
-    throw optionError('options.encodings', `an array of distinct encodings among ${Object.keys(VARIANT_SUFFIX).join(', ')}`, enc);
+  if (!Array.isArray(enc) || enc.some((e) => !isEncoding(e)) || new Set(enc).size !== enc.length) {
+    throw optionError('options.encodings', `an array of distinct encodings among ${ENCODING_NAMES.join(', ')}`, enc);
   }
   if (!['ignore', 'deny', 'allow'].includes(o.dotfiles)) {
     throw optionError('options.dotfiles', '"ignore", "deny" or "allow"', o.dotfiles);

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { isInside } from './load.js';
 import { isTempPath } from '../fs-atomic.js';
+import { absPath, isInside } from '../paths.js';
 
 /**
  * Stat-based lookup of files that the manifest does not list (only with `unlisted`): a request
@@ -32,14 +32,18 @@ export function createUnlistedLookup(opts, initialRealRoot) {
   }
   let realRoot = initialRealRoot;
 
+  /** @param {string | null} real */
   async function isManifest(real) {
     if (opts.manifest === null) return false;
     return real === (manifestReal ?? (await realManifest()));
   }
 
-  /** @returns {Promise<{ rel: string, logical: string, real: string, dir: boolean } | null>} */
+  /**
+   * @returns {Promise<{ rel: string, logical: string, real: string, dir: boolean } | null>}
+   * @param {string} rel
+   */
   async function tryFile(rel) {
-    const logical = rel === '' ? opts.root : path.join(opts.root, ...rel.split('/'));
+    const logical = rel === '' ? opts.root : absPath(opts.root, rel);
     const real = await fs.promises.realpath(logical).catch(() => null);
     if (real === null || !isInside(realRoot, real) || isTempPath(real)) return null;
     if (await isManifest(real)) return null;
@@ -49,7 +53,10 @@ export function createUnlistedLookup(opts, initialRealRoot) {
     return { rel: rel === '' ? path.basename(real) : rel, logical, real, dir: st.isDirectory() };
   }
 
-  /** The first of `names` that is a file. */
+  /**
+   * The first of `names` that is a file.
+   * @param {string[]} names
+   */
   async function firstFile(names) {
     for (const rel of names) {
       const f = await tryFile(rel);
