@@ -77,7 +77,9 @@ function handle(c) {
   if (p.dotfile && opts.dotfiles !== 'allow') return pass(c, opts.dotfiles === 'deny' ? 403 : 404);
   const hit = resolveEntry(s.table, p, opts);
   if (hit !== null) return 'redirect' in hit ? redirect(c) : serveEntry(c, hit.entry);
-  if (!opts.unlisted || p.rel === s.table.manifestRel) return spaOrPass(c);
+  // Never passed on: a framework's static handler behind this one would send the manifest as a file.
+  if (p.rel === s.table.manifestRel) return endWith(req, res, 404);
+  if (!opts.unlisted) return spaOrPass(c);
   serveUnlisted(c, p);
 }
 
