@@ -1,5 +1,6 @@
 import fs from 'node:fs';
 import { SERVE_DEFAULTS } from '../serve/options.js';
+import { commaList } from '../options.js';
 import { withFlagNames } from './options.js';
 
 /**
@@ -63,7 +64,7 @@ export function serveOptionsFromArgv(argv) {
   for (const f of SERVE_FLAGS) {
     const v = argv[f.flag];
     if (v === undefined || f.option === null) continue;
-    out[f.option] = f.option === 'encodings' ? String(v).split(',').map((s) => s.trim()).filter(Boolean) : v;
+    out[f.option] = f.option === 'encodings' ? commaList(v) : v;
   }
   return out;
 }

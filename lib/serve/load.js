@@ -1,9 +1,10 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { readManifest, readManifestSync, VARIANT_SUFFIX, contentHash } from '../manifest.js';
+import { readManifest, readManifestSync, contentHash } from '../manifest.js';
+import { variantPath } from '../encodings.js';
 import { buildEntry, planMemory, addFolders, settingsTagOf } from './table.js';
 import { isTempPath } from '../fs-atomic.js';
-import { relInside } from '../paths.js';
+import { relInside, absPath, isInside } from '../paths.js';
 import { deltaFilesOf } from './dictionary.js';
 
 /**
@@ -27,18 +28,6 @@ export { readManifestSync };
 export { readManifest as readManifestAsync };
 
 /**
- * True when `p` is `root` or inside it (separator-aware: `/public-x` is not inside `/public`).
- * Nothing is inside a root that does not exist (null).
- * @param {string | null} root
- * @param {string} p
- */
-export function isInside(root, p) {
-  if (root === null) return false;
-  const prefix = root.endsWith(path.sep) ? root : root + path.sep;
-  return p === root || p.startsWith(prefix);
-}
-
-/**
  * The checks for one entry, as a generator of I/O requests: yields [op, path], receives the result.
  * ops: 'realpath' → string | null, 'stat' → fs.Stats | null (follows symlinks), 'read' → Buffer | null.
  * Returns the Check for buildEntry, or null when the file must not be served.
@@ -49,7 +38,7 @@ export function isInside(root, p) {
  * @returns {Generator<Op, import('./table.js').Check | null, any>}
  */
 export function* checkEntry(rel, src, ctx, memory) {
-  const logical = path.join(ctx.root, ...rel.split('/'));
+  const logical = absPath(ctx.root, rel);
   const dir = path.dirname(logical);
   let realDir = ctx.realDirs.get(dir);
   if (realDir === undefined) {
@@ -90,7 +79,7 @@ export function* checkEntry(rel, src, ctx, memory) {
     for (const enc of ctx.encodings) {
       const v = src.variants[/** @type {'br'} */ (enc)];
       if (!v) continue;
-      const found = yield* resolve(base + VARIANT_SUFFIX[/** @type {'br'} */ (enc)]);
+      const found = yield* resolve(variantPath(base, enc));
       if (found === null || found.st.size !== v.size) continue;
       if (memory.includes(enc)) {
         const buf = /** @type {Buffer | null} */ (yield ['read', found.file]);

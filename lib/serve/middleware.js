@@ -1,5 +1,4 @@
 import fs from 'node:fs';
-import path from 'node:path';
 import { normalizeServeOptions } from './options.js';
 import { parseRequestPath, folderRedirectLocation, splitUrl } from './request-path.js';
 import { resolveEntry, statRep, contentTypeOf, appendVary } from './table.js';
@@ -8,6 +7,7 @@ import { respond, endWith, isGone } from './respond.js';
 import { chooseDelta } from './dictionary.js';
 import { httpError, redirectReply, methodNotAllowed } from './replies.js';
 import { createState, reload } from './state.js';
+import { absPath } from '../paths.js';
 
 const OPEN_FLAGS = fs.constants.O_RDONLY | (fs.constants.O_NOFOLLOW ?? 0);
 const GONE = new Set(['ENOENT', 'ENOTDIR', 'ELOOP', 'EISDIR']);
@@ -38,7 +38,7 @@ export function serveStatic(root, options = {}) {
   middleware.reload = () => reload(s);
   /** Resolves when pending re-checks (after watcher events) and reloads have finished. */
   middleware.settled = async () => {
-    await s.current?.catch(() => {});
+    await s.reloads.idle();
     await s.settled();
   };
   /** Stop the watchers (they never keep the process alive, but tests and servers close them). */
@@ -209,7 +209,7 @@ function spaOrPass(c) {
     const entry = c.s.table.files.get(opts.spa);
     if (entry) return serveEntry(c, entry);
     if (opts.unlisted) {
-      const file = path.join(opts.root, ...opts.spa.split('/'));
+      const file = absPath(opts.root, opts.spa);
       return serveFromDisk(c, { file, path: file, type: contentTypeOf(opts.spa), vary: false }, () => pass(c, 404));
     }
   }

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { isInside } from './load.js';
 import { isTempPath } from '../fs-atomic.js';
+import { absPath, isInside } from '../paths.js';
 
 /**
  * Stat-based lookup of files that the manifest does not list (only with `unlisted`): a request
@@ -43,7 +43,7 @@ export function createUnlistedLookup(opts, initialRealRoot) {
    * @param {string} rel
    */
   async function tryFile(rel) {
-    const logical = rel === '' ? opts.root : path.join(opts.root, ...rel.split('/'));
+    const logical = rel === '' ? opts.root : absPath(opts.root, rel);
     const real = await fs.promises.realpath(logical).catch(() => null);
     if (real === null || !isInside(realRoot, real) || isTempPath(real)) return null;
     if (await isManifest(real)) return null;
