@@ -17,6 +17,7 @@ import { findOwners } from './same-content.js';
 import { userFileWarnings } from './ownership.js';
 import { relInside, absPath } from '../paths.js';
 import { createCacheRun } from './cache-run.js';
+import { reidentify } from './source.js';
 import { assertManifestTarget, assertNotSystemDir } from './guards.js';
 import { retryWhileChanged } from '../flow.js';
 
@@ -94,7 +95,7 @@ export async function pass(dir, options, holdOut, hooks = {}) {
   checkEncoders(opts);
   if (!opts.allowSystemDir) assertNotSystemDir(opts.root);
   assertManifestTarget(opts.manifest);
-  const run = new Pass(opts, hooks);
+  const run = new Pass(inRealRoot(opts), hooks);
   try {
     await run.plan(holdOut);
     return await run.execute();
@@ -104,9 +105,30 @@ export async function pass(dir, options, holdOut, hooks = {}) {
 }
 
 /**
- * @typedef {{ onJobStart?: (task: import('./compress-file.js').CompressTask) => void }} PassHooks
- *   `onJobStart` sees each compression task as a CPU slot takes it (tests observe the scheduling order with it)
- * @typedef {{ rel: string, size: number, mtimeMs: number }} WalkedFile
+ * The options with `root` (and a manifest inside it) on the folder's real path: every path of the
+ * pass is built from it, so that a folder on a file's path that is a symlink now is one that was
+ * swapped since (see assertRealParent() and source.js), not the way the root was named.
+ * @template {{ root: string, manifest: string }} O
+ * @param {O} opts
+ * @returns {O}
+ */
+function inRealRoot(opts) {
+  let real;
+  try {
+    real = fs.realpathSync.native(opts.root);
+  } catch {
+    return opts; // missing: the walk says so
+  }
+  if (real === opts.root) return opts;
+  const rel = relInside(opts.root, opts.manifest);
+  return Object.freeze({ ...opts, root: real, manifest: rel === null ? opts.manifest : path.join(real, rel) });
+}
+
+/**
+ * @typedef {{ onJobStart?: (task: import('./compress-file.js').CompressTask) => void, afterWalk?: () => void | Promise<void> }} PassHooks
+ *   `onJobStart` sees each compression task as a CPU slot takes it (tests observe the scheduling order with it);
+ *   `afterWalk` runs once the folder is walked, before anything is read or written (tests change the tree there)
+ * @typedef {import('./walk.js').WalkEntry} WalkedFile
  * @typedef {import('../options.js').Encoding} Encoding
  * @typedef {import('../manifest.js').Manifest} Manifest
  * @typedef {import('./plan.js').Decision} Decision
@@ -168,6 +190,16 @@ class Pass {
   }
 
   /**
+   * The content hash of a walked file: only the file the walk found is read (see source.js); one
+   * replaced since (by rename) is read again as it is now, if its folder is still the tree's.
+   * @param {WalkedFile} file
+   */
+  hashSource(file) {
+    const at = { abs: this.abs(file.rel), dev: file.dev, ino: file.ino, link: file.link };
+    return retryWhileChanged((attempt) => hashFile(at.abs, this.opts.streamThreshold, attempt > 1 ? reidentify(at) : at), 2);
+  }
+
+  /**
    * Read the previous manifest, walk the folder, classify and decide.
    * @param {{ has(rel: string): boolean }} holdOut
    */
@@ -183,6 +215,7 @@ class Pass {
     }
     if (this.previous === null && !opts.dryRun) this.pool.warm();
     const walked = await walk(opts.root, { dotfiles: opts.dotfiles });
+    await this.hooks.afterWalk?.();
     for (const rel of walked.outside) report.warn(rel, 'symlink resolves outside the folder (or is dangling): not taken');
     for (const { rel, why } of walked.leftOut) report.warn(rel, why);
     // A folder or file the walk could not read fails like a file that cannot be compressed; the rest goes on.
@@ -268,7 +301,7 @@ class Pass {
     };
     const prev = entryOf(this.previous, file.rel);
     if (prev && prev.size === file.size && prev.mtimeMs === file.mtimeMs) return record(prev.hash);
-    const job = this.io(() => hashFile(this.abs(file.rel), this.opts.streamThreshold).then((h) => record(h.hash)));
+    const job = this.io(() => this.hashSource(file).then((h) => record(h.hash)));
     this.hashJobs.push(job.catch((err) => this.fail(file.rel, err)));
   }
 
@@ -278,7 +311,7 @@ class Pass {
    */
   async verify(d) {
     const { file } = d;
-    const h = await hashFile(this.abs(file.rel), this.opts.streamThreshold);
+    const h = await this.hashSource(file);
     if (h.hash === d.prev.hash) {
       this.entries.set(file.rel, { ...d.prev, size: h.size, mtimeMs: h.mtimeMs });
       this.report.count('unchanged');
@@ -375,7 +408,10 @@ class Pass {
   async runTask(file, encodings, cost, results) {
     if (this.failed.has(file.rel)) return;
     this.tempDir ??= makeTempDir(this.opts.root);
-    const task = { ...this.taskBase, tempDir: await this.tempDir, abs: this.abs(file.rel), rel: file.rel, cost, encodings, mode: brotliModeFor(file.rel), sizeHint: file.size };
+    const task = {
+      ...this.taskBase, tempDir: await this.tempDir, abs: this.abs(file.rel), rel: file.rel, cost, encodings, mode: brotliModeFor(file.rel), sizeHint: file.size,
+      dev: file.dev, ino: file.ino, link: file.link,
+    };
     const r = await compressFile(task, this.pool, cost);
     results.push(r);
     this.cache.add(r.cache);

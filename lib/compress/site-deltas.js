@@ -157,11 +157,11 @@ async function writeDictionary(input, rel, dict, hash) {
   for (const enc of opts.encodings) {
     const out = await encodeBuffer(dict, enc, zlibOptions(enc, { ...opts, size: dict.length, mode: 'text' }));
     if (out.length >= dict.length * opts.minRatio) continue;
-    if (!opts.dryRun) await writeAtomic(variantPath(abs, enc), out);
+    if (!opts.dryRun) await writeAtomic(variantPath(abs, enc), out, { checkParent: true });
     entry.variants[enc] = { size: out.length };
   }
   if (!opts.dryRun) {
-    await writeAtomic(abs, dict);
+    await writeAtomic(abs, dict, { checkParent: true });
     entry.mtimeMs = (await fs.stat(abs)).mtimeMs;
   }
   entries.set(rel, entry);
