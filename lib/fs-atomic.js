@@ -128,12 +128,20 @@ export async function writeAtomicWith(target, produce, opts = {}) {
 
 /**
  * Remove a file of the compressed folder if it exists, unless a folder on its path is a symlink now
- * (assertRealParent()).
+ * (assertRealParent()) or, with `expect`, it is not the file (device and inode) that was found there.
  * @param {string} file
+ * @param {{ dev?: number, ino?: number }} [expect]
  */
-export async function removeIfPresent(file) {
+export async function removeIfPresent(file, expect) {
   assertRealParent(file);
-  await fs.rm(file, { force: true });
+  const st = expect?.ino === undefined ? null : fsSync.lstatSync(file, { throwIfNoEntry: false });
+  if (st && (st.ino !== expect?.ino || st.dev !== expect?.dev)) {
+    throw new PrecompressorError('ERR_PRECOMPRESSOR_FILE', `${file} is not the file found there (replaced, or a folder on its path replaced by a symlink): not removed`, { path: file });
+  }
+  // unlink() at once (rm() would lstat first): the instant after the check is as short as it can be.
+  await fs.unlink(file).catch((err) => {
+    if (err.code !== 'ENOENT') throw err;
+  });
 }
 
 /**
@@ -142,7 +150,11 @@ export async function removeIfPresent(file) {
  */
 export function removeIfPresentSync(file) {
   assertRealParent(file);
-  fsSync.rmSync(file, { force: true });
+  try {
+    fsSync.unlinkSync(file);
+  } catch (err) {
+    if (/** @type {any} */ (err).code !== 'ENOENT') throw err;
+  }
 }
 
 /**

@@ -142,6 +142,8 @@ function inRealRoot(opts) {
 class Pass {
   /** @type {Map<string, import('../manifest.js').FileEntry>} */
   entries = new Map();
+  /** @type {Map<string, WalkedFile>} what the walk found, by path */
+  found = new Map();
   /** @type {Set<string>} */
   failed = new Set();
   /** @type {{ rel: string, why: string }[]} */
@@ -215,6 +217,7 @@ class Pass {
     }
     if (this.previous === null && !opts.dryRun) this.pool.warm();
     const walked = await walk(opts.root, { dotfiles: opts.dotfiles });
+    this.found = new Map(walked.files.map((f) => [f.rel, f]));
     await this.hooks.afterWalk?.();
     for (const rel of walked.outside) report.warn(rel, 'symlink resolves outside the folder (or is dangling): not taken');
     for (const { rel, why } of walked.leftOut) report.warn(rel, why);
@@ -450,9 +453,11 @@ class Pass {
     for (const r of this.removals) {
       if (r.why !== 'failed') report.change(r.rel, `remove (${r.why})`);
       if (opts.dryRun) continue;
-      const remove = r.why === 'temp' ? removeTemp : removeIfPresent;
+      // Only the very file the walk found there (a variant of a failed file may have been written since).
+      const found = r.why === 'failed' ? undefined : this.found.get(r.rel);
+      const remove = r.why === 'temp' ? removeTemp(this.abs(r.rel)) : removeIfPresent(this.abs(r.rel), found);
       // Cleaning up after a failed file is best effort: its failure is already reported.
-      await remove(this.abs(r.rel)).catch((err) => r.why !== 'failed' && report.fail(failureOf(r.rel, err)));
+      await remove.catch((err) => r.why !== 'failed' && report.fail(failureOf(r.rel, err)));
     }
   }
 
