@@ -241,6 +241,8 @@ export interface ServeOptions {
   dictionaries?: boolean;
   /** Hashed assets with a family get `Cache-Control: public, max-age=31536000, immutable` (browsers keep only fresh dictionaries). Default true. */
   immutableHashed?: boolean;
+  /** A larger manifest (or one that is not a regular file) is refused: thrown at startup, kept out on reload. Default 400 MiB. */
+  maxManifestBytes?: number;
 }
 
 export type NextFunction = (err?: unknown) => void;

@@ -56,6 +56,10 @@ export function variantPath(rel, encoding) {
   return rel + VARIANT_SUFFIX[encoding];
 }
 
+const MAX_DATE_MS = 8.64e15;
+/** What Node refuses in a header value (its checkInvalidHeaderChar). */
+const INVALID_HEADER_CHAR = /[^\t\x20-\x7e\x80-\xff]/;
+
 function bad(file, why) {
   return new PrecompressorError('ERR_PRECOMPRESSOR_MANIFEST', `Invalid manifest ${file}: ${why}`, { path: file });
 }
@@ -77,8 +81,13 @@ export function validateManifest(data, file = 'manifest') {
     }
     if (e === null || typeof e !== 'object') throw bad(file, `entry ${JSON.stringify(rel)} is not an object`);
     if (!Number.isSafeInteger(e.size) || e.size < 0) throw bad(file, `entry ${JSON.stringify(rel)} has no valid size`);
-    if (typeof e.mtimeMs !== 'number') throw bad(file, `entry ${JSON.stringify(rel)} has no valid mtimeMs`);
+    // a Date holds ±8.64e15 ms; beyond it Last-Modified would read "Invalid Date"
+    if (typeof e.mtimeMs !== 'number' || !(Math.abs(e.mtimeMs) <= MAX_DATE_MS)) throw bad(file, `entry ${JSON.stringify(rel)} has no valid mtimeMs`);
     if (typeof e.hash !== 'string') throw bad(file, `entry ${JSON.stringify(rel)} has no hash`);
+    // sent as Content-Type: a CR, LF or other byte Node refuses in a header would turn every request into a 500
+    if (e.type !== undefined && (typeof e.type !== 'string' || INVALID_HEADER_CHAR.test(e.type))) {
+      throw bad(file, `entry ${JSON.stringify(rel)} has an invalid type ${JSON.stringify(e.type)}`);
+    }
     if (e.variants === null || typeof e.variants !== 'object') throw bad(file, `entry ${JSON.stringify(rel)} has no variants object`);
     for (const [enc, v] of Object.entries(e.variants)) {
       if (!Object.hasOwn(VARIANT_SUFFIX, enc)) throw bad(file, `entry ${JSON.stringify(rel)} has unknown encoding ${JSON.stringify(enc)}`);
@@ -156,40 +165,115 @@ export function parseManifest(text, file) {
   return validateManifest(data, file);
 }
 
+/**
+ * The largest manifest read by default, in bytes: a site of a million files (about 360 bytes per
+ * entry as writeManifest() indents it) fits. serveStatic's `maxManifestBytes` raises it, up to the
+ * engine's longest string (about 512 MiB in V8).
+ */
+export const MAX_MANIFEST_BYTES = 400 * 1024 * 1024;
+
+// O_NONBLOCK: opening a FIFO planted at the manifest's path must not wait for a writer.
+const READ_FLAGS = fsSync.constants.O_RDONLY | (fsSync.constants.O_NONBLOCK ?? 0);
+
 function unreadable(file, err) {
-  // missing: no such file, or a path through a file (a root that is a file has no manifest)
-  if (['ENOENT', 'ENOTDIR'].includes(/** @type {any} */ (err).code)) return null;
+  // missing: no such file, a path through a file (a root that is a file has no manifest), or a
+  // path too long for the OS (express.static treats such a root as empty too)
+  if (['ENOENT', 'ENOTDIR', 'ENAMETOOLONG'].includes(/** @type {any} */ (err).code)) return null;
+  if (err instanceof PrecompressorError) throw err;
   throw new PrecompressorError('ERR_PRECOMPRESSOR_MANIFEST', `Cannot read manifest ${file}: ${/** @type {Error} */ (err).message}`, { path: file, cause: err });
+}
+
+/**
+ * The reads of one manifest file, as a generator of requests run by readManifest() (async) or
+ * readManifestSync(): yields 'fstat' (receives the Stats) and [buffer, offset] reads (receives
+ * the bytes read). Refuses what is not a regular file and what is larger than `maxBytes`, before
+ * and while reading (a file that grows under us), so memory stays bounded by the limit.
+ * @param {string} file
+ * @param {number} maxBytes
+ * @returns {Generator<'fstat' | [Buffer, number], Buffer, any>}
+ */
+function* readSteps(file, maxBytes) {
+  const st = yield 'fstat';
+  if (!st.isFile()) {
+    throw new PrecompressorError('ERR_PRECOMPRESSOR_MANIFEST', `Cannot read manifest ${file}: not a regular file`, { path: file });
+  }
+  const tooLarge = (size) => new PrecompressorError('ERR_PRECOMPRESSOR_MANIFEST',
+    `Manifest ${file} is ${size} bytes, above the limit of ${maxBytes} bytes: raise options.maxManifestBytes if it is yours`, { path: file });
+  if (st.size > maxBytes) throw tooLarge(st.size);
+  // one byte more than fstat says: seeing EOF there proves the file did not grow
+  let buf = Buffer.allocUnsafe(st.size + 1);
+  let used = 0;
+  for (;;) {
+    const n = yield [buf, used];
+    if (n === 0) return buf.subarray(0, used);
+    used += n;
+    if (used > maxBytes) throw tooLarge(used);
+    if (used === buf.length) {
+      const next = Buffer.allocUnsafe(Math.min(buf.length * 2, maxBytes + 1));
+      buf.copy(next);
+      buf = next;
+    }
+  }
 }
 
 /**
  * Read and validate a manifest. Returns null when the file does not exist.
  * @param {string} file
+ * @param {{ maxBytes?: number }} [options] refuse a manifest larger than this (MAX_MANIFEST_BYTES)
  * @returns {Promise<Manifest | null>}
  */
-export async function readManifest(file) {
-  let text;
+export async function readManifest(file, { maxBytes = MAX_MANIFEST_BYTES } = {}) {
+  let fh;
   try {
-    text = await fs.readFile(file, 'utf8');
+    fh = await fs.open(file, READ_FLAGS);
   } catch (err) {
     return unreadable(file, err);
   }
-  return parseManifest(text, file);
+  let bytes;
+  try {
+    const steps = readSteps(file, maxBytes);
+    let r = steps.next();
+    while (!r.done) {
+      const req = r.value;
+      r = steps.next(req === 'fstat' ? await fh.stat() : (await fh.read(req[0], req[1], req[0].length - req[1], null)).bytesRead);
+    }
+    bytes = r.value;
+  } catch (err) {
+    return unreadable(file, err);
+  } finally {
+    await fh.close();
+  }
+  return parseManifest(bytes.toString('utf8'), file);
 }
 
 /**
  * Synchronous twin of readManifest(), for serveStatic's construction.
  * @param {string} file
+ * @param {{ maxBytes?: number }} [options]
  * @returns {Manifest | null}
  */
-export function readManifestSync(file) {
-  let text;
+export function readManifestSync(file, { maxBytes = MAX_MANIFEST_BYTES } = {}) {
+  let fd;
   try {
-    text = fsSync.readFileSync(file, 'utf8');
+    fd = fsSync.openSync(file, READ_FLAGS);
   } catch (err) {
     return unreadable(file, err);
   }
-  return parseManifest(text, file);
+  let bytes;
+  try {
+    const steps = readSteps(file, maxBytes);
+    let r = steps.next();
+    while (!r.done) {
+      const req = r.value;
+      r = steps.next(req === 'fstat' ? fsSync.fstatSync(fd) : fsSync.readSync(fd, req[0], req[1], req[0].length - req[1], null));
+    }
+    bytes = r.value;
+  } catch (err) {
+    return unreadable(file, err);
+  } finally {
+    fsSync.closeSync(fd);
+  }
+  return parseManifest(bytes.toString('utf8'), file);
 }
 
 /**

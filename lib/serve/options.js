@@ -2,7 +2,7 @@ import path from 'node:path';
 import ms from 'ms';
 import { optionError } from '../errors.js';
 import { MANIFEST_NAME, fillOptions } from '../options.js';
-import { VARIANT_SUFFIX } from '../manifest.js';
+import { VARIANT_SUFFIX, MAX_MANIFEST_BYTES } from '../manifest.js';
 
 /** serve-static caps max-age at one year; so do we. */
 export const MAX_MAX_AGE_MS = 365 * 24 * 60 * 60 * 1000;
@@ -34,6 +34,7 @@ export const SERVE_DEFAULTS = Object.freeze({
   watch: true,
   dictionaries: true, // deploy deltas (RFC 9842): Use-As-Dictionary on files with a family, deltas to browsers that offer one
   immutableHashed: true, // hashed assets with a family: Cache-Control "public, max-age=31536000, immutable"
+  maxManifestBytes: MAX_MANIFEST_BYTES, // a larger manifest is refused (at startup: thrown; on reload: the old table stays)
 });
 
 
@@ -71,9 +72,9 @@ function bool(o, k) {
   return o[k];
 }
 
-function byteCount(o, k) {
+function byteCount(o, k, min = 0) {
   const v = o[k];
-  if (!Number.isSafeInteger(v) || v < 0) throw optionError(`options.${k}`, 'a non-negative integer (bytes)', v);
+  if (!Number.isSafeInteger(v) || v < min) throw optionError(`options.${k}`, `a${min > 0 ? ' positive' : ' non-negative'} integer (bytes)`, v);
   return v;
 }
 
@@ -103,6 +104,7 @@ function names(o, k, { strip, subpaths }) {
  *   cacheControl: string | null, acceptRanges: boolean, setHeaders: SetHeaders | null, fallthrough: boolean,
  *   redirect: boolean, extensions: readonly string[], spa: string | null, memoryBudget: number,
  *   memoryFileLimit: number, watch: boolean, dictionaries: boolean, immutableHashed: boolean,
+ *   maxManifestBytes: number,
  * }} ServeOptions
  */
 
@@ -167,5 +169,6 @@ export function normalizeServeOptions(root, options = {}) {
     watch: bool(o, 'watch'),
     dictionaries: bool(o, 'dictionaries'),
     immutableHashed: bool(o, 'immutableHashed'),
+    maxManifestBytes: byteCount(o, 'maxManifestBytes', 1),
   });
 }
