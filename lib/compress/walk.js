@@ -67,7 +67,9 @@ export async function walk(root, opts) {
     } else if (s.isSymbolicLink()) {
       const target = await resolveInside(realRoot, path.join(root, e.path));
       if (target === null) outside.push(e.path);
-      else if (target.isFile()) files.push({ rel: e.path, size: target.size, mtimeMs: target.mtimeMs });
+      // an alias of a dotfile (env.txt → .env) is a dotfile too: judged by its target as well as its name
+      else if (!opts.dotfiles && isDotPath(target.rel)) continue;
+      else if (target.st.isFile()) files.push({ rel: e.path, size: target.st.size, mtimeMs: target.st.mtimeMs });
     }
   }
   // Temp folders (makeTempDir) live at the top; the glob does not list dot folders' own entries.
@@ -102,12 +104,16 @@ function isDotPath(rel) {
   return rel.startsWith('.') || rel.includes('/.');
 }
 
-/** Stats of a symlink's target if it resolves inside `realRoot`, else null (also for dangling links). */
+/**
+ * A symlink's target if it resolves inside `realRoot` (its POSIX path relative to it, and its
+ * stats), else null (also for dangling links).
+ */
 async function resolveInside(realRoot, link) {
   try {
     const real = await fs.realpath(link);
-    if (relInside(realRoot, real) === null) return null;
-    return await fs.stat(real);
+    const rel = relInside(realRoot, real);
+    if (rel === null) return null;
+    return { rel, st: await fs.stat(real) };
   } catch {
     return null;
   }
