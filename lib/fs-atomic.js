@@ -4,6 +4,12 @@ import path from 'node:path';
 import crypto from 'node:crypto';
 import { threadId } from 'node:worker_threads';
 
+/**
+ * Flags to open a path for reading that neither follow a symlink at its last component nor block
+ * on a FIFO (checked with fstat before any read). O_NOFOLLOW does not exist on Windows.
+ */
+export const READ_NOFOLLOW = fsSync.constants.O_RDONLY | (fsSync.constants.O_NOFOLLOW ?? 0) | (fsSync.constants.O_NONBLOCK ?? 0);
+
 /** Suffix of every temporary file we create; the walker ignores and sweeps these. */
 export const TEMP_SUFFIX = '.pctmp';
 

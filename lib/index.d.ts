@@ -33,6 +33,8 @@ export interface PrecompressOptions {
   force?: boolean;
   /** Report what would change; write nothing. Default false. */
   dryRun?: boolean;
+  /** Compress `dir` even when it is `/`, the home folder (or one that holds it) or a system folder such as `/usr` or `/etc`, which are refused (`ERR_PRECOMPRESSOR_DIR`) by default. Default false. */
+  allowSystemDir?: boolean;
   /** Files at or above this size (bytes) are streamed instead of read whole. Default 64 MiB. */
   streamThreshold?: number;
   /** Called at most every 100 ms while compressing (and when a long job starts); see `Progress.running`. */
@@ -64,8 +66,14 @@ export interface PrecompressOptions {
   deltaMargin?: number;
   /** Extensions that get deltas (array, or comma-separated). Default js, mjs, cjs, css, wasm, json, html, htm. */
   deltaExtensions?: string[] | string;
-  /** Where the hash is in a base name: a RegExp (or its source) with a named group `(?<hash>...)`. Default: Vite/Rollup, webpack and esbuild names. */
-  hashPattern?: RegExp | string | null;
+  /**
+   * Where the hash is in a file name: a RegExp (or its source) with a named group `(?<hash>...)`, matched
+   * against the base name; or a function of the file's path (POSIX, relative to the folder) returning the
+   * hash's `[start, end)` in its base name, `null` for no hash, `undefined` for the default rule (the Vite
+   * plugin passes one built from the bundle's names). Default: Vite/Rollup, webpack, esbuild, Astro and
+   * SvelteKit names (8 base64url characters need no digit).
+   */
+  hashPattern?: RegExp | string | ((path: string) => [number, number] | null | undefined) | null;
 }
 
 export interface DeltaSummary {
@@ -156,6 +164,8 @@ export interface CacheSummary {
   dir: string;
   hits: number;
   misses: number;
+  /** Entries that did not decode to their source (rewritten or damaged): removed, and counted in `misses`. */
+  rejected: number;
   /** CPU time the hits' encodings took when they were made, in ms. */
   cpuSavedMs: number;
 }

@@ -79,7 +79,8 @@ export const OPTION_DEFAULTS = Object.freeze({
   deltaMinSize: 1024,
   deltaMargin: 0.1, // a delta is kept only if at least this much smaller than the best variant
   deltaExtensions: DELTA_EXTENSIONS,
-  hashPattern: null, // RegExp with a group `hash` matched on base names; default: Vite/Rollup, webpack, esbuild names
+  hashPattern: null, // RegExp with a group `hash` matched on base names, or (path) => [start, end] in the base name | null | undefined; default: Vite/Rollup, webpack, esbuild names
+  allowSystemDir: false, // compress `/`, the home folder or a system folder (see lib/compress/guards.js) anyway
 });
 
 
@@ -176,7 +177,7 @@ export function normalizeOptions(dir, options = {}) {
   if (!isInt(concurrency) || concurrency < 1) {
     throw optionError('options.concurrency', 'a positive integer', o.concurrency);
   }
-  for (const k of ['zopfli', 'dotfiles', 'force', 'dryRun']) {
+  for (const k of ['zopfli', 'dotfiles', 'force', 'dryRun', 'allowSystemDir']) {
     if (typeof o[k] !== 'boolean') throw optionError(`options.${k}`, 'a boolean', o[k]);
   }
   if (!isInt(o.streamThreshold) || o.streamThreshold < 1) {
@@ -212,6 +213,7 @@ export function normalizeOptions(dir, options = {}) {
     dryRun: o.dryRun,
     streamThreshold: o.streamThreshold,
     onProgress: o.onProgress,
+    allowSystemDir: o.allowSystemDir,
   });
 }
 
@@ -266,8 +268,8 @@ function deltaOptions(o) {
       throw optionError('options.hashPattern', 'a valid regular expression', o.hashPattern);
     }
   }
-  if (hashPattern !== null && !(hashPattern instanceof RegExp && /\(\?<hash>/.test(hashPattern.source))) {
-    throw optionError('options.hashPattern', 'a RegExp (or its source) with a named group (?<hash>...)', o.hashPattern);
+  if (hashPattern !== null && typeof hashPattern !== 'function' && !(hashPattern instanceof RegExp && /\(\?<hash>/.test(hashPattern.source))) {
+    throw optionError('options.hashPattern', 'a RegExp (or its source) with a named group (?<hash>...), or a function', o.hashPattern);
   }
   return {
     deltas: o.deltas,

@@ -3,6 +3,7 @@ import { optionError } from '../lib/errors.js';
 import { formatBytes, formatDuration, deltaLine, cacheLine } from '../lib/format.js';
 import { normalizeOptions, splitOptions, defaultCacheDir, defaultDictionaryStore } from '../lib/options.js';
 import { precompress } from '../lib/compress/precompress.js';
+import { hashSpansOfBundle } from './hash-names.js';
 
 /**
  * Vite plugin: after Vite has written the client build, run the same incremental pass as the CLI
@@ -93,8 +94,9 @@ export function summaryLines(report, verbose) {
  * @param {any} ctx the hook's plugin context (this.error)
  * @param {any} config Vite's resolved config
  * @param {{ api: any, own: any }} options
+ * @param {Map<string, [number, number] | null>} spans the hash span of each file the bundler wrote
  */
-async function compressBuild(ctx, config, { api, own }) {
+async function compressBuild(ctx, config, { api, own }, spans) {
   const t = target(ctx, config);
   if (!t.write || (t.server && !own.ssr)) return;
   let report;
@@ -102,7 +104,9 @@ async function compressBuild(ctx, config, { api, own }) {
     // Vite empties outDir: the variant cache and the dictionary store keep what outlives a
     // build, outside it, under the project's node_modules/.cache (found from Vite's root).
     const keep = { cacheDir: api.cacheDir ?? defaultCacheDir(config.root), dictionaryStore: api.dictionaryStore ?? defaultDictionaryStore(config.root) };
-    report = await precompress(t.outDir, { ...api, ...keep });
+    // The bundler knows where its hashes are: files it did not emit (public/) get the default rule.
+    const hashPattern = api.hashPattern ?? ((rel) => spans.get(rel));
+    report = await precompress(t.outDir, { ...api, ...keep, hashPattern });
   } catch (err) {
     return ctx.error(`precompressor: ${/** @type {Error} */ (err).message}`);
   }
@@ -169,6 +173,9 @@ export default function precompressor(options = {}) {
   const split = splitViteOptions(options);
   /** @type {any} */
   let config;
+  /** Per environment (or `ssr`/`client` before Vite 6): the hash span of each name its bundle wrote. */
+  const spans = new Map();
+  const envKey = (ctx) => ctx.environment?.name ?? (config.build.ssr ? 'ssr' : 'client');
   return /** @type {import('vite').Plugin} */ ({
     name: 'precompressor',
     enforce: 'post',
@@ -176,11 +183,19 @@ export default function precompressor(options = {}) {
     configResolved(c) {
       config = c;
     },
+    buildStart() {
+      spans.set(envKey(this), new Map());
+    },
+    writeBundle(output, bundle) {
+      const own = spans.get(envKey(this)) ?? new Map();
+      for (const [rel, span] of hashSpansOfBundle(output, bundle)) own.set(rel, span);
+      spans.set(envKey(this), own);
+    },
     closeBundle: {
       order: 'post',
       sequential: true,
       async handler(error) {
-        if (!error) await compressBuild(this, config, split);
+        if (!error) await compressBuild(this, config, split, spans.get(envKey(this)) ?? new Map());
       },
     },
     configurePreviewServer: (server) => configurePreview(server, split),

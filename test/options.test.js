@@ -27,7 +27,7 @@ describe('normalizeOptions', () => {
     [{ deltaMinSize: -1 }, 'Expected options.deltaMinSize to be a non-negative integer (bytes), got -1 (number)'],
     [{ deltaMargin: 1 }, 'Expected options.deltaMargin to be a number from 0 to less than 1, got 1 (number)'],
     [{ deltaExtensions: [''] }, 'Expected options.deltaExtensions to be a string or an array of non-empty strings, got [""] (array)'],
-    [{ hashPattern: /-([a-z]{8})\./ }, 'Expected options.hashPattern to be a RegExp (or its source) with a named group (?<hash>...), got an object'],
+    [{ hashPattern: /-([a-z]{8})\./ }, 'Expected options.hashPattern to be a RegExp (or its source) with a named group (?<hash>...), or a function, got an object'],
     [{ cache: 'no' }, 'Expected options.cache to be a boolean, got "no" (string)'],
     [{ cacheDir: '' }, 'Expected options.cacheDir to be a non-empty path string, got "" (string)'],
     [{ cacheMaxSize: '12 parsecs' }, 'Expected options.cacheMaxSize to be a size in bytes (a non-negative integer, or a string such as "512MB"), got "12 parsecs" (string)'],

@@ -28,6 +28,7 @@ export const CLI_FLAGS = Object.freeze([
   { flag: 'dictionary-store', option: 'dictionaryStore', type: 'string', default: 'node_modules/.cache/precompressor/dictionaries', describe: 'Where earlier versions are kept across builds (persist it in CI)' },
   { flag: 'dictionary-versions', option: 'dictionaryVersions', type: 'number', default: OPTION_DEFAULTS.dictionaryVersions, describe: 'Earlier versions per file kept and used as dictionaries, 1-100' },
   { flag: 'delta-margin', option: 'deltaMargin', type: 'number', default: OPTION_DEFAULTS.deltaMargin, describe: 'Keep a delta only if smaller than the best variant × (1 − margin)' },
+  { flag: 'allow-system-dir', option: 'allowSystemDir', type: 'boolean', default: false, describe: 'Compress <dir> even when it is /, the home folder or a system folder (/usr, /etc, /var...), which are refused by default' },
   { flag: 'hash-pattern', option: 'hashPattern', type: 'string', default: '', describe: 'RegExp with a group (?<hash>...) that finds the hash in a file name (default: Vite/Rollup, webpack, esbuild names)' },
 ]);
 

@@ -107,7 +107,7 @@ async function sizeAfter(last, written, opts) {
  */
 export function createCacheRun(opts) {
   const on = opts.cache && !opts.dryRun;
-  const stats = { hits: 0, misses: 0, written: 0, cpuSavedMs: 0 };
+  const stats = { hits: 0, misses: 0, rejected: 0, written: 0, cpuSavedMs: 0 };
   /** @type {string | null} */
   let error = null;
   return {
@@ -117,6 +117,7 @@ export function createCacheRun(opts) {
       if (!s) return;
       stats.hits += s.hits;
       stats.misses += s.misses;
+      stats.rejected += s.rejected;
       stats.written += s.written;
       stats.cpuSavedMs += s.cpuSavedMs;
       error ??= s.error;
@@ -138,11 +139,14 @@ export function createCacheRun(opts) {
       } catch (err) {
         error ??= /** @type {Error} */ (err).message;
       }
+      if (stats.rejected > 0) {
+        report.warn(opts.cacheDir, `${stats.rejected} cache entries did not decode to their source: removed and encoded again (is the cache folder written by someone else?)`);
+      }
       if (error !== null) report.warn(opts.cacheDir, `cache not fully written (${error}); the next build encodes those files again`);
     },
     /** For the report: variants (and deltas) taken from the cache, encoded, and the encode time saved. */
     summary() {
-      return { enabled: on, dir: opts.cacheDir, hits: stats.hits, misses: stats.misses, cpuSavedMs: Math.round(stats.cpuSavedMs) };
+      return { enabled: on, dir: opts.cacheDir, hits: stats.hits, misses: stats.misses, rejected: stats.rejected, cpuSavedMs: Math.round(stats.cpuSavedMs) };
     },
   };
 }

@@ -21,9 +21,11 @@ import { tempPathFor, writeAtomicSync } from '../fs-atomic.js';
  *   (key, size, SHA-256 of the bytes, encode time), its length (4 bytes) and MAGIC. One file,
  *   written to a temp file beside it and renamed: a reader sees a whole entry or none.
  * - **Use**: the record is read and checked (magic, lengths, key); the entry is copied
- *   (copy-on-write where the file system can) to a temp file, cut to the bytes, and those are
- *   hashed and compared before the temp is renamed into place. Anything that does not match is
- *   removed from the cache and the variant is encoded again: a damaged entry never reaches the output.
+ *   (copy-on-write where the file system can) to a temp file, cut to the bytes, and those must
+ *   decode to exactly the source's bytes before the temp is renamed into place. The record's own
+ *   size and SHA-256 only catch damage: whoever can write the folder can recompute them, so only
+ *   the decode proves a variant. Anything that fails is removed from the cache and the variant is
+ *   encoded again: neither a damaged nor a rewritten entry reaches the output.
  * - **Bounded**: a hit sets the entry's mtime (least recently used = oldest mtime); after a run
  *   that wrote entries, the oldest are removed until the cache fits `cacheMaxSize`
  *   (lib/compress/cache-run.js: a pass's counters, eviction, info, prune, clear).
@@ -143,53 +145,138 @@ function touch(file) {
 let copies = 0;
 
 /**
- * SHA-256 (hex) of an open file's bytes, read 1 MiB at a time: a variant of a streamed file may be
- * larger than memory allows (or than a Buffer can be, 2 GiB), and this runs on the main thread.
- * @param {number} fd
+ * An entry's bytes copied (copy-on-write where the file system has it) to a temp file for
+ * `at.target`, cut to them; null when the copy fails (an entry evicted meanwhile).
+ * @param {Entry} entry
+ * @param {Placement} at
  */
-function sha256OfFdSync(fd) {
-  const buf = Buffer.allocUnsafe(1 << 20);
-  const h = crypto.createHash('sha256');
-  for (let at = 0, n; (n = fs.readSync(fd, buf, 0, buf.length, at)) > 0; at += n) h.update(buf.subarray(0, n));
-  return h.digest('hex');
+function copyToTempSync(entry, at) {
+  const tmp = at.tempDir ? path.join(at.tempDir, `c${threadId}-${copies++}`) : tempPathFor(at.target);
+  try {
+    fs.copyFileSync(entry.file, tmp, fs.constants.COPYFILE_FICLONE);
+    fs.truncateSync(tmp, entry.size);
+    return tmp;
+  } catch {
+    discard(tmp);
+    return null;
+  }
 }
 
 /**
- * Copy an entry's bytes to `target` atomically, with `mtime`: a copy (copy-on-write where the
- * file system has it) to a temp file, cut to the bytes and checked against the record before
- * the rename. False when they do not match (the entry is then removed) or when the copy fails
- * (an entry evicted meanwhile, an output that cannot be written: the caller encodes instead, and
- * meets and reports the output's error itself).
- * @param {Entry} entry with bytes stored
- * @param {string} target
- * @param {{ mtime: Date, tempDir?: string | null }} opts tempDir: a folder on the target's file system
+ * Rename the temp `tmp` over `at.target`, with the source's mtime; through a temp beside the
+ * target when the run's temp folder is on another file system (a mount inside the tree).
+ * @param {string} tmp
+ * @param {Placement} at
  */
-export function copyOutSync(entry, target, opts) {
-  const tmp = opts.tempDir ? path.join(opts.tempDir, `c${threadId}-${copies++}`) : tempPathFor(target);
-  let ok = false;
-  let damaged = false;
+function placeSync(tmp, at) {
+  fs.utimesSync(tmp, at.mtime, at.mtime);
   try {
-    fs.copyFileSync(entry.file, tmp, fs.constants.COPYFILE_FICLONE);
-    const fd = fs.openSync(tmp, 'r+');
-    try {
-      fs.ftruncateSync(fd, entry.size);
-      damaged = sha256OfFdSync(fd) !== entry.sha256;
-      if (!damaged) fs.futimesSync(fd, opts.mtime, opts.mtime);
-    } finally {
-      fs.closeSync(fd);
-    }
-    if (!damaged) fs.renameSync(tmp, target);
-    ok = !damaged;
+    fs.renameSync(tmp, at.target);
   } catch (err) {
-    if (opts.tempDir && /** @type {any} */ (err).code === 'EXDEV') {
-      fs.rmSync(tmp, { force: true });
-      return copyOutSync(entry, target, { mtime: opts.mtime });
+    if (/** @type {any} */ (err).code !== 'EXDEV') throw err;
+    const near = tempPathFor(at.target);
+    try {
+      fs.copyFileSync(tmp, near);
+      fs.utimesSync(near, at.mtime, at.mtime);
+      fs.renameSync(near, at.target);
+    } finally {
+      discard(near);
+      discard(tmp);
     }
   }
-  if (!ok) discard(tmp);
-  if (damaged) discard(entry.file);
-  else if (ok) touch(entry.file);
-  return ok;
+}
+
+/**
+ * @typedef {{ target: string, keepBelow: number, mtime: Date, tempDir?: string | null }} Placement
+ *   tempDir: a folder on the target's file system for the copy
+ * @typedef {{ kept: number | null, encodeMs: number }} Taken kept: the variant's size, or null when not kept
+ * @typedef {{ entry: Entry, tmp: string } | { taken: Taken } | null} Started
+ */
+
+/**
+ * The first half of taking a variant: look it up; when it is to be kept, copy its bytes to a temp
+ * file that the caller proves (it decodes to the source) before finishTake() renames it.
+ * @param {string} dir
+ * @param {string} key
+ * @param {Placement} at
+ * @returns {Started}
+ */
+function startTake(dir, key, at) {
+  const entry = lookupSync(dir, key);
+  if (entry === null) return null;
+  if (entry.size >= at.keepBelow) {
+    // The record says the output is not small enough: nothing of the entry reaches the output.
+    fs.rmSync(at.target, { force: true });
+    touch(entry.file);
+    return { taken: { kept: null, encodeMs: entry.encodeMs } };
+  }
+  if (entry.bytes === 0) return null;
+  const tmp = copyToTempSync(entry, at);
+  return tmp === null ? null : { entry, tmp };
+}
+
+/**
+ * The second half: a proven copy is renamed into place; an unproven one is dropped with its entry
+ * (whoever wrote it, it is not a variant of this source) and counted in `stats.rejected`.
+ * @param {{ entry: Entry, tmp: string }} s
+ * @param {boolean} proven
+ * @param {Placement} at
+ * @param {ReturnType<typeof taskStats>} stats
+ * @returns {Taken | null}
+ */
+function finishTake(s, proven, at, stats) {
+  if (!proven) {
+    discard(s.tmp);
+    discard(s.entry.file);
+    stats.rejected++;
+    return null;
+  }
+  try {
+    placeSync(s.tmp, at);
+  } catch {
+    // an output that cannot be written: the caller encodes instead, and meets and reports the error itself
+    discard(s.tmp);
+    return null;
+  }
+  touch(s.entry.file);
+  return { kept: s.entry.size, encodeMs: s.entry.encodeMs };
+}
+
+/**
+ * Put the cached variant of `key` in place: copied to `target` when smaller than `keepBelow` bytes
+ * and `proves(copy)` (it decodes to the source), else `target` removed. Null on a miss (nothing
+ * usable: encode it).
+ * @param {string} dir
+ * @param {string} key
+ * @param {Placement & { proves: (copy: string) => boolean }} at
+ * @param {ReturnType<typeof taskStats>} stats
+ * @returns {Taken | null}
+ */
+export function takeVariantSync(dir, key, at, stats) {
+  const s = startTake(dir, key, at);
+  if (s === null || 'taken' in s) return s?.taken ?? null;
+  let proven;
+  try {
+    proven = at.proves(s.tmp);
+  } catch {
+    proven = false;
+  }
+  return finishTake(s, proven, at, stats);
+}
+
+/**
+ * takeVariantSync() with a proof that runs asynchronously (a streamed decode of a big variant).
+ * @param {string} dir
+ * @param {string} key
+ * @param {Placement & { proves: (copy: string) => Promise<boolean> }} at
+ * @param {ReturnType<typeof taskStats>} stats
+ * @returns {Promise<Taken | null>}
+ */
+export async function takeVariant(dir, key, at, stats) {
+  const s = startTake(dir, key, at);
+  if (s === null || 'taken' in s) return s?.taken ?? null;
+  const proven = await at.proves(s.tmp).catch(() => false);
+  return finishTake(s, proven, at, stats);
 }
 
 /**
@@ -255,26 +342,6 @@ export function storeSync(dir, key, data, info) {
 }
 
 /**
- * Put the cached variant of `key` in place: copied to `target` when smaller than `keepBelow`
- * bytes, else `target` removed. Null on a miss (nothing usable: encode it).
- * @param {string} dir
- * @param {string} key
- * @param {{ target: string, keepBelow: number, mtime: Date, tempDir?: string | null }} at
- * @returns {{ kept: number | null, encodeMs: number } | null} kept: the variant's size, or null when not kept
- */
-export function takeVariantSync(dir, key, at) {
-  const entry = lookupSync(dir, key);
-  if (entry === null) return null;
-  if (entry.size < at.keepBelow) {
-    if (entry.bytes === 0 || !copyOutSync(entry, at.target, at)) return null;
-    return { kept: entry.size, encodeMs: entry.encodeMs };
-  }
-  fs.rmSync(at.target, { force: true });
-  touch(entry.file);
-  return { kept: null, encodeMs: entry.encodeMs };
-}
-
-/**
  * Add a variant made by streaming (its bytes are in the file `variant`, not in memory). `made` is
  * what the encoder wrote: a copy whose bytes differ (the file replaced meanwhile by another
  * writer of the same output) is not stored, so no entry ever holds bytes of another source.
@@ -311,5 +378,5 @@ export async function storeFile(dir, key, variant, encodeMs, made) {
 
 /** Per-task cache counters, filled where the task runs and returned with its result. */
 export function taskStats() {
-  return { hits: 0, misses: 0, written: 0, cpuSavedMs: 0, error: /** @type {string | null} */ (null) };
+  return { hits: 0, misses: 0, rejected: 0, written: 0, cpuSavedMs: 0, error: /** @type {string | null} */ (null) };
 }

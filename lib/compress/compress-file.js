@@ -7,7 +7,8 @@ import { PrecompressorError } from '../errors.js';
 import { canStream, createEncoder, zlibOptions } from './encode.js';
 import { createHasher } from '../manifest.js';
 import { removeIfPresent, writeAtomicWith } from '../fs-atomic.js';
-import { cacheKey, storeFile, takeVariantSync, taskStats } from './cache.js';
+import { cacheKey, storeFile, takeVariant, taskStats } from './cache.js';
+import { decodesToHash } from './decode-check.js';
 import { performance } from 'node:perf_hooks';
 import { VARIANT_SUFFIX } from '../manifest.js';
 
@@ -113,8 +114,10 @@ async function streamedWithCache(t, encoding) {
   const h = await hashFile(t.abs, t.streamThreshold);
   const key = cacheKey('variant', h.hash, [encoding, zlibOptions(encoding, { ...t, size: h.size })]);
   const target = t.abs + VARIANT_SUFFIX[encoding];
-  const at = { target, keepBelow: h.size * t.minRatio, mtime: new Date(h.mtimeMs) };
-  const hit = t.cache.read ? takeVariantSync(t.cache.dir, key, at) : null;
+  // A cached variant is written only once it decodes to the bytes just hashed (see cache.js).
+  const proves = (/** @type {string} */ copy) => decodesToHash(copy, encoding, h);
+  const at = { target, keepBelow: h.size * t.minRatio, mtime: new Date(h.mtimeMs), proves };
+  const hit = t.cache.read ? await takeVariant(t.cache.dir, key, at, cache) : null;
   if (hit !== null) {
     Object.assign(cache, { hits: 1, cpuSavedMs: hit.encodeMs });
     return { hash: h.hash, size: h.size, mtimeMs: h.mtimeMs, out: { [encoding]: hit.kept }, cache };

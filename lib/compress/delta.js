@@ -27,34 +27,41 @@ export const DELTA_MAX_SIZE = 16 * 1024 * 1024;
 
 const hashChars = /^[A-Za-z0-9_-]+$/;
 
-/** Does a run of 8+ hash characters look like a content hash rather than a word (`settings`)? */
+/**
+ * Does a run of hash characters look like a content hash rather than a word? A digit says so at
+ * any length. Without one, only Rollup's default 8 base64url characters (about one random hash in
+ * five has no digit) with a capital, `-` or `_`, and not a lowercase or Capitalised word
+ * (`settings`, `Settings`, `validate`): the rare hash of that shape is missed, never a word taken.
+ * @param {string} s
+ */
 function hashLike(s) {
-  return hashChars.test(s) && /[0-9A-Z]/.test(s);
+  if (!hashChars.test(s) || s.length < 8 || s.length > 64) return false;
+  if (/[0-9]/.test(s)) return true;
+  return s.length === 8 && /[A-Z_-]/.test(s) && !/^[A-Z]?[a-z]+$/.test(s);
 }
 
 /**
  * Where the content hash is in a file's base name (without extension), by the default rule:
- * `[name].[hash].ext` and `[name].[hash].chunk.ext` (webpack, Parcel: a dot-separated segment of
- * 8-64 hash characters with a digit, the last such), else `[name]-[hash].ext` (Vite/Rollup, esbuild:
- * exactly 8 base64url or base32 characters with a digit or a capital letter, or 8-64 hex digits
- * with a digit), so that `index-settings.js` and `Dashboard.js` stay names. Returns [start, end) or null.
+ * `[name].[hash].ext` and `[name].[hash].chunk.ext` (webpack, Parcel, Astro, SvelteKit: a
+ * dot-separated segment that is hash-like, the last such), else `[name]-[hash].ext` (Vite/Rollup,
+ * esbuild: 8 hash-like characters, or 8-64 hex digits with a digit), else a name that is only a
+ * hash (SvelteKit's `chunks/[hash].js`). Returns [start, end) or null.
  * @param {string} stem base name without its extension
  * @returns {[number, number] | null}
  */
 function defaultHashSpan(stem) {
   const segments = stem.split('.');
   for (let i = segments.length - 1; i >= 1; i--) {
-    const s = segments[i];
-    if (s.length >= 8 && s.length <= 64 && hashChars.test(s) && /[0-9]/.test(s)) {
-      const start = segments.slice(0, i).join('.').length + (i > 0 ? 1 : 0);
-      return [start, start + s.length];
+    if (hashLike(segments[i])) {
+      const start = segments.slice(0, i).join('.').length + 1;
+      return [start, start + segments[i].length];
     }
   }
   const hex = /^(.+)-([0-9a-f]{8,64})$/.exec(stem);
   if (hex && /[0-9]/.test(hex[2])) return [hex[1].length + 1, stem.length];
   const eight = /^(.+)-([A-Za-z0-9_-]{8})$/.exec(stem);
   if (eight && hashLike(eight[2])) return [eight[1].length + 1, stem.length];
-  if (/^[A-Za-z0-9_]{8,64}$/.test(stem) && /[0-9]/.test(stem)) return [0, stem.length]; // only a hash
+  if (hashLike(stem)) return [0, stem.length]; // only a hash
   return null;
 }
 
@@ -91,7 +98,9 @@ export function escapeUrlPattern(text) {
  * Returns null for a name that is only a hash (no stable part to recognise it by), and for a name
  * with a colon (URLPattern would read a relative pattern with one as a protocol).
  * @param {string} rel POSIX path relative to the root
- * @param {RegExp | null} [hashPattern] matched against the base name; its group `hash` is the hash
+ * @param {RegExp | ((rel: string) => [number, number] | null | undefined) | null} [hashPattern] a RegExp
+ *   matched against the base name (its group `hash` is the hash), or a function of the path giving the
+ *   hash's span in the base name (null: none; undefined: the default rule)
  * @returns {Family | null}
  */
 export function familyOf(rel, hashPattern = null) {
@@ -102,7 +111,8 @@ export function familyOf(rel, hashPattern = null) {
   if (base.includes(':')) return null;
   const ext = path.posix.extname(base);
   const dest = DESTINATIONS[ext.slice(1).toLowerCase()] ?? null;
-  const span = hashPattern ? patternHashSpan(base, hashPattern) : defaultHashSpan(base.slice(0, base.length - ext.length));
+  const given = typeof hashPattern === 'function' ? hashPattern(rel) : hashPattern ? patternHashSpan(base, hashPattern) : undefined;
+  const span = given === undefined ? defaultHashSpan(base.slice(0, base.length - ext.length)) : given;
   if (span === null) return { key: rel, match: escapeUrlPattern(base), dest, hashed: false };
   const before = base.slice(0, span[0]);
   const after = base.slice(span[1]);

@@ -221,13 +221,19 @@ export function createEncoder(encoding, options) {
 }
 
 /**
- * Decode a whole buffer of `encoding` (for verification and tests). zstd needs Node >= 22.15
- * here; elsewhere use the WebAssembly decoder (loadWasmZstd()).
+ * Decode a whole buffer of `encoding` (for verification and tests), refusing (RangeError) to
+ * produce more than `maxOutputLength` bytes. zstd without Node's zlib zstd needs the WebAssembly
+ * decoder loaded in this thread (loadEncoder('zstd')), which cannot bound its output.
+ * @param {Buffer} buf
+ * @param {'br' | 'gzip' | 'zstd'} encoding
+ * @param {number} [maxOutputLength]
  */
-export function decodeBufferSync(buf, encoding) {
+export function decodeBufferSync(buf, encoding, maxOutputLength) {
+  const opts = maxOutputLength === undefined ? {} : { maxOutputLength };
   if (encoding === 'zstd') {
-    if (!nodeHasZstd) throw new PrecompressorError('ERR_PRECOMPRESSOR_ENCODING', `decoding zstd synchronously needs Node >= 22.15 (this is ${process.version}); use loadWasmZstd()`);
-    return Zx.zstdDecompressSync(buf);
+    if (nodeHasZstd) return Zx.zstdDecompressSync(buf, opts);
+    if (loaded.zstd) return toBuffer(loaded.zstd.decompress(buf));
+    throw new PrecompressorError('ERR_PRECOMPRESSOR_ENCODING', `decoding zstd synchronously needs Node >= 22.15 (this is ${process.version}) or loadEncoder('zstd') first`);
   }
-  return encoding === 'br' ? zlib.brotliDecompressSync(buf) : zlib.gunzipSync(buf);
+  return encoding === 'br' ? zlib.brotliDecompressSync(buf, opts) : zlib.gunzipSync(buf, opts);
 }

@@ -15,6 +15,7 @@ import { findOwners } from './same-content.js';
 import { userFileWarnings } from './ownership.js';
 import { relInside } from '../paths.js';
 import { createCacheRun } from './cache-run.js';
+import { assertManifestTarget, assertNotSystemDir } from './guards.js';
 
 export const VERSION = JSON.parse(fs.readFileSync(new URL('../../package.json', import.meta.url), 'utf8')).version;
 const TOOL = `precompressor@${VERSION}`;
@@ -79,6 +80,8 @@ export async function precompress(dir, options = {}) {
 export async function pass(dir, options, holdOut, hooks = {}) {
   const opts = normalizeOptions(dir, options);
   checkEncoders(opts);
+  if (!opts.allowSystemDir) assertNotSystemDir(opts.root);
+  assertManifestTarget(opts.manifest);
   const run = new Pass(opts, hooks);
   try {
     await run.plan(holdOut);

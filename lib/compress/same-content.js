@@ -1,9 +1,5 @@
-import zlib from 'node:zlib';
-import { createReadStream } from 'node:fs';
-import { Writable } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
 import pLimit from 'p-limit';
-import { createHasher } from '../manifest.js';
+import { canDecode, decodesToHash } from './decode-check.js';
 import { hashFile } from './compress-file.js';
 import { claimsOf, blockedEncodings } from './ownership.js';
 
@@ -12,20 +8,6 @@ import { claimsOf, blockedEncodings } from './ownership.js';
  * with the file it would be the variant of. Streamed, and stopped as soon as the decoded bytes
  * outgrow the original, so that neither a big file nor a decompression bomb costs memory.
  */
-
-const Zx = /** @type {any} */ (zlib);
-
-/** A streaming decoder for `encoding`, or null when this Node has none (zstd before Node 22.15). */
-function createDecoder(encoding) {
-  if (encoding === 'br') return zlib.createBrotliDecompress();
-  if (encoding === 'gzip') return zlib.createGunzip();
-  return typeof Zx.createZstdDecompress === 'function' ? Zx.createZstdDecompress() : null;
-}
-
-/** Can this Node decode `encoding` as a stream (so check a file of that encoding)? */
-export function canDecode(encoding) {
-  return encoding !== 'zstd' || typeof Zx.createZstdDecompress === 'function';
-}
 
 /**
  * Does the file at `variantAbs` decode (as `encoding`) to exactly the bytes of `sourceAbs`?
@@ -36,25 +18,9 @@ export function canDecode(encoding) {
  * @param {number} streamThreshold
  */
 export async function decodesTo(variantAbs, encoding, sourceAbs, streamThreshold) {
-  const decoder = createDecoder(encoding);
-  if (decoder === null) return false;
-  try {
-    const source = await hashFile(sourceAbs, streamThreshold);
-    const hasher = createHasher();
-    let size = 0;
-    const sink = new Writable({
-      write(chunk, _enc, cb) {
-        size += chunk.length;
-        if (size > source.size) return cb(new Error('decodes to more bytes than the original'));
-        hasher.update(chunk);
-        cb();
-      },
-    });
-    await pipeline(createReadStream(variantAbs), decoder, sink);
-    return size === source.size && hasher.digest() === source.hash;
-  } catch {
-    return false;
-  }
+  if (!canDecode(encoding)) return false;
+  const source = await hashFile(sourceAbs, streamThreshold).catch(() => null);
+  return source !== null && decodesToHash(variantAbs, encoding, source);
 }
 
 /**

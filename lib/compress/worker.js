@@ -9,6 +9,7 @@ import { VARIANT_SUFFIX } from '../manifest.js';
 import { assertUnchanged } from './compress-file.js';
 import { cacheKey, storeSync, takeVariantSync, taskStats } from './cache.js';
 import { claimBatch } from './pool.js';
+import { decodesToSync } from './decode-check.js';
 
 /**
  * Worker thread: compress a batch of files per message, synchronously (read, hash,
@@ -78,7 +79,9 @@ export function compressBufferedSync(t) {
     const options = zlibOptions(encoding, { ...t, size });
     const key = t.cache ? cacheKey('variant', hash, [encoding, options]) : null;
     const at = { target, keepBelow: size * t.minRatio, mtime: src.mtime, tempDir: ownTempDir(t.tempDir) };
-    const hit = key !== null && t.cache?.read ? takeVariantSync(t.cache.dir, key, at) : null;
+    // A cached variant is written only once it decodes to the bytes just read (see cache.js).
+    const proves = (/** @type {string} */ copy) => decodesToSync(fs.readFileSync(copy), encoding, src.buf);
+    const hit = key !== null && t.cache?.read ? takeVariantSync(t.cache.dir, key, { ...at, proves }, cache) : null;
     if (hit !== null) {
       out[encoding] = hit.kept;
       cache.hits++;

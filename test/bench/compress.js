@@ -1,6 +1,9 @@
 // Compression benchmark: precompressor against its lower bound and its peers, on real corpora.
 //
-//   npm run bench -- [--only mixed|small] [--runs N] [--out results.json] [--max-wait S] [--contenders a,b]
+//   npm run bench -- [--only mixed|small] [--runs N] [--out results.json] [--max-wait S] [--contenders a,b] [--reference DIR]
+//
+// --reference DIR: another checkout of precompressor (with its node_modules); the cache rows are
+// also measured with it, each just before ours on the same cache, for a before/after ratio.
 //
 // --max-wait S: before each measurement, wait up to S seconds (default 120, 0 = never) for the
 // machine to be quiet, since other processes on the cores skew every figure.
@@ -31,6 +34,7 @@ const { values: args } = parseArgs({
     out: { type: 'string' },
     contenders: { type: 'string' }, // comma-separated names, default all
     'max-wait': { type: 'string', default: '120' }, // seconds to wait for a quiet machine before each measurement
+    reference: { type: 'string' }, // another checkout whose cache rows are measured beside ours
   },
 });
 const kinds = args.only ? args.only.split(',') : ['mixed', 'small'];
@@ -48,7 +52,7 @@ const cores = os.availableParallelism();
 const skipExtensions = [...DEFAULT_SKIP_EXTENSIONS];
 const skipSet = new Set(skipExtensions);
 const tmp = await fsp.mkdtemp(path.join(os.tmpdir(), 'precompressor-bench-'));
-const env = { cores, repoRoot, skipExtensions, tmp };
+const env = { cores, repoRoot, skipExtensions, tmp, reference: args.reference ? path.resolve(args.reference) : undefined };
 
 const missing = missingTools(['/usr/bin/time', 'brotli', 'gzip']);
 if (missing.length) {

@@ -15,7 +15,8 @@ import { npmInstallCached } from './corpus.js';
 import { freshCopy, timed } from './util.js';
 
 /**
- * @typedef {{ cores: number, repoRoot: string, skipExtensions: string[], tmp: string }} BenchEnv
+ * @typedef {{ cores: number, repoRoot: string, skipExtensions: string[], tmp: string, reference?: string }} BenchEnv
+ *   reference: another checkout of precompressor (--reference) whose cache rows are measured beside ours
  * @typedef {{ label?: string, wallS: number, rssMB: number | null, cpuS?: number | null, otherCpuS?: number | null, outDir?: string }} Measurement
  * @typedef {{ name: string, note?: string, measure: (dir: string, env: BenchEnv) => Promise<Measurement[]> }} Contender
  */
@@ -49,22 +50,31 @@ export const CONTENDERS = [
     name: 'precompressor cache',
     note: '`node bin/precompressor.js <dir> --quiet --cache-dir <cache>` with the variant cache: cold = an empty cache (filled on the way); ' +
       'rebuild = the output folder deleted and written again (a fresh copy of the corpus, no manifest), same cache; ' +
-      'CI restore = the same on a fresh copy of the cache folder (what a CI cache step restores)',
+      'CI restore = the same on a fresh copy of the cache folder (what a CI cache step restores); ' +
+      '(reference) = the same step run by the checkout given with --reference, just before ours, on the same cache',
     async measure(dir, env) {
-      const bin = path.join(env.repoRoot, 'bin/precompressor.js');
       const pristine = `${dir}-pristine`;
       const cache = `${dir}-cache`;
       const restored = `${dir}-cache-restored`;
       await freshCopy(dir, pristine);
-      const run = async (what, cacheDir) => check(await timed(process.execPath, [bin, dir, '--quiet', '--cache-dir', cacheDir]), `precompressor (${what})`);
+      const run = async (what, cacheDir, root = env.repoRoot) =>
+        check(await timed(process.execPath, [path.join(root, 'bin/precompressor.js'), dir, '--quiet', '--cache-dir', cacheDir]), `precompressor (${what})`);
       const cold = await run('cold, empty cache', cache);
-      await freshCopy(pristine, dir); // the bundler empties and rewrites the output
-      const rebuild = await run('rebuild', cache);
-      await freshCopy(cache, restored);
-      await freshCopy(pristine, dir);
-      const restore = await run('CI restore', restored);
+      const rows = [{ label: 'cold', ...cold }];
+      // With --reference, each step is measured with the reference checkout first, then with ours.
+      const roots = env.reference ? [[env.reference, ' (reference)'], [env.repoRoot, '']] : [[env.repoRoot, '']];
+      for (const [root, suffix] of roots) {
+        await freshCopy(pristine, dir); // the bundler empties and rewrites the output
+        rows.push({ label: `rebuild${suffix}`, ...(await run(`rebuild${suffix}`, cache, root)) });
+      }
+      for (const [root, suffix] of roots) {
+        await freshCopy(cache, restored);
+        await freshCopy(pristine, dir);
+        rows.push({ label: `CI restore${suffix}`, ...(await run(`CI restore${suffix}`, restored, root)) });
+        await fsp.rm(restored, { recursive: true, force: true });
+      }
       await Promise.all([pristine, cache, restored].map((d) => fsp.rm(d, { recursive: true, force: true })));
-      return [{ label: 'cold', ...cold }, { label: 'rebuild', ...rebuild }, { label: 'CI restore', ...restore }];
+      return rows;
     },
   },
   {

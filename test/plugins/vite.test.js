@@ -211,6 +211,32 @@ describe('vite build', () => {
     expect(readJSON(path.join(dist, 'precompressor-manifest.json')).files[js].deltas).toEqual(m.files[js].deltas);
   });
 
+  (deltaEncoders().length > 0 ? test : test.skip)('hashes where the bundle put them: a [name]~[hash] scheme no default rule knows keeps its families across two builds', async () => {
+    const root = await makeApp();
+    let x = 11;
+    const words = Array.from({ length: 3000 }, () => ((x = (x * 1103515245 + 12345) & 0x7fffffff), `w${x % 5000}`));
+    await fsp.writeFile(path.join(root, 'src/data.js'), `export const data = ${JSON.stringify(words)};\n`);
+    await fsp.writeFile(path.join(root, 'src/main.js'), `import './style.css';\nimport('./data.js').then(({ data }) => { document.getElementById('app').textContent = data.join(' '); });\n`);
+    const output = { entryFileNames: 'js/[name]~[hash].js', chunkFileNames: 'js/[hash:10].js', assetFileNames: 'css/[name]~[hash][extname]' };
+    const config = { build: { rollupOptions: { output } } };
+    await viteBuild(root, {}, config);
+    const first = readJSON(path.join(root, 'dist/precompressor-manifest.json')).files;
+    await fsp.appendFile(path.join(root, 'src/main.js'), 'console.log(1);\n');
+    await fsp.appendFile(path.join(root, 'src/data.js'), 'console.log(2);\n');
+    await viteBuild(root, {}, config);
+    const m = readJSON(path.join(root, 'dist/precompressor-manifest.json')).files;
+    const entry = /** @type {string} */ (Object.keys(m).find((f) => /^js\/index~[\w-]{8}\.js$/.test(f)));
+    const css = /** @type {string} */ (Object.keys(m).find((f) => /^css\/index~[\w-]{8}\.css$/.test(f)));
+    const chunk = /** @type {string} */ (Object.keys(m).find((f) => /^js\/[\w-]{10}\.js$/.test(f)));
+    expect(m[css].dictionary).toMatchObject({ match: 'index~*.css', dest: 'style', hashed: true });
+    expect(m[entry].dictionary).toMatchObject({ match: 'index~*.js', dest: 'script', hashed: true });
+    expect(Object.keys(first)).not.toContain(entry); // the entry changed (it names the chunk)…
+    expect(Object.keys(m[entry].deltas ?? {})).toHaveLength(1); // …and was paired with its first version
+    // A chunk named only by its hash has no stable part to be recognised by: no family, whatever its hash holds.
+    expect(m[chunk].dictionary).toBeUndefined();
+    expect(Object.keys(first)).not.toContain(chunk);
+  });
+
   test('build --watch: a rebuild recompresses what changed; variants of files that are gone go too', async () => {
     const root = await makeApp();
     const dist = path.join(root, 'dist');

@@ -1,0 +1,178 @@
+// Scale benchmark: a site of many small files, built and served.
+//
+//   npm run bench:scale -- [--files 100000] [--unique N] [--small 568] [--servers precompressor,sirv,nginx] [--out f.json]
+//
+// Makes its own tree: `--files` SVG icons in folders of 1,000 (`--unique` of them distinct, the
+// rest repeat, so a million-file run's cold pass is cheap through the variant cache), plus a few
+// pages. Then measures:
+// - the CLI: cold run (empty cache), warm re-run (nothing changed), rebuild from the cache after
+//   the variants and the manifest are deleted; wall time and peak RSS of each;
+// - the same three on a small tree (`--small` files), where the rebuild is compared with the warm run;
+// - each server: time from the call that makes the handler to the end of its first answer, RSS
+//   then and after 2,000 requests for random files (nginx: time from spawn to the first answer).
+
+import fs from 'node:fs';
+import fsp from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import http from 'node:http';
+import { spawn } from 'node:child_process';
+import { parseArgs } from 'node:util';
+import { fileURLToPath } from 'node:url';
+import { npmInstallCached } from './corpus.js';
+import { fmt, fmtInt, machineInfo, markdownTable, missingTools, timed } from './util.js';
+
+const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+const { values: args } = parseArgs({
+  options: {
+    files: { type: 'string', default: '100000' },
+    unique: { type: 'string' },
+    small: { type: 'string', default: '568' },
+    servers: { type: 'string', default: 'precompressor,sirv,nginx' },
+    out: { type: 'string' },
+    keep: { type: 'boolean', default: false },
+  },
+});
+const count = (name, v) => {
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < 1) throw new Error(`Expected --${name} to be a positive integer, got ${JSON.stringify(v)}`);
+  return n;
+};
+const files = count('files', args.files);
+const unique = count('unique', args.unique ?? args.files);
+const small = count('small', args.small);
+const servers = args.servers.split(',').filter(Boolean);
+const tmp = await fsp.mkdtemp(path.join(os.tmpdir(), 'precompressor-scale-'));
+const cli = path.join(repoRoot, 'bin/precompressor.js');
+const NGINX_BROTLI = '/usr/lib/nginx/modules/ngx_http_brotli_static_module.so';
+
+/** A small SVG icon, distinct for each `i` (paths of a few hundred bytes, as icon sets have). */
+function icon(i) {
+  let d = '';
+  let x = i * 2654435761 >>> 0;
+  for (let k = 0; k < 12; k++) {
+    x = (x * 1103515245 + 12345) >>> 0;
+    d += `${k ? 'L' : 'M'}${x % 24}.${(x >>> 8) % 10} ${(x >>> 12) % 24}.${(x >>> 16) % 10}`;
+  }
+  return `<svg xmlns="http://www.w3.org/2000/svg" width="24" height="24" viewBox="0 0 24 24" fill="none" stroke="currentColor" stroke-width="2" stroke-linecap="round" stroke-linejoin="round"><title>icon ${i}</title><path d="${d}Z"/><circle cx="${i % 24}" cy="${(i >>> 3) % 24}" r="${1 + (i % 5)}"/></svg>\n`;
+}
+
+/** Write `n` icons (`u` distinct) under `dir/icons/<k>/`, plus an index page; returns a sample of URL paths. */
+async function makeTree(dir, n, u) {
+  const sample = [];
+  for (let start = 0; start < n; start += 1000) {
+    const folder = path.join(dir, 'icons', String(start / 1000));
+    await fsp.mkdir(folder, { recursive: true });
+    const writes = [];
+    for (let i = start; i < Math.min(n, start + 1000); i++) writes.push(fsp.writeFile(path.join(folder, `i${i}.svg`), icon(i % u)));
+    await Promise.all(writes);
+  }
+  await fsp.writeFile(path.join(dir, 'index.html'), `<!doctype html><title>scale</title><h1>${n} icons</h1>\n`.repeat(20));
+  for (let k = 0; k < 2000; k++) {
+    const i = Math.floor(Math.random() * n);
+    sample.push(`/icons/${Math.floor(i / 1000)}/i${i}.svg`);
+  }
+  return sample;
+}
+
+/** The CLI's cold, warm and rebuild-from-cache runs on `dir`. */
+async function cliRuns(dir, label) {
+  const cacheDir = path.join(tmp, `cache-${label}`);
+  const run = () => timed(process.execPath, [cli, dir, '--quiet', '--cache-dir', cacheDir], { timeoutMs: 3 * 3600e3 });
+  const rows = [];
+  const row = (what, r) => {
+    if (r.code !== 0) console.error(`[${label}] ${what} exited ${r.code}: ${r.stderr}`);
+    rows.push({ tree: label, run: what, wallS: r.wallS, rssMB: r.rssMB, cpuS: r.cpuS, otherCpuS: r.otherCpuS, code: r.code });
+    console.error(`[${label}] ${what}: ${fmt(r.wallS)} s, ${fmt(r.rssMB, 0)} MB`);
+  };
+  row('cold', await run());
+  row('warm', await run());
+  await removeOutputs(dir);
+  row('rebuild from cache', await run());
+  row('warm', await run());
+  return rows;
+}
+
+/** Delete every variant and the manifest under `dir` (what a clean CI checkout lacks). */
+async function removeOutputs(dir) {
+  for (const d of await fsp.readdir(dir, { recursive: true, withFileTypes: true })) {
+    if (d.isFile() && /\.(br|gz|zst)$|^precompressor-manifest\.json$/.test(d.name)) await fsp.rm(path.join(d.parentPath, d.name));
+  }
+}
+
+/** One Node server's start-up figures from test/bench/scale-server.js. */
+async function nodeServer(kind, dir, probesFile) {
+  const modules = kind === 'sirv' ? await npmInstallCached('scale-sirv', ['sirv@3.0.2']) : '';
+  const child = spawn(process.execPath, [path.join(repoRoot, 'test/bench/scale-server.js'), kind, dir, modules, repoRoot, probesFile], { stdio: ['ignore', 'pipe', 'inherit'] });
+  let out = '';
+  child.stdout.on('data', (d) => { out += d; });
+  const code = await new Promise((resolve) => child.on('close', resolve));
+  if (code !== 0) throw new Error(`${kind} server exited ${code}`);
+  return JSON.parse(out.trim().split('\n').at(-1));
+}
+
+/** nginx with brotli_static: time from spawn to the first 200, RSS of its worker. */
+async function nginxServer(dir, probe) {
+  const missing = missingTools(['nginx', NGINX_BROTLI]);
+  if (missing.length) throw new Error(`missing ${missing.join(', ')}`);
+  const prefix = path.join(tmp, 'nginx');
+  await fsp.mkdir(path.join(prefix, 'logs'), { recursive: true });
+  const port = 20000 + Math.floor(Math.random() * 20000);
+  fs.writeFileSync(path.join(prefix, 'nginx.conf'), `load_module ${NGINX_BROTLI};
+daemon off; worker_processes 1; user root; pid ${prefix}/nginx.pid; error_log ${prefix}/logs/error.log warn;
+events { worker_connections 1024; }
+http { access_log off; include /etc/nginx/mime.types; gzip_static on; brotli_static on;
+  server { listen 127.0.0.1:${port}; root ${dir}; } }
+`);
+  const t0 = performance.now();
+  const child = spawn('nginx', ['-p', prefix, '-e', path.join(prefix, 'logs/error.log'), '-c', path.join(prefix, 'nginx.conf')], { stdio: 'ignore' });
+  let status = 0;
+  while (status !== 200) {
+    status = await new Promise((resolve) => {
+      http.get({ host: '127.0.0.1', port, path: probe, headers: { 'accept-encoding': 'br' } }, (res) => { res.resume(); res.on('end', () => resolve(res.statusCode)); })
+        .on('error', () => setTimeout(() => resolve(0), 5));
+    });
+  }
+  const firstMs = performance.now() - t0;
+  const rssMB = (await fsp.readFile('/proc/' + child.pid + '/status', 'utf8').then((s) => Number(/VmRSS:\s+(\d+)/.exec(s)?.[1]) / 1024).catch(() => null));
+  child.kill('SIGQUIT');
+  await new Promise((resolve) => child.on('close', resolve));
+  return { firstMs, rssFirstMB: rssMB, rssAfterMB: null, bad: 0 };
+}
+
+const results = { machine: machineInfo(), files, unique, small, cli: [], servers: [] };
+try {
+  const big = path.join(tmp, 'big');
+  const smallDir = path.join(tmp, 'small');
+  console.error(`making ${fmtInt(files)} files (${fmtInt(unique)} distinct) in ${big}`);
+  const sample = await makeTree(big, files, unique);
+  await makeTree(smallDir, small, small);
+  results.cli.push(...await cliRuns(smallDir, `${small} files`));
+  results.cli.push(...await cliRuns(big, `${files} files`));
+  const probesFile = path.join(tmp, 'probes.txt');
+  await fsp.writeFile(probesFile, sample.join('\n'));
+  for (const s of servers) {
+    try {
+      const r = s === 'nginx' ? await nginxServer(big, sample[0]) : await nodeServer(s, big, probesFile);
+      results.servers.push({ server: s, ...r });
+      console.error(`[serve] ${s}: first answer ${fmt(r.firstMs, 0)} ms, RSS ${fmt(r.rssFirstMB, 0)} MB`);
+    } catch (err) {
+      results.servers.push({ server: s, error: String(err.message ?? err) });
+      console.error(`[serve] ${s}: ${err.message ?? err}`);
+    }
+  }
+} finally {
+  if (!args.keep) await fsp.rm(tmp, { recursive: true, force: true });
+}
+
+const warmOf = (tree) => results.cli.find((r) => r.tree === tree && r.run === 'warm');
+console.log(`\n## Scale: ${fmtInt(files)} files (${fmtInt(unique)} distinct), Node ${process.version}, ${results.machine.nproc} cores\n`);
+console.log(markdownTable(['tree', 'run', 'wall s', '× warm', 'peak RSS MB', 'CPU s', 'other load %'], results.cli.map((r) => [
+  r.tree, r.run, fmt(r.wallS), fmt(r.wallS / warmOf(r.tree).wallS), fmt(r.rssMB, 0), fmt(r.cpuS, 1),
+  r.otherCpuS === null ? null : fmt((100 * r.otherCpuS) / (r.wallS * results.machine.nproc), 0),
+]), 'llrrrrr'));
+console.log();
+console.log(markdownTable(['server', 'first answer ms', 'RSS at first answer MB', 'RSS after 2,000 requests MB', 'non-200'], results.servers.map((r) => [
+  r.server, r.error ? `error: ${r.error}` : fmt(r.firstMs, 0), fmt(r.rssFirstMB, 0), fmt(r.rssAfterMB, 0), r.bad ?? null,
+]), 'lrrrr'));
+if (args.out) await fsp.writeFile(args.out, JSON.stringify(results, null, 2));
