@@ -283,6 +283,16 @@ export interface PreviewOptions extends ServeOptions {
   port?: number;
   /** Interface to listen on. Default `'127.0.0.1'`. */
   host?: string;
+  /** Close a socket with no progress for this long, a download its client stopped reading included (ms or `'30s'`; 0: never). Default 30 s. */
+  timeout?: number | string;
+  /** The request head must arrive within this (node:http `headersTimeout`). Default 20 s. */
+  headersTimeout?: number | string;
+  /** The whole request must arrive within this (node:http `requestTimeout`). Default 30 s. */
+  requestTimeout?: number | string;
+  /** Close an idle kept-alive connection after this (node:http `keepAliveTimeout`). Default 5 s. */
+  keepAliveTimeout?: number | string;
+  /** Connections beyond this are closed at once (node:http `server.maxConnections`). Default 500. */
+  maxConnections?: number;
 }
 
 export interface Preview {

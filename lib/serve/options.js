@@ -172,3 +172,44 @@ export function normalizeServeOptions(root, options = {}) {
     maxManifestBytes: byteCount(o, 'maxManifestBytes', 1),
   });
 }
+
+/**
+ * The limits of the preview server, in milliseconds (0 turns a timeout off). Without them, clients
+ * that never read a response held their sockets (and the descriptor of the file being sent) for
+ * ever, until the process ran out of descriptors.
+ * - timeout: a socket with no progress either way for this long is closed, a download its client
+ *   stopped reading included (node:http's server.timeout; off by default in Node);
+ * - headersTimeout / requestTimeout: the whole request head / request must arrive within these;
+ * - keepAliveTimeout: an idle kept-alive connection is closed after this;
+ * - maxConnections: connections beyond this are closed at once (room is left, under the common
+ *   limit of 1024 descriptors, for one streamed file per connection).
+ */
+export const PREVIEW_LIMITS = Object.freeze({
+  timeout: 30_000, headersTimeout: 20_000, requestTimeout: 30_000, keepAliveTimeout: 5_000, maxConnections: 500,
+});
+
+/**
+ * Validate and fill the limits (pure): durations are milliseconds or strings read by `ms` ("30s").
+ * @param {Partial<Record<keyof typeof PREVIEW_LIMITS, unknown>>} given
+ * @returns {Record<keyof typeof PREVIEW_LIMITS, number>}
+ */
+export function previewLimits(given) {
+  /** @type {Record<string, number>} */
+  const out = {};
+  for (const [k, def] of Object.entries(PREVIEW_LIMITS)) {
+    const v = given[/** @type {keyof typeof PREVIEW_LIMITS} */ (k)] ?? def;
+    if (k === 'maxConnections') {
+      if (!Number.isSafeInteger(v) || /** @type {number} */ (v) < 1) throw optionError(`options.${k}`, 'a positive integer', v);
+      out[k] = /** @type {number} */ (v);
+      continue;
+    }
+    const ms = typeof v === 'number' || typeof v === 'string' ? parseDuration(v) : NaN;
+    if (Number.isNaN(ms)) throw optionError(`options.${k}`, 'a number of milliseconds or a duration string like "30s"', v);
+    out[k] = Math.round(ms);
+  }
+  // node:http requires the head's deadline within the whole request's
+  if (out.requestTimeout > 0 && out.headersTimeout > out.requestTimeout) {
+    throw optionError('options.headersTimeout', `at most options.requestTimeout (${out.requestTimeout} ms)`, given.headersTimeout ?? out.headersTimeout);
+  }
+  return /** @type {any} */ (out);
+}
