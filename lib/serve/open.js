@@ -55,10 +55,8 @@ const sameFile = (a, b) => a.dev === b.dev && a.ino === b.ino;
  * @param {(real: string | null) => void} cb
  */
 export function realOf(fd, file, st, cb) {
-  if (hasProcFd()) {
-    fs.readlink(`/proc/self/fd/${fd}`, (err, link) => cb(err ? null : procPath(link)));
-    return;
-  }
+  // procfs answers from memory, never from a disk: read synchronously, not through libuv's pool
+  if (hasProcFd()) return cb(realOfSync(fd, file, st));
   fs.realpath(file, (err, real) => {
     if (err) return cb(null);
     fs.stat(real, (err2, now) => cb(!err2 && sameFile(now, st) ? real : null));
