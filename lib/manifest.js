@@ -184,37 +184,67 @@ function unreadable(file, err) {
 }
 
 /**
- * The reads of one manifest file, as a generator of requests run by readManifest() (async) or
- * readManifestSync(): yields 'fstat' (receives the Stats) and [buffer, offset] reads (receives
- * the bytes read). Refuses what is not a regular file and what is larger than `maxBytes`, before
- * and while reading (a file that grows under us), so memory stays bounded by the limit.
+ * Reading one manifest file, as a generator of I/O requests run by readManifest() (async) or
+ * readManifestSync(), so the two cannot drift: yields [op, ...args] with op 'open', 'fstat',
+ * 'read' (receives the bytes read) or 'close'; an I/O error is thrown back in. Refuses what is
+ * not a regular file and what is larger than `maxBytes`, before and while reading (a file that
+ * grows under us), so memory stays bounded by the limit.
  * @param {string} file
  * @param {number} maxBytes
- * @returns {Generator<'fstat' | [Buffer, number], Buffer, any>}
+ * @returns {Generator<[string, ...any[]], Manifest | null, any>}
  */
-function* readSteps(file, maxBytes) {
-  const st = yield 'fstat';
-  if (!st.isFile()) {
-    throw new PrecompressorError('ERR_PRECOMPRESSOR_MANIFEST', `Cannot read manifest ${file}: not a regular file`, { path: file });
+function* readDoc(file, maxBytes) {
+  let fd;
+  try {
+    fd = yield ['open', file];
+  } catch (err) {
+    return unreadable(file, err);
   }
-  const tooLarge = (size) => new PrecompressorError('ERR_PRECOMPRESSOR_MANIFEST',
-    `Manifest ${file} is ${size} bytes, above the limit of ${maxBytes} bytes: raise options.maxManifestBytes if it is yours`, { path: file });
-  if (st.size > maxBytes) throw tooLarge(st.size);
-  // one byte more than fstat says: seeing EOF there proves the file did not grow
-  let buf = Buffer.allocUnsafe(st.size + 1);
-  let used = 0;
-  for (;;) {
-    const n = yield [buf, used];
-    if (n === 0) return buf.subarray(0, used);
-    used += n;
-    if (used > maxBytes) throw tooLarge(used);
-    if (used === buf.length) {
-      const next = Buffer.allocUnsafe(Math.min(buf.length * 2, maxBytes + 1));
-      buf.copy(next);
-      buf = next;
+  let bytes;
+  try {
+    const st = yield ['fstat', fd];
+    if (!st.isFile()) {
+      throw new PrecompressorError('ERR_PRECOMPRESSOR_MANIFEST', `Cannot read manifest ${file}: not a regular file`, { path: file });
     }
+    const tooLarge = (size) => new PrecompressorError('ERR_PRECOMPRESSOR_MANIFEST',
+      `Manifest ${file} is ${size} bytes, above the limit of ${maxBytes} bytes: raise options.maxManifestBytes if it is yours`, { path: file });
+    if (st.size > maxBytes) throw tooLarge(st.size);
+    // one byte more than fstat says: seeing EOF there proves the file did not grow
+    let buf = Buffer.allocUnsafe(st.size + 1);
+    let used = 0;
+    for (let n; (n = yield ['read', fd, buf, used]) > 0;) {
+      used += n;
+      if (used > maxBytes) throw tooLarge(used);
+      if (used === buf.length) {
+        const next = Buffer.allocUnsafe(Math.min(buf.length * 2, maxBytes + 1));
+        buf.copy(next);
+        buf = next;
+      }
+    }
+    bytes = buf.subarray(0, used);
+  } catch (err) {
+    return unreadable(file, err);
+  } finally {
+    yield ['close', fd];
   }
+  return parseManifest(bytes.toString('utf8'), file);
 }
+
+/** @type {Record<string, (...args: any[]) => any>} */
+const SYNC_IO = {
+  open: (file) => fsSync.openSync(file, READ_FLAGS),
+  fstat: (fd) => fsSync.fstatSync(fd),
+  read: (fd, buf, at) => fsSync.readSync(fd, buf, at, buf.length - at, null),
+  close: (fd) => fsSync.closeSync(fd),
+};
+
+/** @type {Record<string, (...args: any[]) => Promise<any>>} */
+const ASYNC_IO = {
+  open: (file) => fs.open(file, READ_FLAGS),
+  fstat: (fh) => fh.stat(),
+  read: async (fh, buf, at) => (await fh.read(buf, at, buf.length - at, null)).bytesRead,
+  close: (fh) => fh.close(),
+};
 
 /**
  * Read and validate a manifest. Returns null when the file does not exist.
@@ -223,27 +253,13 @@ function* readSteps(file, maxBytes) {
  * @returns {Promise<Manifest | null>}
  */
 export async function readManifest(file, { maxBytes = MAX_MANIFEST_BYTES } = {}) {
-  let fh;
-  try {
-    fh = await fs.open(file, READ_FLAGS);
-  } catch (err) {
-    return unreadable(file, err);
+  const steps = readDoc(file, maxBytes);
+  let r = steps.next();
+  while (!r.done) {
+    const [op, ...args] = r.value;
+    r = await ASYNC_IO[op](...args).then((v) => steps.next(v), (err) => steps.throw(err));
   }
-  let bytes;
-  try {
-    const steps = readSteps(file, maxBytes);
-    let r = steps.next();
-    while (!r.done) {
-      const req = r.value;
-      r = steps.next(req === 'fstat' ? await fh.stat() : (await fh.read(req[0], req[1], req[0].length - req[1], null)).bytesRead);
-    }
-    bytes = r.value;
-  } catch (err) {
-    return unreadable(file, err);
-  } finally {
-    await fh.close();
-  }
-  return parseManifest(bytes.toString('utf8'), file);
+  return r.value;
 }
 
 /**
@@ -253,27 +269,21 @@ export async function readManifest(file, { maxBytes = MAX_MANIFEST_BYTES } = {})
  * @returns {Manifest | null}
  */
 export function readManifestSync(file, { maxBytes = MAX_MANIFEST_BYTES } = {}) {
-  let fd;
+  const steps = readDoc(file, maxBytes);
+  let r = steps.next();
+  while (!r.done) r = stepSync(steps, r.value);
+  return r.value;
+}
+
+/** Run one I/O request synchronously and hand its result (or its error) back to the generator. */
+function stepSync(steps, [op, ...args]) {
+  let value;
   try {
-    fd = fsSync.openSync(file, READ_FLAGS);
+    value = SYNC_IO[op](...args);
   } catch (err) {
-    return unreadable(file, err);
+    return steps.throw(err);
   }
-  let bytes;
-  try {
-    const steps = readSteps(file, maxBytes);
-    let r = steps.next();
-    while (!r.done) {
-      const req = r.value;
-      r = steps.next(req === 'fstat' ? fsSync.fstatSync(fd) : fsSync.readSync(fd, req[0], req[1], req[0].length - req[1], null));
-    }
-    bytes = r.value;
-  } catch (err) {
-    return unreadable(file, err);
-  } finally {
-    fsSync.closeSync(fd);
-  }
-  return parseManifest(bytes.toString('utf8'), file);
+  return steps.next(value);
 }
 
 /**
