@@ -17,7 +17,10 @@ export class PrecompressorError extends Error {
   }
 }
 
-/** Human description of a value for error messages: `"abc" (string)`. */
+/**
+ * Human description of a value for error messages: `"abc" (string)`.
+ * @param {unknown} value
+ */
 export function describe(value) {
   if (value === null) return 'null';
   if (Array.isArray(value)) return `${JSON.stringify(value)} (array)`;

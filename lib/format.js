@@ -2,7 +2,10 @@
  * Pure text formatting for the CLI: sizes, durations, the progress line and the summary.
  */
 
-/** 1234567 → "1.23 MB" (SI units, like the sizes browsers and CDNs show). */
+/**
+ * 1234567 → "1.23 MB" (SI units, like the sizes browsers and CDNs show).
+ * @param {number} n
+ */
 export function formatBytes(n) {
   if (n < 1000) return `${n} B`;
   const units = ['kB', 'MB', 'GB', 'TB'];
@@ -15,7 +18,10 @@ export function formatBytes(n) {
   return `${v >= 100 ? v.toFixed(0) : v >= 10 ? v.toFixed(1) : v.toFixed(2)} ${units[i]}`;
 }
 
-/** 1234 → "1.2 s"; 75000 → "1 min 15 s". */
+/**
+ * 1234 → "1.2 s"; 75000 → "1 min 15 s".
+ * @param {number} ms
+ */
 export function formatDuration(ms) {
   if (ms < 1000) return `${Math.round(ms)} ms`;
   const s = ms / 1000;
@@ -23,6 +29,10 @@ export function formatDuration(ms) {
   return `${Math.floor(s / 60)} min ${Math.round(s % 60)} s`;
 }
 
+/**
+ * @param {number} part
+ * @param {number} whole
+ */
 function percent(part, whole) {
   return whole === 0 ? '0%' : `${((part / whole) * 100).toFixed(1)}%`;
 }
@@ -44,8 +54,9 @@ export function runningText(running) {
 /**
  * One progress line: bar, files, bytes, ETA (from the estimated CPU work done so far), and the
  * file(s) being compressed (the one that started first, and how many more).
- * @param {{ filesDone: number, filesTotal: number, bytesDone: number, bytesTotal: number,
- *   workDone: number, workTotal: number, elapsedMs: number, running?: readonly string[] }} p
+ * @typedef {{ filesDone: number, filesTotal: number, bytesDone: number, bytesTotal: number,
+ *   workDone: number, workTotal: number, elapsedMs: number, running?: readonly string[] }} Progress
+ * @param {Progress} p
  * @param {number} [width] bar width in characters
  */
 export function formatProgress(p, width = 24) {
@@ -65,7 +76,10 @@ export function formatProgress(p, width = 24) {
  *   bytes: Record<string, number> & { original: number, compressible: number },
  *   changes: { path: string, action: string }[],
  *   deltas?: { files: number, written: number, bytes: number, savedBytes: number, unavailable: string | null },
+ *   siteDictionary?: SiteDictionaryReport,
  *   cache?: { enabled: boolean, dir: string, hits: number, misses: number, cpuSavedMs: number } }} SummaryReport
+ * @typedef {{ path: string | null, size: number, bytes: number, pages: number, pageBytes: number, ordinaryBytes: number,
+ *   unavailable: string | null }} SiteDictionaryReport
  */
 
 /**
@@ -77,6 +91,17 @@ export function deltaLine(d) {
   if (d.unavailable) return `deltas: none (${d.unavailable})`;
   if (d.files === 0) return '';
   return `deltas: ${d.files} files (${d.written} written); a returning visitor downloads ${formatBytes(d.bytes)} instead of ${formatBytes(d.bytes + d.savedBytes)} for them`;
+}
+
+/**
+ * The site-dictionary line of a summary, or '' when there is none and nothing to say.
+ * @param {SiteDictionaryReport | undefined} d
+ */
+export function siteDictionaryLine(d) {
+  if (!d) return '';
+  if (d.unavailable) return `site dictionary: none (${d.unavailable})`;
+  if (d.path === null || d.pages === 0) return '';
+  return `site dictionary: ${formatBytes(d.size)} (${formatBytes(d.bytes)} sent once); ${d.pages} pages after it at ${percent(d.pageBytes, d.ordinaryBytes)} of their best variant`;
 }
 
 /**
@@ -111,6 +136,8 @@ export function formatSummary(r) {
   }
   const deltas = deltaLine(r.deltas);
   if (deltas) lines.push(`  ${deltas}`);
+  const site = siteDictionaryLine(r.siteDictionary);
+  if (site) lines.push(`  ${site}`);
   const cache = cacheLine(r.cache);
   if (cache) lines.push(`  ${cache}`);
   return lines.join('\n');

@@ -28,6 +28,7 @@ const NAME_MAX = 255;
  * A temp path in the same folder as `target`, so that rename() is atomic. When the target's name
  * is too long to carry the temp prefix and suffix within NAME_MAX, a hash of it stands in, so that
  * any target whose own name fits can be written.
+ * @param {string} target
  */
 export function tempPathFor(target) {
   const rand = crypto.randomBytes(6).toString('hex');
@@ -99,7 +100,10 @@ export async function writeAtomicWith(target, produce, opts = {}) {
   }
 }
 
-/** Remove a file if it exists. */
+/**
+ * Remove a file if it exists.
+ * @param {string} file
+ */
 export async function removeIfPresent(file) {
   await fs.rm(file, { force: true });
 }
@@ -138,7 +142,10 @@ export function tempOwnerGone(name) {
   }
 }
 
-/** Remove one of our temp files or temp folders (names ending in TEMP_SUFFIX only). */
+/**
+ * Remove one of our temp files or temp folders (names ending in TEMP_SUFFIX only).
+ * @param {string} p
+ */
 export async function removeTemp(p) {
   if (!p.endsWith(TEMP_SUFFIX)) throw new Error(`Refusing to remove ${p}: not a temp file of ours`);
   await fs.rm(p, { force: true, recursive: true });

@@ -7,10 +7,12 @@ import { writeAtomic } from './fs-atomic.js';
 
 /**
  * Bump when the manifest's shape changes. Version 2 added `dictionary` and `deltas` (deploy deltas,
- * RFC 9842) to file entries; version-1 manifests are still read (they have neither).
+ * RFC 9842) to file entries; version 3 the top-level `siteDictionary` (the site dictionary, whose
+ * page variants are `deltas` too, with or without the page's own `dictionary`). Versions 1 and 2
+ * are still read (they have neither).
  */
-export const SCHEMA_VERSION = 2;
-const READABLE_SCHEMAS = [1, 2];
+export const SCHEMA_VERSION = 3;
+const READABLE_SCHEMAS = [1, 2, 3];
 
 /**
  * @typedef {{ size: number }} VariantEntry
@@ -34,10 +36,16 @@ const READABLE_SCHEMAS = [1, 2];
  *   settings: { encodings: string[], brotliQuality: number, gzipLevel: number, zstdLevel: number, zopfli: boolean, minRatio: number },
  *   generatedAt: string,
  *   files: Record<string, FileEntry>,
+ *   siteDictionary?: SiteDictionaryEntry,
  * }} Manifest
+ * @typedef {{ path: string, hash: string }} SiteDictionaryEntry
+ *   path: the dictionary file (listed in `files`); hash: its content hash (`sha256-<base64url>`)
  */
 
-/** The suffix a variant of each encoding has on disk: `<path><suffix>`. */
+/**
+ * The suffix a variant of each encoding has on disk: `<path><suffix>`.
+ * @type {Readonly<Record<string, string>>}
+ */
 export const VARIANT_SUFFIX = Object.freeze({ br: '.br', gzip: '.gz', zstd: '.zst' });
 
 /** Path of the variant file of `rel` (POSIX, relative to root) for `encoding`. */
@@ -52,6 +60,10 @@ export function entryOf(manifest, rel) {
   return manifest !== null && Object.hasOwn(manifest.files, rel) ? manifest.files[rel] : undefined;
 }
 
+/**
+ * @param {string} rel
+ * @param {string} encoding
+ */
 export function variantPath(rel, encoding) {
   return rel + VARIANT_SUFFIX[encoding];
 }
@@ -60,6 +72,10 @@ const MAX_DATE_MS = 8.64e15;
 /** What Node refuses in a header value (its checkInvalidHeaderChar). */
 const INVALID_HEADER_CHAR = /[^\t\x20-\x7e\x80-\xff]/;
 
+/**
+ * @param {string} file
+ * @param {string} why
+ */
 function bad(file, why) {
   return new PrecompressorError('ERR_PRECOMPRESSOR_MANIFEST', `Invalid manifest ${file}: ${why}`, { path: file });
 }
@@ -95,17 +111,26 @@ export function validateManifest(data, file = 'manifest') {
         throw bad(file, `entry ${JSON.stringify(rel)} variant ${enc} has no valid size`);
       }
     }
-    const why = dictionaryProblem(e);
+    const why = dictionaryProblem(e, m.schema);
     if (why !== null) throw bad(file, `entry ${JSON.stringify(rel)} ${why}`);
+  }
+  const sd = m.siteDictionary;
+  if (sd !== undefined && (sd === null || typeof sd !== 'object' || typeof sd.path !== 'string' || !Object.hasOwn(m.files, sd.path) ||
+    typeof sd.hash !== 'string' || m.files[sd.path].hash !== sd.hash)) {
+    throw bad(file, 'siteDictionary is not { path, hash } of a listed file');
   }
   return m;
 }
 
 const B64_SHA256 = /^[A-Za-z0-9+/]{43}=$/;
-export const DELTA_SUFFIXES = Object.freeze(['dcb', 'dcz']);
+export const DELTA_SUFFIXES = Object.freeze(/** @type {const} */ (['dcb', 'dcz']));
 
-/** What is wrong with an entry's `dictionary` and `deltas`, or null. */
-function dictionaryProblem(e) {
+/**
+ * What is wrong with an entry's `dictionary` and `deltas`, or null (before schema 3, deltas need a dictionary).
+ * @param {any} e an entry as parsed, not yet validated
+ * @param {number} schema
+ */
+function dictionaryProblem(e, schema) {
   if (e.dictionary !== undefined) {
     const d = e.dictionary;
     if (d === null || typeof d !== 'object' || typeof d.hash !== 'string' || !B64_SHA256.test(d.hash) ||
@@ -114,11 +139,11 @@ function dictionaryProblem(e) {
     }
   }
   if (e.deltas === undefined) return null;
-  if (e.deltas === null || typeof e.deltas !== 'object' || e.dictionary === undefined) return 'has deltas but no dictionary';
+  if (e.deltas === null || typeof e.deltas !== 'object' || (schema < 3 && e.dictionary === undefined)) return 'has deltas but no dictionary';
   for (const [dict, byEnc] of Object.entries(e.deltas)) {
     if (!B64_SHA256.test(dict) || byEnc === null || typeof byEnc !== 'object') return `has an invalid delta key ${JSON.stringify(dict)}`;
     for (const [enc, v] of Object.entries(byEnc)) {
-      if (!DELTA_SUFFIXES.includes(enc) || v === null || typeof v !== 'object' || !Number.isSafeInteger(v.size) || v.size < 1 || typeof v.hash !== 'string') {
+      if (!(/** @type {readonly string[]} */ (DELTA_SUFFIXES)).includes(enc) || v === null || typeof v !== 'object' || !Number.isSafeInteger(v.size) || v.size < 1 || typeof v.hash !== 'string') {
         return `has an invalid ${JSON.stringify(enc)} delta`;
       }
     }
@@ -137,16 +162,33 @@ export function deltaPath(rel, dictHash, encoding) {
   return `${rel}.${Buffer.from(dictHash, 'base64').toString('hex').slice(0, 16)}.${encoding}`;
 }
 
+/**
+ * Path of the site dictionary whose content hash (`sha256-<base64url>`) is `hash`, at the root:
+ * `precompressor-dictionary.<first 16 hex digits of its SHA-256>.dict`.
+ * @param {string} hash
+ */
+export function siteDictionaryPath(hash) {
+  return `precompressor-dictionary.${Buffer.from(hash.replace(/^sha256-/, ''), 'base64url').toString('hex').slice(0, 16)}.dict`;
+}
+
 const DELTA_NAME = /^(.+)\.[0-9a-f]{16}\.(?:dcb|dcz)$/;
 
-/** The file a delta path belongs to (`a.js` for `a.js.0123456789abcdef.dcz`), or null. */
+/**
+ * The file a delta path belongs to (`a.js` for `a.js.0123456789abcdef.dcz`), or null.
+ * @param {string} rel
+ */
 export function deltaStem(rel) {
   const m = DELTA_NAME.exec(rel);
   return m === null ? null : m[1];
 }
 
-/** Every delta file an entry records, as [dictionary hash, encoding, path]. */
+/**
+ * Every delta file an entry records, as [dictionary hash, encoding, path].
+ * @param {string} rel
+ * @param {FileEntry | undefined} entry
+ */
 export function deltasOf(rel, entry) {
+  /** @type {[string, 'dcb' | 'dcz', string][]} */
   const out = [];
   for (const [dict, byEnc] of Object.entries(entry?.deltas ?? {})) {
     for (const enc of DELTA_SUFFIXES) if (byEnc[enc]) out.push([dict, enc, deltaPath(rel, dict, enc)]);
@@ -154,7 +196,11 @@ export function deltasOf(rel, entry) {
   return out;
 }
 
-/** Parse and validate the text of a manifest file. */
+/**
+ * Parse and validate the text of a manifest file.
+ * @param {string} text
+ * @param {string} file
+ */
 export function parseManifest(text, file) {
   let data;
   try {
@@ -175,6 +221,10 @@ export const MAX_MANIFEST_BYTES = 400 * 1024 * 1024;
 // O_NONBLOCK: opening a FIFO planted at the manifest's path must not wait for a writer.
 const READ_FLAGS = fsSync.constants.O_RDONLY | (fsSync.constants.O_NONBLOCK ?? 0);
 
+/**
+ * @param {string} file
+ * @param {unknown} err
+ */
 function unreadable(file, err) {
   // missing: no such file, a path through a file (a root that is a file has no manifest), or a
   // path too long for the OS (express.static treats such a root as empty too)
@@ -206,7 +256,7 @@ function* readDoc(file, maxBytes) {
     if (!st.isFile()) {
       throw new PrecompressorError('ERR_PRECOMPRESSOR_MANIFEST', `Cannot read manifest ${file}: not a regular file`, { path: file });
     }
-    const tooLarge = (size) => new PrecompressorError('ERR_PRECOMPRESSOR_MANIFEST',
+    const tooLarge = (/** @type {number} */ size) => new PrecompressorError('ERR_PRECOMPRESSOR_MANIFEST',
       `Manifest ${file} is ${size} bytes, above the limit of ${maxBytes} bytes: raise options.maxManifestBytes if it is yours`, { path: file });
     if (st.size > maxBytes) throw tooLarge(st.size);
     // one byte more than fstat says: seeing EOF there proves the file did not grow
@@ -275,7 +325,11 @@ export function readManifestSync(file, { maxBytes = MAX_MANIFEST_BYTES } = {}) {
   return r.value;
 }
 
-/** Run one I/O request synchronously and hand its result (or its error) back to the generator. */
+/**
+ * Run one I/O request synchronously and hand its result (or its error) back to the generator.
+ * @param {Generator<[string, ...any[]], Manifest | null, any>} steps
+ * @param {[string, ...any[]]} request
+ */
 function stepSync(steps, [op, ...args]) {
   let value;
   try {
@@ -288,23 +342,34 @@ function stepSync(steps, [op, ...args]) {
 
 /**
  * Build the manifest document: files sorted by path so that the output is deterministic.
- * @param {{ tool: string, settings: Manifest['settings'], files: Map<string, FileEntry> | Record<string, FileEntry> }} parts
+ * @param {{ tool: string, settings: Manifest['settings'], files: Map<string, FileEntry> | Record<string, FileEntry>,
+ *   siteDictionary?: SiteDictionaryEntry | null }} parts
  * @returns {Manifest}
  */
-export function buildManifest({ tool, settings, files }) {
+export function buildManifest({ tool, settings, files, siteDictionary = null }) {
   const entries = files instanceof Map ? [...files] : Object.entries(files);
   entries.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-  return { schema: SCHEMA_VERSION, tool, settings, generatedAt: new Date().toISOString(), files: Object.fromEntries(entries) };
+  /** @type {Manifest} */
+  const m = { schema: SCHEMA_VERSION, tool, settings, generatedAt: new Date().toISOString(), files: Object.fromEntries(entries) };
+  if (siteDictionary !== null) m.siteDictionary = siteDictionary;
+  return m;
 }
 
-/** Write the manifest atomically: readers see the old or the new document, never a partial one. */
+/**
+ * Write the manifest atomically: readers see the old or the new document, never a partial one.
+ * @param {string} file
+ * @param {Manifest} manifest
+ */
 export async function writeManifest(file, manifest) {
   // --manifest may name a folder that does not exist yet (meta/manifest.json): make it.
   await fs.mkdir(path.dirname(file), { recursive: true });
   await writeAtomic(file, JSON.stringify(manifest, null, 1) + '\n');
 }
 
-/** Content hash as recorded in the manifest: `sha256-<base64url>`. */
+/**
+ * Content hash as recorded in the manifest: `sha256-<base64url>`.
+ * @param {string | NodeJS.ArrayBufferView} buf
+ */
 export function contentHash(buf) {
   return 'sha256-' + crypto.createHash('sha256').update(buf).digest('base64url');
 }
@@ -312,5 +377,5 @@ export function contentHash(buf) {
 /** An incremental hasher that ends in the same format as contentHash(). */
 export function createHasher() {
   const h = crypto.createHash('sha256');
-  return { update: (chunk) => h.update(chunk), digest: () => 'sha256-' + h.digest('base64url') };
+  return { update: (/** @type {string | NodeJS.ArrayBufferView} */ chunk) => h.update(chunk), digest: () => 'sha256-' + h.digest('base64url') };
 }

@@ -3,6 +3,19 @@ import path from 'node:path';
 import { optionError } from './errors.js';
 import { cacheRoot } from './paths.js';
 
+/**
+ * @typedef {'br' | 'gzip' | 'zstd'} Encoding
+ * @typedef {(progress: import('./format.js').Progress) => void} OnProgress
+ * @typedef {Readonly<{ root: string, encodings: readonly Encoding[], brotliQuality: number, gzipLevel: number,
+ *   zstdLevel: number, zopfli: boolean, include: readonly string[], exclude: readonly string[],
+ *   skipExtensions: ReadonlySet<string>, minRatio: number, concurrency: number, manifest: string, dotfiles: boolean,
+ *   force: boolean, dryRun: boolean, streamThreshold: number, onProgress: OnProgress | null, cache: boolean,
+ *   cacheDir: string, cacheMaxSize: number, deltas: boolean, siteDictionary: boolean, previous: string | null, dictionaryStore: string,
+ *   dictionaryVersions: number, deltaMinSize: number, deltaMargin: number, deltaExtensions: ReadonlySet<string>,
+ *   hashPattern: RegExp | HashSpan | null, allowSystemDir: boolean }>} Options the normalized options of `precompress()`
+ * @typedef {(path: string) => [number, number] | null | undefined} HashSpan where a file's hash is in its base name
+ */
+
 /** Encodings we can write, in server-preference order, with their file suffix. */
 export const ENCODINGS = Object.freeze({
   br: '.br',
@@ -73,6 +86,7 @@ export const OPTION_DEFAULTS = Object.freeze({
   cacheDir: null, // node_modules/.cache/precompressor/variants of the project (see cacheRoot() in lib/paths.js)
   cacheMaxSize: CACHE_MAX_SIZE, // bytes (or a string such as "512MB"): least recently used entries are evicted above it
   deltas: true, // deploy deltas (RFC 9842) against earlier versions, where this Node can encode them
+  siteDictionary: true, // a dictionary made from the site's HTML pages, and each page's dcz/dcb against it
   previous: null, // an older build folder whose files are also taken as dictionaries
   dictionaryStore: null, // node_modules/.cache/precompressor/dictionaries of the project (see cacheRoot() in lib/paths.js)
   dictionaryVersions: 3, // earlier versions per family kept in the store and used as dictionaries
@@ -83,11 +97,16 @@ export const OPTION_DEFAULTS = Object.freeze({
   allowSystemDir: false, // compress `/`, the home folder or a system folder (see lib/compress/guards.js) anyway
 });
 
-
+/** @param {unknown} v @returns {v is number} */
 function isInt(v) {
   return typeof v === 'number' && Number.isInteger(v);
 }
 
+/**
+ * @param {string} name
+ * @param {unknown} value
+ * @returns {readonly string[]}
+ */
 function stringList(name, value) {
   const list = typeof value === 'string' ? [value] : value;
   if (!Array.isArray(list) || list.some((s) => typeof s !== 'string' || s === '')) {
@@ -125,6 +144,7 @@ export function fillOptions(options, defaults) {
  */
 export function splitOptions(options, ownDefaults) {
   if (options === null || typeof options !== 'object' || Array.isArray(options)) throw optionError('options', 'an object', options);
+  /** @type {Record<string, unknown>} */
   const api = {};
   const own = /** @type {any} */ ({ ...ownDefaults });
   for (const [k, v] of Object.entries(options)) {
@@ -140,14 +160,18 @@ export function splitOptions(options, ownDefaults) {
   return { api, own };
 }
 
-/** The `encodings` option: a non-empty list of known encodings. */
+/**
+ * The `encodings` option: a non-empty list of known encodings.
+ * @param {unknown} value
+ * @returns {readonly Encoding[]}
+ */
 function encodingList(value) {
   const encodings = stringList('options.encodings', value);
   for (const e of encodings) {
     if (!Object.hasOwn(ENCODINGS, e)) throw optionError('options.encodings', `a list of ${Object.keys(ENCODINGS).join(', ')}`, value);
   }
   if (encodings.length === 0) throw optionError('options.encodings', 'a non-empty list', value);
-  return encodings;
+  return /** @type {readonly Encoding[]} */ (encodings);
 }
 
 /**
@@ -155,6 +179,7 @@ function encodingList(value) {
  * nothing downstream re-checks or re-defaults.
  * @param {string} dir
  * @param {object} [options]
+ * @returns {Options}
  */
 export function normalizeOptions(dir, options = {}) {
   if (typeof dir !== 'string' || dir === '') throw optionError('dir', 'a non-empty string', dir);
@@ -197,7 +222,7 @@ export function normalizeOptions(dir, options = {}) {
     ...deltaOptions(o),
     ...cacheOptions(o),
     root,
-    encodings: Object.freeze(Object.keys(ENCODINGS).filter((e) => encodings.includes(e))),
+    encodings: Object.freeze(/** @type {Encoding[]} */ (Object.keys(ENCODINGS)).filter((e) => encodings.includes(e))),
     brotliQuality: o.brotliQuality,
     gzipLevel: o.gzipLevel,
     zstdLevel: o.zstdLevel,
@@ -217,6 +242,7 @@ export function normalizeOptions(dir, options = {}) {
   });
 }
 
+/** @type {Record<string, number>} */
 const SIZE_UNITS = { b: 1, kb: 1e3, mb: 1e6, gb: 1e9, kib: 1024, mib: 1024 ** 2, gib: 1024 ** 3 };
 
 /**
@@ -247,7 +273,7 @@ function cacheOptions(o) {
  * @param {Record<string, any>} o
  */
 function deltaOptions(o) {
-  if (typeof o.deltas !== 'boolean') throw optionError('options.deltas', 'a boolean', o.deltas);
+  for (const k of ['deltas', 'siteDictionary']) if (typeof o[k] !== 'boolean') throw optionError(`options.${k}`, 'a boolean', o[k]);
   for (const k of ['previous', 'dictionaryStore']) {
     if (o[k] !== null && (typeof o[k] !== 'string' || o[k] === '')) throw optionError(`options.${k}`, 'a non-empty path string', o[k]);
   }
@@ -273,6 +299,7 @@ function deltaOptions(o) {
   }
   return {
     deltas: o.deltas,
+    siteDictionary: o.siteDictionary,
     previous: o.previous === null ? null : path.resolve(o.previous),
     dictionaryStore: path.resolve(o.dictionaryStore ?? defaultDictionaryStore()),
     dictionaryVersions: o.dictionaryVersions,
@@ -286,7 +313,7 @@ function deltaOptions(o) {
 /**
  * The settings that change what a variant contains. Recorded in the manifest; a change
  * invalidates every cached variant.
- * @param {ReturnType<typeof normalizeOptions>} opts
+ * @param {Options} opts
  */
 export function settingsOf(opts) {
   return {

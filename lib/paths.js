@@ -35,7 +35,10 @@ export function cacheRoot(from = process.cwd()) {
   return path.join(osCacheDir(), 'precompressor');
 }
 
-/** The nearest folder from `dir` upward that holds a package.json, or null. */
+/**
+ * The nearest folder from `dir` upward that holds a package.json, or null.
+ * @param {string} dir
+ */
 function packageDir(dir) {
   for (let d = dir; ; d = path.dirname(d)) {
     if (fs.existsSync(path.join(d, 'package.json'))) return d;
@@ -43,7 +46,10 @@ function packageDir(dir) {
   }
 }
 
-/** Can `dir` be written, or made (its nearest existing ancestor writable)? */
+/**
+ * Can `dir` be written, or made (its nearest existing ancestor writable)?
+ * @param {string} dir
+ */
 function writable(dir) {
   for (let d = dir; ; d = path.dirname(d)) {
     try {

@@ -1,9 +1,9 @@
 import path from 'node:path';
 import { optionError } from '../lib/errors.js';
-import { formatBytes, formatDuration, deltaLine, cacheLine } from '../lib/format.js';
-import { normalizeOptions, splitOptions, defaultCacheDir, defaultDictionaryStore } from '../lib/options.js';
-import { precompress } from '../lib/compress/precompress.js';
-import { hashSpansOfBundle } from './hash-names.js';
+import { normalizeOptions, splitOptions } from '../lib/options.js';
+import { hashSpanCollector } from './hash-names.js';
+import { compressFolder, summaryLines } from './compress-folder.js';
+import { frameworkOf, FRAMEWORK_HINTS } from './frameworks.js';
 
 /**
  * Vite plugin: after Vite has written the client build, run the same incremental pass as the CLI
@@ -11,7 +11,10 @@ import { hashSpansOfBundle } from './hash-names.js';
  * the variants in `vite preview` through serveStatic. Public Vite hooks only.
  */
 
-/** Plugin-only options with their defaults; every other option is the compressor's. */
+/**
+ * Plugin-only options with their defaults; every other option is the compressor's.
+ * @type {Readonly<{ ssr: boolean, preview: boolean | object, verbose: boolean }>}
+ */
 export const VITE_DEFAULTS = Object.freeze({
   ssr: false, // also compress SSR / server-environment outputs
   preview: true, // serve the variants in `vite preview`; or an object of serveStatic options
@@ -25,7 +28,7 @@ export const VITE_DEFAULTS = Object.freeze({
  */
 export function splitViteOptions(options = {}) {
   const { api, own } = splitOptions(options, VITE_DEFAULTS);
-  for (const k of ['ssr', 'verbose']) if (typeof own[k] !== 'boolean') throw optionError(`options.${k}`, 'a boolean', own[k]);
+  for (const k of /** @type {const} */ (['ssr', 'verbose'])) if (typeof own[k] !== 'boolean') throw optionError(`options.${k}`, 'a boolean', own[k]);
   const p = own.preview;
   if (typeof p !== 'boolean' && (p === null || typeof p !== 'object' || Array.isArray(p))) {
     throw optionError('options.preview', 'a boolean or an object of serveStatic options', p);
@@ -34,7 +37,11 @@ export function splitViteOptions(options = {}) {
   return { api, own: Object.freeze(own) };
 }
 
-/** The build's client-or-server side, output folder and logger, from the hook's environment. */
+/**
+ * The build's client-or-server side, output folder and logger, from the hook's environment.
+ * @param {any} ctx the hook's `this`
+ * @param {any} config Vite's resolved config
+ */
 function target(ctx, config) {
   const env = ctx.environment;
   const c = env?.config ?? config;
@@ -73,22 +80,6 @@ export function placeAfterViteGuards(stack, handle, corsExpected) {
   return true;
 }
 
-/** The summary line(s) for Vite's logger (pure). */
-export function summaryLines(report, verbose) {
-  const f = report.files;
-  const sizes = report.encodings.map((e) => `${e} ${formatBytes(report.bytes[e] ?? 0)}`).join(', ');
-  const lines = [
-    `precompressor: ${f.compressed} compressed, ${f.fromCache ? `${f.fromCache} from cache, ` : ''}${f.unchanged} unchanged, ${f.scanned} files in ${formatDuration(report.durationMs)}; ` +
-      `${formatBytes(report.bytes.compressible)} compressible → ${sizes}`,
-  ];
-  const deltas = deltaLine(report.deltas);
-  if (deltas) lines.push(`precompressor: ${deltas}`);
-  const cache = cacheLine(report.cache);
-  if (cache) lines.push(`precompressor: ${cache}`);
-  if (verbose) for (const c of report.changes) lines.push(`  ${c.action} ${c.path}`);
-  return lines;
-}
-
 /**
  * After Vite has written the client build: compress `outDir` and report through Vite.
  * @param {any} ctx the hook's plugin context (this.error)
@@ -99,25 +90,19 @@ export function summaryLines(report, verbose) {
 async function compressBuild(ctx, config, { api, own }, spans) {
   const t = target(ctx, config);
   if (!t.write || (t.server && !own.ssr)) return;
-  let report;
   try {
-    // Vite empties outDir: the variant cache and the dictionary store keep what outlives a
-    // build, outside it, under the project's node_modules/.cache (found from Vite's root).
-    const keep = { cacheDir: api.cacheDir ?? defaultCacheDir(config.root), dictionaryStore: api.dictionaryStore ?? defaultDictionaryStore(config.root) };
-    // The bundler knows where its hashes are: files it did not emit (public/) get the default rule.
-    const hashPattern = api.hashPattern ?? ((rel) => spans.get(rel));
-    report = await precompress(t.outDir, { ...api, ...keep, hashPattern });
+    await compressFolder(t.outDir, api, { root: config.root, logger: t.logger, verbose: own.verbose, hashSpans: (rel) => spans.get(rel) });
   } catch (err) {
-    return ctx.error(`precompressor: ${/** @type {Error} */ (err).message}`);
+    return ctx.error(/^precompressor: /.test(/** @type {Error} */ (err).message) ? /** @type {Error} */ (err).message : `precompressor: ${/** @type {Error} */ (err).message}`);
   }
-  for (const w of report.warnings) t.logger.warn(`precompressor: ${w.path}: ${w.message}`);
-  if (!report.ok) {
-    return ctx.error(['precompressor: some files could not be compressed:', ...report.failures.map((x) => `  ${x.path}: ${x.message}`)].join('\n'));
-  }
-  for (const line of summaryLines(report, own.verbose)) t.logger.info(line);
 }
 
-/** serveStatic's setHeaders for preview: Vite's `preview.headers`, then the user's own hook. */
+/**
+ * serveStatic's setHeaders for preview: Vite's `preview.headers`, then the user's own hook.
+ * @param {Record<string, string | string[] | undefined> | undefined} headers
+ * @param {{ setHeaders?: import('../lib/serve/options.js').SetHeaders | null }} extra
+ * @returns {import('../lib/serve/options.js').SetHeaders | null | undefined}
+ */
 function previewSetHeaders(headers, extra) {
   if (!headers) return extra.setHeaders;
   return (res, p, stat, enc) => {
@@ -152,6 +137,7 @@ async function configurePreview(server, { api, own }) {
     return;
   }
   const base = typeof c.base === 'string' && c.base.startsWith('/') ? c.base.replace(/\/+$/, '') : '';
+  /** @type {(req: import('node:http').IncomingMessage, res: import('node:http').ServerResponse, next: (err?: unknown) => void) => void} */
   const precompressorPreview = (req, res, next) => mw(req, res, next);
   if (base) server.middlewares.use(base, precompressorPreview);
   else server.middlewares.use(precompressorPreview);
@@ -166,40 +152,42 @@ async function configurePreview(server, { api, own }) {
 
 /**
  * `plugins: [precompressor(options)]` in vite.config.
- * @param {object} [options] compressor options plus `ssr`, `preview`, `verbose`
+ * @param {import('../lib/types.js').PrecompressorViteOptions} [options]
  * @returns {import('vite').Plugin}
  */
 export default function precompressor(options = {}) {
   const split = splitViteOptions(options);
   /** @type {any} */
   let config;
-  /** Per environment (or `ssr`/`client` before Vite 6): the hash span of each name its bundle wrote. */
-  const spans = new Map();
-  const envKey = (ctx) => ctx.environment?.name ?? (config.build.ssr ? 'ssr' : 'client');
+  const names = hashSpanCollector({ ssr: split.own.ssr });
+  /** @type {string | null} */
+  let framework = null;
   return /** @type {import('vite').Plugin} */ ({
     name: 'precompressor',
     enforce: 'post',
     apply: (_c, env) => env.command === 'build' || !!env.isPreview,
     configResolved(c) {
       config = c;
+      names.hooks.configResolved(c);
+      framework = frameworkOf(c.plugins);
+      if (framework && c.command === 'build') c.logger.warn(FRAMEWORK_HINTS[/** @type {keyof typeof FRAMEWORK_HINTS} */ (framework)]);
     },
     buildStart() {
-      spans.set(envKey(this), new Map());
+      names.hooks.buildStart.call(this);
     },
     writeBundle(output, bundle) {
-      const own = spans.get(envKey(this)) ?? new Map();
-      for (const [rel, span] of hashSpansOfBundle(output, bundle)) own.set(rel, span);
-      spans.set(envKey(this), own);
+      names.hooks.writeBundle.call(this, output, bundle);
     },
     closeBundle: {
       order: 'post',
       sequential: true,
       async handler(error) {
-        if (!error) await compressBuild(this, config, split, spans.get(envKey(this)) ?? new Map());
+        // The framework writes the deployed folder after this hook: its own integration compresses that.
+        if (!error && !framework) await compressBuild(this, config, split, names.byEnv.get(this.environment?.name ?? (config.build.ssr ? 'ssr' : 'client')) ?? new Map());
       },
     },
-    configurePreviewServer: (server) => configurePreview(server, split),
+    configurePreviewServer: (server) => (framework ? undefined : configurePreview(server, split)),
   });
 }
 
-export { precompressor };
+export { precompressor, summaryLines };

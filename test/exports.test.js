@@ -3,9 +3,11 @@ import * as main from '../lib/index.js';
 import { OPTION_DEFAULTS } from '../lib/options.js';
 import { SERVE_DEFAULTS } from '../lib/serve/options.js';
 import { WATCH_DEFAULTS } from '../lib/watch/watch.js';
+import { VITE_DEFAULTS } from '../plugins/vite.js';
 
 const dts = fs.readFileSync(new URL('../lib/index.d.ts', import.meta.url), 'utf8');
-const block = (name) => dts.slice(dts.indexOf(`export interface ${name} `), dts.indexOf('\n}\n', dts.indexOf(`export interface ${name} `)));
+const types = fs.readFileSync(new URL('../lib/types.d.ts', import.meta.url), 'utf8');
+const block = (name) => types.slice(types.indexOf(`export interface ${name} `), types.indexOf('\n}\n', types.indexOf(`export interface ${name} `)));
 const declared = (name) => [...block(name).matchAll(/^ {2}(\w+)\?:/gm)].map((m) => m[1]).sort();
 
 test('the runtime exports are exactly the declared ones', () => {
@@ -17,6 +19,7 @@ test('the declared options are exactly the options the code accepts', () => {
   expect(declared('PrecompressOptions')).toEqual(Object.keys(OPTION_DEFAULTS).sort());
   expect(declared('ServeOptions')).toEqual(Object.keys(SERVE_DEFAULTS).sort());
   expect(declared('WatchOptions')).toEqual(Object.keys(WATCH_DEFAULTS).sort());
+  expect(declared('PrecompressorViteOptions')).toEqual(Object.keys(VITE_DEFAULTS).sort());
 });
 
 test('package.json points at files that exist, types first', () => {

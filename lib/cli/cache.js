@@ -25,7 +25,11 @@ export function cacheBuilder(y) {
   return y;
 }
 
-/** The text of `cache info` (pure). */
+/**
+ * The text of `cache info` (pure).
+ * @param {Awaited<ReturnType<typeof info>>} r
+ * @param {number} maxSize
+ */
 export function infoLines(r, maxSize) {
   const lines = [`precompressor cache: ${r.dir}`, `  ${r.entries} entries, ${formatBytes(r.bytes)} (cap ${formatBytes(maxSize)})`];
   const last = r.lastRun;
@@ -62,7 +66,7 @@ export async function cacheCommand(argv, stdout, stderr) {
     return 1;
   }
   if (argv.json) stdout.write(JSON.stringify(result, null, 2) + '\n');
-  else if (argv.action === 'info') stdout.write(infoLines(result, opts.cacheMaxSize).join('\n') + '\n');
+  else if (!('removed' in result)) stdout.write(infoLines(result, opts.cacheMaxSize).join('\n') + '\n');
   else stdout.write(`precompressor cache: ${result.removed} entries removed (${formatBytes(result.freed)}) from ${dir}\n`);
   return 0;
 }

@@ -63,7 +63,7 @@ export function unknownFlagsMessage(msg, args) {
   const m = /^Unknown arguments?: (.*)$/s.exec(msg);
   if (!m) return null;
   const names = m[1].split(', ');
-  const kebab = (n) => n.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
+  const kebab = (/** @type {string} */ n) => n.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
   const shown = names.filter((n) => kebab(n) === n || !names.includes(kebab(n)))
     .map((n) => (args.includes(n) ? n : n.length === 1 ? `-${n}` : `--${n}`));
   return `Unknown argument${shown.length > 1 ? 's' : ''}: ${shown.join(', ')} (see --help)`;
@@ -85,13 +85,18 @@ function compressBuilder(c) {
   });
 }
 
+/**
+ * @param {Record<string, any>} argv
+ * @param {NodeJS.WritableStream & { isTTY?: boolean }} stdout
+ * @param {NodeJS.WritableStream & { isTTY?: boolean }} stderr
+ */
 async function runCompress(argv, stdout, stderr) {
   const quiet = argv.quiet;
   const tty = !!stderr.isTTY && !quiet;
   let lastPlain = 0;
   const onProgress = quiet
     ? undefined
-    : (p) => {
+    : (/** @type {import('../format.js').Progress} */ p) => {
         if (tty) stderr.write(`\r\x1b[2K${formatProgress(p, 24)}`);
         else if (p.elapsedMs - lastPlain >= 2000 && p.filesDone < p.filesTotal) {
           lastPlain = p.elapsedMs;
@@ -115,6 +120,11 @@ async function runCompress(argv, stdout, stderr) {
   return report.ok ? 0 : 1;
 }
 
+/**
+ * @param {Record<string, any>} argv
+ * @param {NodeJS.WritableStream & { isTTY?: boolean }} stdout
+ * @param {NodeJS.WritableStream & { isTTY?: boolean }} stderr
+ */
 async function runWatch(argv, stdout, stderr) {
   const { watchCommand } = await import('./watch.js');
   return watchCommand(String(argv.dir), apiOptionsFromArgv(argv), { quiet: !!argv.quiet, stdout, stderr });

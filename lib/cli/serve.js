@@ -53,7 +53,10 @@ export function serveBuilder(y) {
   });
 }
 
-/** The port from its flag's text, or null when it is not an integer from 0 to 65535 (pure). */
+/**
+ * The port from its flag's text, or null when it is not an integer from 0 to 65535 (pure).
+ * @param {unknown} text
+ */
 export function parsePort(text) {
   if (!/^\d{1,5}$/.test(String(text))) return null;
   const port = Number(text);

@@ -6,9 +6,13 @@ import { watch } from '../watch/watch.js';
  * on disk matches the files; a second signal exits at once.
  */
 
+/** @type {Record<string, string>} */
 const WORDS = { compress: 'compressed', 'from cache': 'from cache', 'remove (orphan)': 'removed (source gone)', 'remove (stale)': 'removed (no longer compressed)', 'remove (failed)': 'removed (failed)', 'remove (temp)': 'removed (temp file)' };
 
-/** What happened to one file, in words. */
+/**
+ * What happened to one file, in words.
+ * @param {{ path: string, action: string, skipped?: string }} c
+ */
 function changeText(c) {
   if ((c.action === 'compress' || c.action === 'from cache') && c.skipped === 'not-smaller') return `${c.path}: no variant, compressed output not smaller`;
   return `${WORDS[c.action] ?? c.action} ${c.path}`;
@@ -84,7 +88,7 @@ export async function watchCommand(dir, apiOptions, io = {}) {
     };
     const handlers = ['SIGINT', 'SIGTERM'].map((name) => /** @type {[string, () => void]} */ ([name, () => onSignal(name)]));
     for (const [name, h] of handlers) signals.on(name, h);
-    const finish = (code) => {
+    const finish = (/** @type {number} */ code) => {
       for (const [name, h] of handlers) signals.off(name, h);
       resolve(code);
     };

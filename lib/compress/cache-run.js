@@ -93,11 +93,13 @@ const SCAN_EVERY = 20;
  * @returns {Promise<{ bytes: number | undefined, runsSinceScan: number }>}
  */
 async function sizeAfter(last, written, opts) {
-  const known = typeof last?.bytes === 'number' && typeof last.runsSinceScan === 'number' && last.runsSinceScan < SCAN_EVERY;
-  if (known && last.bytes + written <= opts.cacheMaxSize) return { bytes: last.bytes + written, runsSinceScan: last.runsSinceScan + 1 };
-  if (written === 0 && !known) return { bytes: last?.bytes, runsSinceScan: (last?.runsSinceScan ?? 0) + 1 };
-  const { bytes } = await prune(opts.cacheDir, opts.cacheMaxSize);
-  return { bytes, runsSinceScan: 0 };
+  const bytes = last?.bytes;
+  const runs = last?.runsSinceScan;
+  const known = typeof bytes === 'number' && typeof runs === 'number' && runs < SCAN_EVERY;
+  if (known && bytes + written <= opts.cacheMaxSize) return { bytes: bytes + written, runsSinceScan: runs + 1 };
+  if (written === 0 && !known) return { bytes, runsSinceScan: (runs ?? 0) + 1 };
+  const { bytes: now } = await prune(opts.cacheDir, opts.cacheMaxSize);
+  return { bytes: now, runsSinceScan: 0 };
 }
 
 /**

@@ -40,6 +40,7 @@ export const SHARD_NAME = /^[0-9a-f]{2}$/;
 export const LAST_RUN = 'last-run.json';
 
 const require = createRequire(import.meta.url);
+/** @param {string} name */
 function packageVersion(name) {
   try {
     return require(`${name}/package.json`).version;
@@ -71,8 +72,8 @@ export function cacheKey(kind, sourceHash, params) {
   return crypto.createHash('sha256').update(KEY_HEAD).update(JSON.stringify([kind, sourceHash, params]).slice(1)).digest('hex');
 }
 
-const sha256 = (buf) => crypto.createHash('sha256').update(buf).digest('hex');
-const entryPath = (dir, key) => path.join(dir, key.slice(0, 2), key);
+const sha256 = (/** @type {string | NodeJS.ArrayBufferView} */ buf) => crypto.createHash('sha256').update(buf).digest('hex');
+const entryPath = (/** @type {string} */ dir, /** @type {string} */ key) => path.join(dir, key.slice(0, 2), key);
 
 /**
  * @typedef {{ key: string, size: number, bytes: number, sha256: string | null, encodeMs: number }} EntryRecord
@@ -81,7 +82,12 @@ const entryPath = (dir, key) => path.join(dir, key.slice(0, 2), key);
  * @typedef {EntryRecord & { file: string }} Entry
  */
 
-/** The record of an entry file open on `fd`, or null when it is not a whole entry. */
+/**
+ * The record of an entry file open on `fd`, or null when it is not a whole entry.
+ * @param {number} fd
+ * @param {number} fileSize
+ * @param {string} key
+ */
 function readRecord(fd, fileSize, key) {
   if (fileSize < TAIL) return null;
   const tail = Buffer.alloc(TAIL);
@@ -97,7 +103,10 @@ function readRecord(fd, fileSize, key) {
   return whole ? rec : null;
 }
 
-/** Remove a damaged entry or a temp file (best effort: another run may have replaced or removed it). */
+/**
+ * Remove a damaged entry or a temp file (best effort: another run may have replaced or removed it).
+ * @param {string} file
+ */
 function discard(file) {
   try {
     fs.rmSync(file, { force: true });
@@ -132,7 +141,10 @@ export function lookupSync(dir, key) {
   return rec === null ? null : { ...rec, file };
 }
 
-/** Mark an entry as just used (its mtime orders eviction); a read-only cache is still used. */
+/**
+ * Mark an entry as just used (its mtime orders eviction); a read-only cache is still used.
+ * @param {string} file
+ */
 function touch(file) {
   const now = new Date();
   try {
@@ -305,7 +317,13 @@ export function readBytesSync(entry) {
   return data;
 }
 
-/** An entry file's content: the bytes (none when `data` is null) and the trailer. */
+/**
+ * An entry file's content: the bytes (none when `data` is null) and the trailer.
+ * @param {string} key
+ * @param {Buffer | null} data
+ * @param {number} size
+ * @param {number} encodeMs
+ */
 function entryContent(key, data, size, encodeMs) {
   /** @type {EntryRecord} */
   const rec = { key, size, bytes: data === null ? 0 : data.length, sha256: data === null ? null : sha256(data), encodeMs };

@@ -26,6 +26,7 @@ import { VARIANT_SUFFIX } from '../manifest.js';
 /**
  * A read stream over an open descriptor that leaves it open (FileHandle streams keep a reference
  * that would make FileHandle.close() wait forever with autoClose: false).
+ * @param {fs.FileHandle} fh
  */
 function readStreamOf(fh) {
   return createReadStream('', { fd: fh.fd, autoClose: false, start: 0, highWaterMark: 1 << 20 });
@@ -44,7 +45,11 @@ export function assertUnchanged(abs, before, after, bytesRead) {
   throw Object.assign(new PrecompressorError('ERR_PRECOMPRESSOR_FILE', `${abs} changed while it was being read`, { path: abs }), { changed: true });
 }
 
-/** Hash a file (streamed when large). */
+/**
+ * Hash a file (streamed when large).
+ * @param {string} abs
+ * @param {number} streamThreshold
+ */
 export async function hashFile(abs, streamThreshold) {
   const fh = await fs.open(abs, 'r');
   try {
@@ -136,6 +141,10 @@ async function streamedWithCache(t, encoding) {
   return { ...r, cache };
 }
 
+/**
+ * @param {CompressTask} t
+ * @param {'br' | 'gzip' | 'zstd'} encoding
+ */
 async function compressStreamed(t, encoding) {
   const target = t.abs + VARIANT_SUFFIX[encoding];
   const fh = await fs.open(t.abs, 'r');

@@ -14,14 +14,20 @@ import { decodeBufferSync } from './encode.js';
 
 const Zx = /** @type {any} */ (zlib);
 
-/** A streaming decoder for `encoding`, or null when this Node has none (zstd before Node 22.15). */
+/**
+ * A streaming decoder for `encoding`, or null when this Node has none (zstd before Node 22.15).
+ * @param {string} encoding
+ */
 function createDecoder(encoding) {
   if (encoding === 'br') return zlib.createBrotliDecompress();
   if (encoding === 'gzip') return zlib.createGunzip();
   return typeof Zx.createZstdDecompress === 'function' ? Zx.createZstdDecompress() : null;
 }
 
-/** Can this Node decode `encoding` as a stream? */
+/**
+ * Can this Node decode `encoding` as a stream?
+ * @param {string} encoding
+ */
 export function canDecode(encoding) {
   return encoding !== 'zstd' || typeof Zx.createZstdDecompress === 'function';
 }

@@ -16,9 +16,10 @@ import { zstdFrameWindowSize } from './zstd.js';
 export { DELTA_EXTENSIONS } from '../options.js';
 
 /** Delta encodings in server preference order (the smaller wins when both are kept). */
-export const DELTA_ENCODINGS = Object.freeze(['dcb', 'dcz']);
+export const DELTA_ENCODINGS = Object.freeze(/** @type {const} */ (['dcb', 'dcz']));
 
 /** The fetch destination (`match-dest`) of a dictionary by extension; others match every destination. */
+/** @type {Record<string, string>} */
 const DESTINATIONS = { js: 'script', mjs: 'script', cjs: 'script', css: 'style', html: 'document', htm: 'document' };
 
 /** Files above this size get no deltas (both versions are held in memory, and dcb's window is 16 MB). */
@@ -65,7 +66,11 @@ function defaultHashSpan(stem) {
   return null;
 }
 
-/** The span of the named group `hash` of a user's pattern in `base`, or null. */
+/**
+ * The span of the named group `hash` of a user's pattern in `base`, or null.
+ * @param {string} base
+ * @param {RegExp} pattern
+ */
 function patternHashSpan(base, pattern) {
   const re = pattern.flags.includes('d') ? pattern : new RegExp(pattern.source, pattern.flags.replace('g', '') + 'd');
   re.lastIndex = 0;
@@ -120,7 +125,10 @@ export function familyOf(rel, hashPattern = null) {
   return { key: `${dir}${before}*${after}`, match: `${escapeUrlPattern(before)}*${escapeUrlPattern(after)}`, dest, hashed: true };
 }
 
-/** Standard base64 of a SHA-256 (as `Available-Dictionary` carries it) from the manifest's `sha256-<base64url>`. */
+/**
+ * Standard base64 of a SHA-256 (as `Available-Dictionary` carries it) from the manifest's `sha256-<base64url>`.
+ * @param {string} contentHash
+ */
 export function dictionaryHashOf(contentHash) {
   return Buffer.from(contentHash.replace(/^sha256-/, ''), 'base64url').toString('base64');
 }
@@ -147,6 +155,7 @@ export function deltaEncoders() {
 /** @type {readonly ('dcb' | 'dcz')[] | undefined} */
 let probed;
 
+/** @param {'dcb' | 'dcz'} encoding */
 function probe(encoding) {
   const dict = Buffer.from('precompressor probes a dictionary: '.repeat(8) + crypto.randomBytes(48).toString('hex'));
   const data = Buffer.concat([dict.subarray(0, 200), Buffer.from('!'), dict.subarray(200)]);
@@ -160,6 +169,12 @@ function probe(encoding) {
   }
 }
 
+/**
+ * @typedef {{ dictionary?: Buffer, params?: Record<number, number> }} CodecOptions
+ * @typedef {{ compress: (b: Buffer, o: CodecOptions) => Buffer, decompress: (b: Buffer, o: CodecOptions) => Buffer,
+ *   async: ((b: Buffer, o: CodecOptions) => Promise<Buffer>) | null }} Codec
+ * @type {Record<'dcb' | 'dcz', Codec>}
+ */
 const codecs = {
   dcb: { compress: (b, o) => zlib.brotliCompressSync(b, o), decompress: (b, o) => zlib.brotliDecompressSync(b, o), async: promisify(zlib.brotliCompress) },
   dcz: {
@@ -177,20 +192,33 @@ export function dczMaxWindow(dictSize) {
   return Math.min(Math.max(8 * 1024 * 1024, 1.25 * dictSize), 128 * 1024 * 1024);
 }
 
-/** zstd window log for a delta: covers dictionary + file when the client's limit allows. */
+/**
+ * zstd window log for a delta: covers dictionary + file when the client's limit allows.
+ * @param {number} dictSize
+ * @param {number} size
+ */
 export function dczWindowLog(size, dictSize) {
   let bits = 10;
   while (2 ** (bits + 1) <= dczMaxWindow(dictSize) && 2 ** bits < size + dictSize) bits++;
   return bits;
 }
 
-/** Brotli window for a delta (the dictionary is addressed beyond it): covers the file, at most 16 MB. */
+/**
+ * Brotli window for a delta (the dictionary is addressed beyond it): covers the file, at most 16 MB.
+ * @param {number} size
+ */
 function dcbWindowBits(size) {
   let bits = 16;
   while (bits < 24 && 2 ** bits - 16 < size) bits++;
   return bits;
 }
 
+/**
+ * @param {'dcb' | 'dcz'} encoding
+ * @param {number} size
+ * @param {Buffer} dict
+ * @returns {CodecOptions}
+ */
 function optionsOf(encoding, size, dict) {
   const Z = /** @type {Record<string, number>} */ (/** @type {unknown} */ (zlib.constants));
   if (encoding === 'dcb') {
@@ -211,7 +239,9 @@ function optionsOf(encoding, size, dict) {
  */
 export async function encodeDelta(encoding, data, dict, dictDigest) {
   if (encoding === 'dcz' && dict.subarray(0, 4).equals(ZSTD_DICT_MAGIC)) return null;
-  const stream = await codecs[encoding].async(data, optionsOf(encoding, data.length, dict));
+  const encode = codecs[encoding].async;
+  if (encode === null) return null; // deltaEncoders() does not offer it
+  const stream = await encode(data, optionsOf(encoding, data.length, dict));
   return Buffer.concat([MAGIC[encoding], dictDigest, stream]);
 }
 

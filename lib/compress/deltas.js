@@ -18,19 +18,30 @@ import { userFileMessage } from './ownership.js';
  * family (the dictionary store, and `previous`), each decoded and compared before it is written;
  * remove the delta files no entry records; then record this build's versions in the store.
  *
- * @typedef {{ encoders: string[], files: number, written: number, reused: number, removed: number,
+ * @typedef {import('../options.js').Options} Options
+ * @typedef {Awaited<ReturnType<typeof openStore>>} Store
+ * @typedef {{ hash: string, bytes: Buffer }} PreviousVersion
+ * @typedef {{ encoders: ('dcb' | 'dcz')[], files: number, written: number, reused: number, removed: number,
  *   bytes: number, savedBytes: number, unavailable: string | null }} DeltaSummary
  *   files: files with at least one delta; bytes: their deltas against the newest earlier version;
  *   savedBytes: what a returning visitor (holding that version) saves on them against the best variant
  */
 
-/** Does this entry get a dictionary family and deltas? */
+/**
+ * Does this entry get a dictionary family and deltas?
+ * @param {string} rel
+ * @param {import('../manifest.js').FileEntry} entry
+ * @param {Options} opts
+ */
 function eligible(rel, entry, opts) {
   if (entry.skipped !== undefined && entry.skipped !== 'not-smaller') return false;
   return opts.deltaExtensions.has(extensionOf(rel)) && entry.size >= opts.deltaMinSize && entry.size <= DELTA_MAX_SIZE;
 }
 
-/** An entry without the delta fields (they are recomputed each pass). */
+/**
+ * An entry without the delta fields (they are recomputed each pass).
+ * @param {import("../manifest.js").FileEntry} entry
+ */
 function bare(entry) {
   const rest = { ...entry };
   delete rest.dictionary;
@@ -38,20 +49,29 @@ function bare(entry) {
   return rest;
 }
 
-/** Smallest ordinary representation: what a returning visitor downloads without deltas. */
+/**
+ * Smallest ordinary representation: what a returning visitor downloads without deltas.
+ * @param {import('../manifest.js').FileEntry} entry
+ */
 function bestOrdinary(entry) {
   return Math.min(entry.size, ...Object.values(entry.variants).map((v) => v.size));
 }
 
-/** Versions of each family in an older build folder (`previous`): key → [{ hash, read }]. */
-async function previousVersions(opts, keys) {
+/**
+ * Versions of each family in an older build folder (`previous`): key → [{ hash, read }].
+ * @param {Options} opts
+ * @param {string} previous
+ * @param {Set<string>} keys
+ */
+async function previousVersions(opts, previous, keys) {
+  /** @type {Map<string, PreviousVersion[]>} */
   const out = new Map();
-  const walked = await walk(opts.previous, { dotfiles: false });
+  const walked = await walk(previous, { dotfiles: false });
   for (const f of walked.files) {
     if (!opts.deltaExtensions.has(extensionOf(f.rel)) || f.size < opts.deltaMinSize || f.size > DELTA_MAX_SIZE) continue;
     const fam = familyOf(f.rel, opts.hashPattern);
     if (fam === null || !keys.has(fam.key)) continue;
-    const bytes = await fs.readFile(path.join(opts.previous, ...f.rel.split('/')));
+    const bytes = await fs.readFile(path.join(previous, ...f.rel.split('/')));
     const list = out.get(fam.key) ?? [];
     list.push({ hash: contentHash(bytes), bytes });
     out.set(fam.key, list);
@@ -60,7 +80,7 @@ async function previousVersions(opts, keys) {
 }
 
 /**
- * @typedef {{ opts: any, entries: Map<string, import('../manifest.js').FileEntry>,
+ * @typedef {{ opts: Options, entries: Map<string, import('../manifest.js').FileEntry>,
  *   previous: import('../manifest.js').Manifest | null, onDisk: Map<string, number>,
  *   report: { warn(p: string, m: string): void, change(p: string, a: string): void, fail(f: object): void },
  *   cache?: { task: { dir: string, read: boolean } | null, add(s: ReturnType<typeof taskStats>): void },
@@ -87,7 +107,8 @@ export async function addDeltas(input) {
   /** @type {DeltaRun} */
   const run = { ...input, encoders, summary, keep: new Set() };
   if (store) {
-    const earlier = opts.previous ? await previousVersions(opts, new Set(members.keys())) : new Map();
+    const earlier = opts.previous ? await previousVersions(opts, opts.previous, new Set(members.keys())) : new Map();
+    /** @type {{ rel: string, dicts: ReturnType<typeof dictionariesOf>, size: number }[]} */
     const work = [];
     for (const [key, rels] of members) {
       const current = new Set(rels.map((rel) => /** @type {any} */ (entries.get(rel)).hash));
@@ -114,7 +135,10 @@ export async function addDeltas(input) {
   return { changed, summary };
 }
 
-/** The delta fields of every entry, to tell whether a pass changed them. */
+/**
+ * The delta fields of every entry, to tell whether a pass changed them.
+ * @param {Map<string, import("../manifest.js").FileEntry>} entries
+ */
 function dictionaryState(entries) {
   return JSON.stringify([...entries].filter(([, e]) => e.dictionary !== undefined));
 }
@@ -122,8 +146,11 @@ function dictionaryState(entries) {
 /**
  * Give every eligible entry its `dictionary` record (and drop the old delta fields of all).
  * @returns {Map<string, string[]>} family key → this build's files in it
+ * @param {Map<string, import("../manifest.js").FileEntry>} entries
+ * @param {Options} opts
  */
 function assignFamilies(entries, opts) {
+  /** @type {Map<string, string[]>} */
   const members = new Map();
   for (const [rel, entry] of entries) {
     const fam = opts.deltas && eligible(rel, entry, opts) ? familyOf(rel, opts.hashPattern) : null;
@@ -176,17 +203,27 @@ async function deltasFor(run, rel, dicts) {
   if (Object.keys(deltas).length > 0) run.entries.set(rel, { ...entry, deltas });
 }
 
-/** The file's bytes, or null when they no longer hash to its entry. */
-async function readChecked(opts, rel, entry) {
+/**
+ * The file's bytes, or null when they no longer hash to its entry.
+ * @param {Options} opts
+ * @param {string} rel
+ * @param {import('../manifest.js').FileEntry} entry
+ */
+export async function readChecked(opts, rel, entry) {
   const data = await fs.readFile(path.join(opts.root, ...rel.split('/'))).catch(() => null);
   return data !== null && contentHash(data) === entry.hash ? data : null;
 }
 
 /**
  * Encode, check and write the deltas of one file against one dictionary; {} when none is kept.
- * @param {DeltaRun} run
+ * @param {Pick<DeltaRun, 'opts' | 'encoders' | 'report' | 'userFiles' | 'cache'> & { summary: { written: number } }} run
+ * @param {string} rel
+ * @param {Buffer} data
+ * @param {Buffer} dict
+ * @param {string} dictKey
+ * @param {number} best
  */
-async function encodeAll(run, rel, data, dict, dictKey, best) {
+export async function encodeAll(run, rel, data, dict, dictKey, best) {
   const digest = crypto.createHash('sha256').update(dict).digest();
   /** @type {import('../manifest.js').DeltaEntry} */
   const rec = {};
@@ -213,8 +250,12 @@ async function encodeAll(run, rel, data, dict, dictKey, best) {
 /**
  * A delta from the variant cache (keyed on the file's and the dictionary's content), or encoded
  * and added to it. `out` null: this Node could not make it.
- * @param {DeltaRun} run
+ * @param {Pick<DeltaRun, 'cache'>} run
  * @returns {Promise<{ out: Buffer | null, cached: boolean }>}
+ * @param {'dcb' | 'dcz'} enc
+ * @param {Buffer} data
+ * @param {Buffer} dict
+ * @param {Buffer} digest
  */
 async function cachedDelta(run, enc, data, dict, digest) {
   const c = run.cache?.task;
@@ -246,8 +287,14 @@ async function cachedDelta(run, enc, data, dict, digest) {
  * The dictionaries for the files of one family: those of `previous` (the build the user named),
  * then its stored versions, newest first; not this build's own; at most `max`.
  * @returns {{ hash: string, read: () => Promise<Buffer | null> }[]}
+ * @param {Store} store
+ * @param {string} key
+ * @param {PreviousVersion[]} fromPrevious
+ * @param {Set<string>} current
+ * @param {number} max
  */
 function dictionariesOf(store, key, fromPrevious, current, max) {
+  /** @type {{ hash: string, read: () => Promise<Buffer | null> }[]} */
   const out = [];
   const seen = new Set(current);
   for (const v of fromPrevious) {
@@ -263,12 +310,20 @@ function dictionariesOf(store, key, fromPrevious, current, max) {
   return out.slice(0, max);
 }
 
-/** Make this build's versions the newest of their families in the store. */
+/**
+ * Make this build's versions the newest of their families in the store.
+ * @param {Map<string, string[]>} members
+ * @param {Store} store
+ * @param {Map<string, string[]>} members
+ * @param {Map<string, import("../manifest.js").FileEntry>} entries
+ * @param {Options} opts
+ */
 async function recordVersions(store, members, entries, opts) {
+  /** @type {Map<string, { hash: string, bytes: () => Promise<Buffer> }[]>} */
   const current = new Map();
   for (const [key, rels] of members) {
     for (const rel of rels) {
-      const e = entries.get(rel);
+      const e = /** @type {import('../manifest.js').FileEntry} */ (entries.get(rel));
       current.set(key, [...(current.get(key) ?? []), { hash: e.hash, bytes: () => fs.readFile(path.join(opts.root, ...rel.split('/'))) }]);
     }
   }

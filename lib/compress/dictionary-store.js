@@ -29,7 +29,7 @@ export function storeFolderFor(storeRoot, root) {
   return path.join(storeRoot, `${slug}-${crypto.createHash('sha256').update(id).digest('hex').slice(0, 12)}`);
 }
 
-const objectName = (hash) => hash.replace(/^sha256-/, '');
+const objectName = (/** @type {string} */ hash) => hash.replace(/^sha256-/, '');
 
 /**
  * Open (or start) the store of one output folder. A missing or unreadable index is an empty store.
@@ -53,7 +53,7 @@ export async function openStore(dir) {
   return {
     dir,
     /** Hashes of the stored versions of a family, newest first. */
-    versions: (key) => families[key] ?? [],
+    versions: (/** @type {string} */ key) => families[key] ?? [],
     /**
      * The bytes of a stored version, or null when missing or not what its name says.
      * @param {string} hash
@@ -71,6 +71,7 @@ export async function openStore(dir) {
      * @param {{ hash: string, bytes: () => Promise<Buffer> }[]} versions
      */
     async put(versions) {
+      /** @type {string[]} */
       const kept = [];
       for (const v of versions) {
         const file = path.join(objects, objectName(v.hash));

@@ -20,7 +20,7 @@ const WEB_ROOTS_IN_TREES = ['/usr/share/nginx', '/usr/share/caddy', '/usr/local/
 /** Folders refused themselves only: what lies below them (a site in /var/www, /srv/x, /opt/app) is fine. */
 const SYSTEM_FOLDERS = ['/var', '/opt', '/srv', '/mnt', '/media', '/home', '/Users', '/root', '/tmp', '/var/tmp', '/var/www', '/usr/local'];
 
-const within = (dir, top) => dir === top || dir.startsWith(top.endsWith('/') ? top : `${top}/`);
+const within = (/** @type {string} */ dir, /** @type {string} */ top) => dir === top || dir.startsWith(top.endsWith('/') ? top : `${top}/`);
 
 /**
  * Why `dir` (an absolute POSIX path, symlinks resolved) must not be compressed without
@@ -88,7 +88,7 @@ export function assertManifestTarget(file) {
     if (['ENOENT', 'ENOTDIR'].includes(/** @type {any} */ (err).code)) return;
     throw new PrecompressorError('ERR_PRECOMPRESSOR_MANIFEST', `Cannot read manifest ${file}: ${/** @type {Error} */ (err).message}`, { path: file, cause: err });
   }
-  const refuse = (what) => new PrecompressorError('ERR_PRECOMPRESSOR_MANIFEST',
+  const refuse = (/** @type {string} */ what) => new PrecompressorError('ERR_PRECOMPRESSOR_MANIFEST',
     `Refusing to write the manifest over ${file}: it is ${what}, not a precompressor manifest. Remove it or choose another options.manifest`, { path: file });
   if (!st.isFile()) throw refuse(kindOf(st));
   const head = Buffer.alloc(64);

@@ -18,25 +18,38 @@ const SUFFIX_TO_ENCODING = new Map(Object.entries(VARIANT_SUFFIX).map(([enc, suf
 /** Milliseconds of slack between a file's mtime and the manifest's `generatedAt` (timestamps rounded by the file system). */
 const MTIME_SLACK_MS = 1;
 
-/** The encoding whose suffix (`.br`, `.gz`, `.zst`) ends the path, if any. */
+/**
+ * The encoding whose suffix (`.br`, `.gz`, `.zst`) ends the path, if any.
+ * @param {string} rel
+ */
 export function suffixEncoding(rel) {
   const dot = rel.lastIndexOf('.');
   if (dot <= rel.lastIndexOf('/')) return undefined;
   return SUFFIX_TO_ENCODING.get(rel.slice(dot));
 }
 
-/** `rel` without the suffix of `encoding` (the variant's source path). */
+/**
+ * `rel` without the suffix of `encoding` (the variant's source path).
+ * @param {string} rel
+ * @param {string} encoding
+ */
 export function stemOf(rel, encoding) {
   return rel.slice(0, -VARIANT_SUFFIX[encoding].length);
 }
 
-/** When the manifest was written (ms), or Infinity when it has no date. */
+/**
+ * When the manifest was written (ms), or Infinity when it has no date.
+ * @param {import("../manifest.js").Manifest | null} previous
+ */
 function writtenAt(previous) {
   const at = Date.parse(previous?.generatedAt ?? '');
   return Number.isNaN(at) ? Infinity : at + MTIME_SLACK_MS;
 }
 
-/** The file a delta-named path belongs to, or null (the regular expression only for `.dcb`/`.dcz` names). */
+/**
+ * The file a delta-named path belongs to, or null (the regular expression only for `.dcb`/`.dcz` names).
+ * @param {string} rel
+ */
 function deltaStemOf(rel) {
   return rel.endsWith('.dcz') || rel.endsWith('.dcb') ? deltaStem(rel) : null;
 }

@@ -16,13 +16,20 @@ const TEXT_EXTENSIONS = new Set([
 ]);
 const FONT_EXTENSIONS = new Set(['ttf', 'otf', 'eot', 'ttc']);
 
-/** Lower-case extension without the dot ('' when none). */
+/**
+ * Lower-case extension without the dot ('' when none).
+ * @param {string} rel
+ */
 export function extensionOf(rel) {
   const ext = path.posix.extname(rel);
   return ext === '' ? '' : ext.slice(1).toLowerCase();
 }
 
-/** Brotli mode for a file name: 'text', 'font' or 'generic'. */
+/**
+ * Brotli mode for a file name: 'text', 'font' or 'generic'.
+ * @param {string} rel
+ * @returns {'text' | 'font' | 'generic'}
+ */
 export function brotliModeFor(rel) {
   const ext = extensionOf(rel);
   if (TEXT_EXTENSIONS.has(ext)) return 'text';
@@ -46,6 +53,7 @@ export function classify(files, manifestRel, previous = null, user = new Set()) 
   const byRel = new Set(files.map((f) => f.rel));
   /** @type {Map<string, boolean>} */
   const isSource = new Map();
+  /** @type {(rel: string) => boolean} */
   const sourceOf = (rel) => {
     const enc = suffixEncoding(rel);
     if (enc === undefined) return true; // most files: no variant suffix at all
@@ -58,8 +66,10 @@ export function classify(files, manifestRel, previous = null, user = new Set()) 
     return result;
   };
   // A variant the previous manifest recorded (with this size), whose source is gone.
-  const orphan = (f, enc) => !byRel.has(stemOf(f.rel, enc)) && recordedOurs(f, previous);
+  const orphan = (/** @type {import('./walk.js').WalkEntry} */ f, /** @type {string} */ enc) => !byRel.has(stemOf(f.rel, enc)) && recordedOurs(f, previous);
+  /** @type {string[]} */
   const orphans = [];
+  /** @type {import('./walk.js').WalkEntry[]} */
   const sources = [];
   /** @type {Map<string, Map<string, number>>} */
   const variants = new Map();
@@ -88,7 +98,12 @@ export function classify(files, manifestRel, previous = null, user = new Set()) 
   return { sources, variants, orphans, deltas };
 }
 
-/** A deploy delta (`<file>.<16 hex>.dcb|dcz`) of a file that exists, or that the previous manifest recorded. */
+/**
+ * A deploy delta (`<file>.<16 hex>.dcb|dcz`) of a file that exists, or that the previous manifest recorded.
+ * @param {string} rel
+ * @param {Set<string>} byRel
+ * @param {import("../manifest.js").Manifest | null} previous
+ */
 function isDelta(rel, byRel, previous) {
   const stem = deltaStem(rel);
   return stem !== null && (byRel.has(stem) || entryOf(previous, stem)?.deltas !== undefined);
@@ -96,7 +111,7 @@ function isDelta(rel, byRel, previous) {
 
 /**
  * Build the eligibility test from the options: include/exclude globs and skipped extensions.
- * @param {{ include: readonly string[], exclude: readonly string[], skipExtensions: Set<string>, dotfiles: boolean }} opts
+ * @param {{ include: readonly string[], exclude: readonly string[], skipExtensions: ReadonlySet<string>, dotfiles: boolean }} opts
  * @returns {(rel: string, size: number) => null | 'excluded' | 'compressed-format' | 'empty'}
  */
 export function eligibility(opts) {
@@ -111,7 +126,11 @@ export function eligibility(opts) {
   };
 }
 
-/** Same settings object? (The cache key's settings part.) */
+/**
+ * Same settings object? (The cache key's settings part.)
+ * @param {unknown} a
+ * @param {unknown} b
+ */
 export function sameSettings(a, b) {
   return !!a && !!b && JSON.stringify(a) === JSON.stringify(b);
 }
@@ -144,8 +163,8 @@ export function variantsIntact(entry, onDisk) {
  * is at that path (`ctx.blocked`, see lib/compress/ownership.js).
  * @param {{ sources: import('./walk.js').WalkEntry[], variants: Map<string, Map<string, number>> }} classified
  * @param {import('../manifest.js').Manifest | null} previous
- * @param {{ settings: object, tool: string, force: boolean, eligible: ReturnType<typeof eligibility>,
- *   holdOut?: { has(rel: string): boolean }, encodings?: readonly string[], blocked?: Map<string, Set<string>> }} ctx
+ * @param {DecideContext} ctx
+ * @returns {Decision[]}
  */
 export function decide(classified, previous, ctx) {
   // The cache key: content hash (checked per file) + settings + tool version.
@@ -159,6 +178,25 @@ export function decide(classified, previous, ctx) {
   });
 }
 
+/**
+ * @typedef {{ settings: object, tool: string, force: boolean, eligible: ReturnType<typeof eligibility>,
+ *   holdOut?: { has(rel: string): boolean }, encodings?: readonly string[], blocked?: Map<string, Set<string>> }} DecideContext
+ * @typedef {import('./walk.js').WalkEntry} WalkEntry
+ * @typedef {import('../manifest.js').FileEntry} FileEntry
+ * @typedef {{ file: WalkEntry, onDisk: Map<string, number> | undefined, blocked?: Set<string> } & (
+ *   { action: 'hold', prev: FileEntry | undefined } | { action: 'skip', reason: 'excluded' | 'compressed-format' | 'empty' } |
+ *   { action: 'compress' } | { action: 'fresh', prev: FileEntry } | { action: 'verify', prev: FileEntry })} Decision
+ */
+
+/**
+ * @param {WalkEntry} file
+ * @param {Map<string, number> | undefined} onDisk
+ * @param {import("../manifest.js").Manifest | null} previous
+ * @param {DecideContext} ctx
+ * @param {boolean} compatible
+ * @param {boolean} reuse
+ * @returns {Decision}
+ */
 function decideOne(file, onDisk, previous, ctx, compatible, reuse) {
   if (ctx.holdOut?.has(file.rel)) {
     const prev = compatible ? entryOf(previous, file.rel) : undefined;
@@ -178,6 +216,10 @@ function decideOne(file, onDisk, previous, ctx, compatible, reuse) {
 /**
  * Did a file of the user's keep `rel` from having a variant that it may have now? (The previous
  * manifest listed that file as a file of the site, and it no longer stands in the way.)
+ * @param {string} rel
+ * @param {FileEntry} prev
+ * @param {import("../manifest.js").Manifest | null} previous
+ * @param {DecideContext} ctx
  */
 function unblocked(rel, prev, previous, ctx) {
   const blocked = ctx.blocked?.get(rel);

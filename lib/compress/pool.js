@@ -62,12 +62,19 @@ class Pool {
     this.slots = Array.from({ length: size }, () => ({ worker: null, inflight: new Map(), cost: 0, exclusive: false, broken: false }));
   }
 
-  /** A job's share of its slot's load (finite: a big job counts as just over aheadCost). */
+  /**
+   * A job's share of its slot's load (finite: a big job counts as just over aheadCost).
+   * @param {Job} job
+   */
   counted(job) {
     return Math.min(job.cost, this.aheadCost + 1);
   }
 
-  /** Take batch `id` off `slot`; its jobs are then the caller's to settle or requeue. */
+  /**
+   * Take batch `id` off `slot`; its jobs are then the caller's to settle or requeue.
+   * @param {Slot} slot
+   * @param {number} id
+   */
   release(slot, id) {
     const jobs = slot.inflight.get(id)?.jobs ?? [];
     slot.inflight.delete(id);
@@ -76,6 +83,11 @@ class Pool {
     return jobs;
   }
 
+  /**
+   * @param {Slot} slot
+   * @param {number} id
+   * @param {(i: number) => { error?: Error, result?: unknown }} replies
+   */
   settle(slot, id, replies) {
     this.release(slot, id).forEach((j, i) => {
       const r = replies(i);
@@ -91,9 +103,12 @@ class Pool {
    * on the way (the error can overtake it): its jobs are retried one by one, each alone on a worker,
    * and only a job that crashes a worker while alone fails. The batches sent ahead go back to the
    * queue untouched.
+   * @param {Slot} slot
+   * @param {unknown} err
    */
   lost(slot, err) {
     slot.worker = null;
+    /** @type {Job[]} */
     const retry = [];
     [...slot.inflight.keys()].forEach((id, n) => {
       for (const j of this.release(slot, id)) {
@@ -106,12 +121,14 @@ class Pool {
     this.pump();
   }
 
+  /** @param {Slot} slot */
   spawn(slot) {
     const worker = new Worker(this.workerUrl);
     slot.worker = worker;
-    worker.on('message', ({ id, results }) => this.settle(slot, id, (i) => {
+    /** @typedef {{ error?: { message: string, code?: string, changed?: boolean }, result?: unknown }} Reply */
+    worker.on('message', (/** @type {{ id: number, results: Reply[] }} */ { id, results }) => this.settle(slot, id, (i) => {
       const r = results[i];
-      return r.error ? { error: Object.assign(new Error(r.error.message), { code: r.error.code, changed: r.error.changed }) } : r;
+      return r.error ? { error: Object.assign(new Error(r.error.message), { code: r.error.code, changed: r.error.changed }) } : { result: r.result };
     }));
     worker.on('error', (err) => {
       if (slot.worker === worker) this.lost(slot, err);
@@ -123,7 +140,11 @@ class Pool {
     return worker;
   }
 
-  /** Can `job` go to `slot` now? */
+  /**
+   * Can `job` go to `slot` now?
+   * @param {Slot} slot
+   * @param {Job} job
+   */
   fits(slot, job) {
     if (slot.exclusive || slot.broken) return false;
     if (slot.inflight.size === 0) return true;
@@ -136,7 +157,8 @@ class Pool {
       if (this.queue.length === 0 && !this.takeBack()) return;
       const job = this.queue[0];
       // the emptiest slot that takes it (an idle one first, whatever the costs)
-      const load = (s) => (s.inflight.size === 0 ? -1 : s.cost);
+      const load = (/** @type {Slot} */ s) => (s.inflight.size === 0 ? -1 : s.cost);
+      /** @type {Slot | null} */
       let slot = null;
       for (const s of this.slots) if (this.fits(s, job) && (slot === null || load(s) < load(slot))) slot = s;
       if (slot === null) return;
@@ -155,6 +177,7 @@ class Pool {
    * The worker of `slot`, started if needed. When none can be had (thread or memory limits) the
    * slot is broken: undefined while other workers run (they take the queue), else null after
    * failing the whole queue.
+   * @param {Slot} slot
    * @returns {Worker | null | undefined}
    */
   workerOf(slot) {
@@ -169,7 +192,11 @@ class Pool {
     }
   }
 
-  /** Send the head of the queue to `slot` as one batch: up to batchCost, and on a busy slot up to aheadCost in all. */
+  /**
+   * Send the head of the queue to `slot` as one batch: up to batchCost, and on a busy slot up to aheadCost in all.
+   * @param {Slot} slot
+   * @param {Worker} worker
+   */
   send(slot, worker) {
     const { queue } = this;
     const room = slot.inflight.size === 0 ? this.batchCost : Math.min(this.batchCost, this.aheadCost - slot.cost);
@@ -189,7 +216,10 @@ class Pool {
     worker.postMessage({ id, tasks: jobs.map((j) => j.task), claim });
   }
 
-  /** onStart, once per job (a job taken back and sent again is not reported twice). */
+  /**
+   * onStart, once per job (a job taken back and sent again is not reported twice).
+   * @param {Job} job
+   */
   started(job) {
     if (job.started) return;
     job.started = true;
@@ -206,6 +236,7 @@ class Pool {
   takeBack() {
     const idle = this.slots.some((s) => s.inflight.size === 0 && !s.exclusive && !s.broken);
     if (!idle) return false;
+    /** @type {Job[]} */
     const back = [];
     for (const slot of this.slots) {
       const waiting = [...slot.inflight].slice(1);
@@ -217,6 +248,10 @@ class Pool {
     return back.length > 0;
   }
 
+  /**
+   * @param {Slot} slot
+   * @param {Job} job
+   */
   runExclusive(slot, job) {
     slot.exclusive = true;
     this.started(job);
@@ -227,6 +262,7 @@ class Pool {
     });
   }
 
+  /** @param {Job} job */
   enqueue(job) {
     if (this.closed) return job.reject(new Error('pool is closed'));
     this.queue.push(job);

@@ -11,6 +11,7 @@ import { checkEncoders } from './encode.js';
 import { createPool } from './pool.js';
 import { createReport } from './report.js';
 import { addDeltas } from './deltas.js';
+import { addSiteDictionary } from './site-deltas.js';
 import { findOwners } from './same-content.js';
 import { userFileWarnings } from './ownership.js';
 import { relInside } from '../paths.js';
@@ -38,20 +39,28 @@ const SPLIT_THRESHOLD = 256 * 1024;
  * The tasks of one file: one for all encodings when the file is small, else one per encoding
  * so that a big file's encodings run in parallel.
  * @param {number} size
- * @param {{ encodings: readonly string[] }} opts
+ * @param {{ encodings: readonly Encoding[] }} opts
  */
 export function splitTasks(size, opts) {
   if (size < SPLIT_THRESHOLD) return [{ encodings: [...opts.encodings] }];
   return opts.encodings.map((e) => ({ encodings: [e] }));
 }
 
-/** Would writing `next` change nothing but the date? Then the manifest is left as it is. */
+/**
+ * Would writing `next` change nothing but the date? Then the manifest is left as it is.
+ * @param {Manifest | null} previous
+ * @param {Manifest} next
+ */
 function sameContent(previous, next) {
   if (previous === null) return false;
-  const strip = ({ generatedAt: _g, ...rest }) => JSON.stringify(rest);
+  const strip = (/** @type {Manifest} */ { generatedAt: _g, ...rest }) => JSON.stringify(rest);
   return strip(previous) === strip(next);
 }
 
+/**
+ * @param {string} rel
+ * @param {unknown} err
+ */
 function failureOf(rel, err) {
   const e = /** @type {any} */ (err);
   return { path: rel, code: e.code ?? 'ERR_PRECOMPRESSOR_FILE', message: e.message ?? String(err) };
@@ -62,7 +71,8 @@ function failureOf(rel, err) {
  * the manifest. Per-file failures are collected in the report (never thrown); a bad option or a
  * missing folder throws a PrecompressorError.
  * @param {string} dir
- * @param {object} [options]
+ * @param {import('../types.js').PrecompressOptions} [options]
+ * @returns {Promise<import('../types.js').Report>}
  */
 export async function precompress(dir, options = {}) {
   return (await pass(dir, options, new Set())).report;
@@ -95,6 +105,10 @@ export async function pass(dir, options, holdOut, hooks = {}) {
  * @typedef {{ onJobStart?: (task: import('./compress-file.js').CompressTask) => void }} PassHooks
  *   `onJobStart` sees each compression task as a CPU slot takes it (tests observe the scheduling order with it)
  * @typedef {{ rel: string, size: number, mtimeMs: number }} WalkedFile
+ * @typedef {import('../options.js').Encoding} Encoding
+ * @typedef {import('../manifest.js').Manifest} Manifest
+ * @typedef {import('./plan.js').Decision} Decision
+ * @typedef {import('./compress-file.js').TaskResult} TaskResult
  */
 
 /**
@@ -104,6 +118,7 @@ export async function pass(dir, options, holdOut, hooks = {}) {
 class Pass {
   /** @type {Map<string, import('../manifest.js').FileEntry>} */
   entries = new Map();
+  /** @type {Set<string>} */
   failed = new Set();
   /** @type {{ rel: string, why: string }[]} */
   removals = [];
@@ -115,12 +130,19 @@ class Pass {
   queued = [];
   /** @type {Promise<string> | null} made on the first compression (see makeTempDir) */
   tempDir = null;
+  /** @type {Manifest | null} */
   previous = null;
-  /** @type {any[]} */
+  /** @type {Decision[]} */
   decisions = [];
+  /** @type {ReturnType<typeof classify>} */
+  classified = { sources: [], variants: new Map(), orphans: [], deltas: new Map() };
   /** @type {{ user: Set<string>, blocked: Map<string, Set<string>> }} files of the user's at our output paths (see ownership.js) */
   owners = { user: new Set(), blocked: new Map() };
 
+  /**
+   * @param {import('../options.js').Options} opts
+   * @param {PassHooks} hooks
+   */
   constructor(opts, hooks) {
     this.opts = opts;
     this.hooks = hooks;
@@ -130,19 +152,23 @@ class Pass {
     const { brotliQuality, gzipLevel, zstdLevel, zopfli, minRatio, streamThreshold } = opts;
     this.cache = createCacheRun(opts);
     this.taskBase = { brotliQuality, gzipLevel, zstdLevel, zopfli, minRatio, streamThreshold, tempDir: null, cache: this.cache.task };
-    const onStart = (task) => {
+    const onStart = (/** @type {import('./compress-file.js').CompressTask} */ task) => {
       // A task queued before its file failed may still start: it is not shown as running.
-      if (!this.failed.has(task.rel)) this.report.started(task.rel, task.cost >= LONG_JOB_COST);
+      if (task.rel !== undefined && !this.failed.has(task.rel)) this.report.started(task.rel, (task.cost ?? 0) >= LONG_JOB_COST);
       hooks.onJobStart?.(task);
     };
     this.pool = createPool(opts.concurrency, new URL('./worker.js', import.meta.url), { ...POOL_LIMITS, onStart });
   }
 
+  /** @param {string} rel */
   abs(rel) {
     return path.join(this.opts.root, ...rel.split('/'));
   }
 
-  /** Read the previous manifest, walk the folder, classify and decide. */
+  /**
+   * Read the previous manifest, walk the folder, classify and decide.
+   * @param {{ has(rel: string): boolean }} holdOut
+   */
   async plan(holdOut) {
     const { opts, report } = this;
     // The previous manifest first: without one this is a cold run, and the workers start (load
@@ -160,7 +186,7 @@ class Pass {
     const manifestRel = relInside(opts.root, opts.manifest);
     const eligible = eligibility(opts);
     // A copy of our variant found where this pass writes one is adopted; anything else there is the user's.
-    const adoptable = (stem, enc) => opts.encodings.includes(enc) && eligible(stem.rel, stem.size) === null && !holdOut.has(stem.rel);
+    const adoptable = (/** @type {{ rel: string, size: number }} */ stem, /** @type {string} */ enc) => /** @type {readonly string[]} */ (opts.encodings).includes(enc) && eligible(stem.rel, stem.size) === null && !holdOut.has(stem.rel);
     this.owners = await findOwners(walked.files, manifestRel, this.previous, { abs: (rel) => this.abs(rel), streamThreshold: opts.streamThreshold, adoptable });
     this.classified = classify(walked.files, manifestRel, this.previous, this.owners.user);
     this.decisions = decide(this.classified, this.previous, {
@@ -174,6 +200,7 @@ class Pass {
 
   /** Carry out the decisions, then the removals, deltas and manifest. */
   async execute() {
+    /** @type {WalkedFile[]} */
     const toCompress = [];
     for (const d of this.decisions) {
       if (d.action === 'compress') toCompress.push(d.file);
@@ -191,40 +218,48 @@ class Pass {
       await Promise.all(batch);
     }
     await this.remove();
-    const deltas = await addDeltas({
-      opts: this.opts, entries: this.entries, previous: this.previous, onDisk: this.classified.deltas, report: this.report,
-      userFiles: this.owners.user, cache: this.cache,
-    });
-    const manifest = buildManifest({ tool: TOOL, settings: this.settings, files: this.entries });
-    await this.writeManifest(manifest, deltas.changed);
+    const input = { opts: this.opts, entries: this.entries, previous: this.previous, onDisk: this.classified.deltas, report: this.report, userFiles: this.owners.user, cache: this.cache };
+    const site = await addSiteDictionary(input);
+    // The pages' variants against the site dictionary are delta files that addDeltas() must leave.
+    const deltas = await addDeltas({ ...input, onDisk: new Map([...input.onDisk].filter(([rel]) => !site.keep.has(rel))) });
+    site.apply(this.entries);
+    const siteDictionary = site.path === null ? null : { path: site.path, hash: /** @type {string} */ (site.hash) };
+    const manifest = buildManifest({ tool: TOOL, settings: this.settings, files: this.entries, siteDictionary });
+    await this.writeManifest(manifest, deltas.changed || site.changed);
     await this.cache.finish(this.report);
     const held = this.decisions.filter((d) => d.action === 'hold').map((d) => d.file.rel);
-    return { report: { ...this.report.finish(manifest), deltas: deltas.summary, cache: this.cache.summary() }, held, manifest };
+    return { report: { ...this.report.finish(manifest), deltas: deltas.summary, siteDictionary: site.summary, cache: this.cache.summary() }, held, manifest };
   }
 
-  /** A decision other than `compress`: keep the entry, hold the file, record a skip, or verify. */
+  /**
+   * A decision other than `compress`: keep the entry, hold the file, record a skip, or verify.
+   * @param {Decision} d
+   */
   act(d) {
     const { file } = d;
     if (d.action === 'fresh') {
       this.entries.set(file.rel, d.prev);
-      this.report.count('unchanged', file);
+      this.report.count('unchanged');
     } else if (d.action === 'hold') {
       if (d.prev) this.entries.set(file.rel, d.prev);
       else this.removeStale(d);
     } else if (d.action === 'skip') {
       this.removeStale(d);
       this.recordSkip(d);
-    } else {
+    } else if (d.action === 'verify') {
       this.hashJobs.push(this.io(() => this.verify(d)).catch((err) => this.fail(file.rel, err)));
     }
   }
 
-  /** A skipped file is recorded with its hash (reused when its stat did not change). */
+  /**
+   * A skipped file is recorded with its hash (reused when its stat did not change).
+   * @param {Extract<Decision, { action: 'skip' }>} d
+   */
   recordSkip(d) {
     const { file } = d;
-    const record = (hash) => {
+    const record = (/** @type {string} */ hash) => {
       this.entries.set(file.rel, { size: file.size, mtimeMs: file.mtimeMs, hash, variants: {}, skipped: d.reason });
-      this.report.count(d.reason, file);
+      this.report.count(d.reason);
     };
     const prev = entryOf(this.previous, file.rel);
     if (prev && prev.size === file.size && prev.mtimeMs === file.mtimeMs) return record(prev.hash);
@@ -232,30 +267,44 @@ class Pass {
     this.hashJobs.push(job.catch((err) => this.fail(file.rel, err)));
   }
 
-  /** A file whose stat changed: unchanged if its content hash is the recorded one, else compressed. */
+  /**
+   * A file whose stat changed: unchanged if its content hash is the recorded one, else compressed.
+   * @param {Extract<Decision, { action: 'verify' }>} d
+   */
   async verify(d) {
     const { file } = d;
     const h = await hashFile(this.abs(file.rel), this.opts.streamThreshold);
     if (h.hash === d.prev.hash) {
       this.entries.set(file.rel, { ...d.prev, size: h.size, mtimeMs: h.mtimeMs });
-      this.report.count('unchanged', file);
+      this.report.count('unchanged');
     } else {
       this.schedule(file);
       this.flush();
     }
   }
 
-  /** The variants on disk of a file that gets none now. */
+  /**
+   * The variants on disk of a file that gets none now.
+   * @param {Decision} d
+   */
   removeStale(d) {
     for (const enc of d.onDisk?.keys() ?? []) this.removals.push({ rel: variantPath(d.file.rel, enc), why: 'stale' });
   }
 
-  /** The encodings `rel` gets variants of: all but those where a file of the user's is. */
+  /**
+   * The encodings `rel` gets variants of: all but those where a file of the user's is.
+   * @param {string} rel
+   * @returns {readonly Encoding[]}
+   */
   encodingsOf(rel) {
     const blocked = this.owners.blocked.get(rel);
     return blocked ? this.opts.encodings.filter((e) => !blocked.has(e)) : this.opts.encodings;
   }
 
+  /**
+   * @param {string} rel
+   * @param {unknown} err
+   */
   fail(rel, err) {
     // One failure per file: its encodings run apart and usually fail the same way (EACCES, ENOSPC).
     if (this.failed.has(rel)) return;
@@ -268,12 +317,14 @@ class Pass {
   /**
    * Prepare the tasks of one file; flush() submits them. Its results are checked together.
    * @param {WalkedFile} file
+   * @param {number} [attempt]
    */
   schedule(file, attempt = 1) {
     if (this.opts.dryRun) {
       this.report.change(file.rel, 'compress');
       return;
     }
+    /** @type {TaskResult[]} */
     const results = [];
     const done = splitTasks(file.size, { encodings: this.encodingsOf(file.rel) }).map((t) => {
       const cost = t.encodings.reduce((n, e) => n + estimatedCost(file.size, e, this.opts), 0);
@@ -285,7 +336,13 @@ class Pass {
     this.compressJobs.push(Promise.all(done).then(() => this.finish(file, results, attempt)));
   }
 
-  /** Compress `file` to `encodings` on the pool; its result joins `results`. */
+  /**
+   * Compress `file` to `encodings` on the pool; its result joins `results`.
+   * @param {WalkedFile} file
+   * @param {Encoding[]} encodings
+   * @param {number} cost
+   * @param {TaskResult[]} results
+   */
   async runTask(file, encodings, cost, results) {
     if (this.failed.has(file.rel)) return;
     this.tempDir ??= makeTempDir(this.opts.root);
@@ -303,7 +360,12 @@ class Pass {
     for (const t of batch) t.submit();
   }
 
-  /** All tasks of a file are done: record it, or redo it if they saw different contents. */
+  /**
+   * All tasks of a file are done: record it, or redo it if they saw different contents.
+   * @param {WalkedFile} file
+   * @param {TaskResult[]} results
+   * @param {number} attempt
+   */
   finish(file, results, attempt) {
     if (this.failed.has(file.rel)) return;
     this.report.ended(file.rel);
@@ -340,7 +402,11 @@ class Pass {
     }
   }
 
-  /** Write the manifest unless nothing but its date would change. */
+  /**
+   * Write the manifest unless nothing but its date would change.
+   * @param {import("../manifest.js").Manifest} manifest
+   * @param {boolean} deltasChanged
+   */
   async writeManifest(manifest, deltasChanged) {
     const { opts, previous } = this;
     // Every file fresh and nothing removed: the previous manifest's entries were kept as they are.

@@ -2,12 +2,13 @@ import { performance } from 'node:perf_hooks';
 import { estimatedCost } from './plan.js';
 import { entryOf } from '../manifest.js';
 
+/** @type {Record<string, 'notSmaller' | 'compressedFormat' | 'excluded' | 'empty' | 'unchanged'>} */
 const KEY = { 'not-smaller': 'notSmaller', 'compressed-format': 'compressedFormat', excluded: 'excluded', empty: 'empty', unchanged: 'unchanged' };
 
 /** Milliseconds between two progress events (a forced one, such as a long job starting, comes at once). */
 const PROGRESS_INTERVAL = 100;
 
-const byPath = (a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0);
+const byPath = (/** @type {{ path: string }} */ a, /** @type {{ path: string }} */ b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0);
 
 /**
  * Collects what a run did (counts, bytes, failures, changes) and feeds progress events.
@@ -20,17 +21,19 @@ export class Report {
   failures = [];
   /** @type {{ path: string, message: string }[]} */
   warnings = [];
-  /** @type {{ path: string, action: string, skipped?: string }[]} */
+  /** @type {{ path: string, action: string, skipped?: 'not-smaller' }[]} */
   changes = [];
   progressState = { filesDone: 0, filesTotal: 0, bytesDone: 0, bytesTotal: 0, workDone: 0, workTotal: 0 };
   /** @type {Set<string>} files with work on a CPU slot, in the order it started */
   running = new Set();
   lastEmit = 0;
 
+  /** @param {import('../options.js').Options} opts */
   constructor(opts) {
     this.opts = opts;
   }
 
+  /** @param {boolean} force */
   emit(force) {
     if (!this.opts.onProgress) return;
     const now = performance.now();
@@ -39,18 +42,28 @@ export class Report {
     this.opts.onProgress({ ...this.progressState, running: [...this.running], elapsedMs: now - this.startedAt });
   }
 
+  /**
+   * @param {string} path
+   * @param {string} message
+   */
   warn(path, message) {
     this.warnings.push({ path, message });
   }
 
+  /** @param {string} reason */
   count(reason) {
     this.counts[KEY[reason]]++;
   }
 
+  /** @param {{ path: string, code: string, message: string }} failure */
   fail(failure) {
     this.failures.push(failure);
   }
 
+  /**
+   * @param {string} path
+   * @param {string} action
+   */
   change(path, action) {
     this.changes.push({ path, action });
   }
@@ -66,24 +79,40 @@ export class Report {
     this.emit(true);
   }
 
-  /** Work on `path` started on a CPU slot; a long job is announced at once (else at most every 100 ms). */
+  /**
+   * Work on `path` started on a CPU slot; a long job is announced at once (else at most every 100 ms).
+   * @param {string} path
+   * @param {boolean} long
+   */
   started(path, long) {
     if (this.running.has(path)) return;
     this.running.add(path);
     this.emit(long);
   }
 
-  /** `path` is done (compressed, failed, or to be redone). */
+  /**
+   * `path` is done (compressed, failed, or to be redone).
+   * @param {string} path
+   */
   ended(path) {
     this.running.delete(path);
   }
 
+  /**
+   * @param {number} size
+   * @param {string} encoding
+   */
   progress(size, encoding) {
     this.progressState.workDone += estimatedCost(size, encoding, this.opts);
     this.emit(false);
   }
 
-  /** A file's variants are in place; `fromCache`: all of them were taken from the cache. */
+  /**
+   * A file's variants are in place; `fromCache`: all of them were taken from the cache.
+   * @param {string} path
+   * @param {import('../manifest.js').FileEntry} entry
+   * @param {boolean} [fromCache]
+   */
   compressed(path, entry, fromCache = false) {
     this.progressState.filesDone++;
     this.progressState.bytesDone += entry.size;
@@ -92,7 +121,8 @@ export class Report {
     else this.counts.compressed++;
     // A file that got no variant says so (watch mode's log, --json).
     const action = fromCache ? 'from cache' : 'compress';
-    this.changes.push(entry.skipped ? { path, action, skipped: entry.skipped } : { path, action });
+    // finish() marks only 'not-smaller' on a compressed file
+    this.changes.push(entry.skipped ? { path, action, skipped: /** @type {'not-smaller'} */ (entry.skipped) } : { path, action });
     this.emit(false);
   }
 
@@ -119,20 +149,24 @@ export class Report {
   }
 }
 
-/** Bytes of the sources and of each encoding's variants over the manifest's entries. */
+/**
+ * Bytes of the sources and of each encoding's variants over the manifest's entries.
+ * @param {import("../manifest.js").FileEntry[]} entries
+ * @param {readonly string[]} encodings
+ */
 function bytesOf(entries, encodings) {
-  /** @type {Record<string, number>} */
+  /** @type {Record<string, number> & { original: number, compressible: number }} */
   const bytes = { original: 0, compressible: 0, br: 0, gzip: 0 };
   if (encodings.includes('zstd')) bytes.zstd = 0;
   for (const e of entries) {
     bytes.original += e.size;
     if (Object.keys(e.variants).length) bytes.compressible += e.size;
-    for (const enc of Object.keys(e.variants)) bytes[enc] = (bytes[enc] ?? 0) + e.variants[enc].size;
+    for (const [enc, v] of Object.entries(e.variants)) bytes[enc] = (bytes[enc] ?? 0) + v.size;
   }
   return bytes;
 }
 
-/** @param {any} opts normalized options */
+/** @param {import('../options.js').Options} opts */
 export function createReport(opts) {
   return new Report(opts);
 }

@@ -90,7 +90,10 @@ async function fgWalk(options) {
   return /** @type {import('fast-glob').Entry[]} */ (/** @type {unknown} */ (fg.sync('**/*', options)));
 }
 
-/** lstat, or null when the entry no longer exists. */
+/**
+ * lstat, or null when the entry no longer exists.
+ * @param {string} p
+ */
 function lstatOrNull(p) {
   try {
     return fsSync.lstatSync(p, { throwIfNoEntry: false }) ?? null;
@@ -99,7 +102,10 @@ function lstatOrNull(p) {
   }
 }
 
-/** Does any segment of the POSIX path start with a dot? */
+/**
+ * Does any segment of the POSIX path start with a dot?
+ * @param {string} rel
+ */
 function isDotPath(rel) {
   return rel.startsWith('.') || rel.includes('/.');
 }
@@ -107,6 +113,8 @@ function isDotPath(rel) {
 /**
  * A symlink's target if it resolves inside `realRoot` (its POSIX path relative to it, and its
  * stats), else null (also for dangling links).
+ * @param {string} realRoot
+ * @param {string} link
  */
 async function resolveInside(realRoot, link) {
   try {

@@ -18,7 +18,10 @@ import { decodesToSync } from './decode-check.js';
  * shared 4-thread pool.
  */
 
-/** Read a whole file through one descriptor, checking with fstat that it did not change meanwhile. */
+/**
+ * Read a whole file through one descriptor, checking with fstat that it did not change meanwhile.
+ * @param {string} abs
+ */
 function readStableSync(abs) {
   const fd = fs.openSync(abs, 'r');
   try {

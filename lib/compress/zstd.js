@@ -69,6 +69,7 @@ export function assertHttpZstd(out) {
   }
 }
 
+/** @param {unknown} cause */
 function unavailable(cause) {
   return new PrecompressorError('ERR_PRECOMPRESSOR_ENCODING',
     `zstd needs Node >= 22.15 (this is ${process.version}) or the optional package ${ZSTD_WASM_PACKAGE} (npm install ${ZSTD_WASM_PACKAGE})`,

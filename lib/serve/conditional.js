@@ -7,7 +7,11 @@ import parseRange from 'range-parser';
  * (via jshttp `fresh`, which also honours `Cache-Control: no-cache`); then Range with If-Range.
  */
 
-/** Strong comparison against an If-Match list (`*` matches any existing representation). */
+/**
+ * Strong comparison against an If-Match list (`*` matches any existing representation).
+ * @param {string} header
+ * @param {string | undefined} etag
+ */
 function ifMatchPasses(header, etag) {
   if (String(header).trim() === '*') return true;
   if (!etag || etag.startsWith('W/')) return false;

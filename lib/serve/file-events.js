@@ -20,6 +20,7 @@ export function createWatcher({ manifest, onManifest, onFile }) {
   const manifestName = manifest === null ? null : path.basename(manifest);
   let closed = false;
 
+  /** @param {string} dir */
   function watch(dir) {
     if (closed || watchers.has(dir)) return;
     let w;

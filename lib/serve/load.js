@@ -41,6 +41,7 @@ export { readManifest as readManifestAsync };
  * @param {import('../manifest.js').FileEntry} src
  * @param {{ root: string, realRoot: string | null, encodings: readonly string[], realDirs: Map<string, string | null>, dictionaries?: boolean, rules: { dotfiles: string, manifestReal: string | null } }} ctx
  * @param {string[]} memory encodings (and 'identity') to load into memory
+ * @returns {Generator<Op, import('./table.js').Check | null, any>}
  */
 export function* checkEntry(rel, src, ctx, memory) {
   const logical = path.join(ctx.root, ...rel.split('/'));
@@ -57,7 +58,9 @@ export function* checkEntry(rel, src, ctx, memory) {
   /**
    * Resolve a file in that folder (read when its size is `read`); null when missing, not a
    * file, or not servable.
-   * @returns {Generator<any, { file: string, st: fs.Stats, buf: Buffer | null } | null, any>}
+   * @param {string} name
+   * @param {number} [read]
+   * @returns {Generator<Op, { file: string, st: fs.Stats, buf: Buffer | null } | null, any>}
    */
   function* resolve(name, read = -1) {
     const file = /** @type {string | null} */ (yield ['realpath', path.join(/** @type {string} */ (realDir), name), null]);
@@ -98,7 +101,7 @@ export function* checkEntry(rel, src, ctx, memory) {
   }
   /** @type {Record<string, string>} deploy deltas whose bytes hash to their record (a wrong one breaks the page) */
   const deltas = {};
-  if (!stale && ctx.dictionaries && src.dictionary) {
+  if (!stale && ctx.dictionaries && src.deltas) {
     for (const d of deltaFilesOf(base, src)) {
       const found = yield* resolve(d.name, d.size);
       if (found === null || found.buf === null || contentHash(found.buf) !== d.hash) continue;
@@ -114,6 +117,13 @@ function idOf(st) {
   return { dev: st.dev, ino: st.ino };
 }
 
+/**
+ * A file-system step a check yields: the real path of a path, or a file opened, checked and read.
+ * @typedef {['realpath', string, null] | ['file', string, { rules: Rules, read: number }]} Op
+ * @typedef {{ realRoot: string | null, dotfiles: string, manifestReal: string | null }} Rules
+ */
+
+/** @param {Op} op */
 function opSync([op, p, arg]) {
   if (op === 'realpath') {
     try {
@@ -145,14 +155,16 @@ function opSync([op, p, arg]) {
   }
 }
 
+/** @param {Op} op */
 async function opAsync([op, p, arg]) {
   if (op === 'realpath') return fs.promises.realpath(p).catch(() => null);
+  /** @type {fs.promises.FileHandle | undefined} */
   let fh;
   try {
     fh = await fs.promises.open(p, OPEN_FLAGS);
     const st = await fh.stat();
     if (!st.isFile()) return null;
-    const real = await new Promise((resolve) => realOf(/** @type {any} */ (fh).fd, p, st, resolve));
+    const real = await new Promise((resolve) => realOf(/** @type {fs.promises.FileHandle} */ (fh).fd, p, st, resolve));
     if (real === null || !servableReal(arg.rules.realRoot, real, arg.rules)) return null;
     if (st.size !== arg.read) return { st, buf: null };
     const buf = Buffer.allocUnsafe(st.size);
@@ -169,19 +181,33 @@ async function opAsync([op, p, arg]) {
   }
 }
 
+/**
+ * @template T
+ * @param {Generator<Op, T, any>} gen
+ * @returns {T}
+ */
 export function runSync(gen) {
   let r = gen.next();
   while (!r.done) r = gen.next(opSync(r.value));
   return r.value;
 }
 
+/**
+ * @template T
+ * @param {Generator<Op, T, any>} gen
+ * @returns {Promise<T>}
+ */
 export async function runAsync(gen) {
   let r = gen.next();
   while (!r.done) r = gen.next(await opAsync(r.value));
   return r.value;
 }
 
-/** Listed paths the middleware never serves: the manifest itself and our temp files. */
+/**
+ * Listed paths the middleware never serves: the manifest itself and our temp files.
+ * @param {string} rel
+ * @param {string | null} manifestRel
+ */
 function servable(rel, manifestRel) {
   return rel !== manifestRel && !isTempPath(rel);
 }
@@ -195,7 +221,10 @@ export function manifestToHide(opts) {
   return opts.manifest ?? path.join(opts.root, MANIFEST_NAME);
 }
 
-/** Real path of the root, or null while it does not exist (express.static starts all the same). */
+/**
+ * Real path of the root, or null while it does not exist (express.static starts all the same).
+ * @param {string} root
+ */
 export function realRootOf(root) {
   try {
     return fs.realpathSync.native(root);
@@ -224,14 +253,14 @@ export function loadContext(opts, maskOf) {
 export function buildTable(manifest, lctx, mode) {
   const { opts } = lctx;
   if (lctx.realRoot === null) lctx.realRoot = realRootOf(lctx.root);
-  const tctx = { root: lctx.root, opts, maskOf: lctx.maskOf, settingsTag: settingsTagOf(manifest?.settings) };
+  const tctx = { root: lctx.root, opts, maskOf: lctx.maskOf, settingsTag: settingsTagOf(manifest?.settings), siteDictionary: manifest?.siteDictionary?.path ?? null };
   const rules = { dotfiles: opts.dotfiles, manifestReal: realRootOf(manifestToHide(opts)) };
   const cctx = { root: lctx.root, realRoot: lctx.realRoot, encodings: opts.encodings, realDirs: new Map(), dictionaries: opts.dictionaries, rules };
   const files = manifest?.files ?? {};
   const plan = planMemory(files, opts);
   /** @type {import('./table.js').Table} */
   const table = { files: new Map(), dirs: new Set(['']), manifestRel: lctx.manifestRel, tctx, cctx };
-  const add = (rel, check) => {
+  const add = (/** @type {string} */ rel, /** @type {import('./table.js').Check | null} */ check) => {
     if (check === null) return;
     table.files.set(rel, buildEntry(rel, files[rel], tctx, check));
     addFolders(table.dirs, rel);

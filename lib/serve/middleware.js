@@ -29,12 +29,13 @@ const GONE = new Set(['ENOENT', 'ENOTDIR', 'ELOOP', 'EISDIR', 'ENXIO']);
  * identity file with its real fstat size, never with a variant.
  *
  * @param {string} root
- * @param {(Partial<import('./options.js').ServeOptions> & { manifest?: string | false, maxAge?: number | string, maxage?: number | string, spa?: boolean | string, index?: string | string[] | false, extensions?: string[] | false }) | null} [options]
+ * @param {import('../types.js').ServeOptions | null} [options]
+ * @returns {import('../types.js').ServeStaticMiddleware}
  */
 export function serveStatic(root, options = {}) {
   const s = createState(normalizeServeOptions(root, options));
   /** @type {any} */
-  const middleware = (req, res, next) => handle({ s, req, res, next });
+  const middleware = (/** @type {Call['req']} */ req, /** @type {Call['res']} */ res, /** @type {Call['next']} */ next) => handle({ s, req, res, next });
   middleware.reload = () => reload(s);
   /** Resolves when pending re-checks (after watcher events) and reloads have finished. */
   middleware.settled = async () => {
@@ -77,7 +78,9 @@ function handle(c) {
   if (p.dotfile && opts.dotfiles !== 'allow') return pass(c, opts.dotfiles === 'deny' ? 403 : 404);
   const hit = resolveEntry(s.table, p, opts);
   if (hit !== null) return 'redirect' in hit ? redirect(c) : serveEntry(c, hit.entry);
-  if (!opts.unlisted || p.rel === s.table.manifestRel) return spaOrPass(c);
+  // Never passed on: a framework's static handler behind this one would send the manifest as a file.
+  if (p.rel === s.table.manifestRel) return endWith(req, res, 404);
+  if (!opts.unlisted) return spaOrPass(c);
   serveUnlisted(c, p);
 }
 
@@ -168,7 +171,7 @@ function openAndRespond(c, target, file, repOf, onMissing, checkReal) {
  * @param {() => void} onMissing
  */
 function serveFromDisk(c, target, onMissing) {
-  const repOf = (st) => statRep(target.file, target.type, target.vary, st, c.s.opts);
+  const repOf = (/** @type {fs.Stats} */ st) => statRep(target.file, target.type, target.vary, st, c.s.opts);
   openAndRespond(c, target, target.file, repOf, (err) => (err ? fail(c, err) : onMissing()), true);
 }
 
@@ -197,7 +200,7 @@ function serveEntry(c, entry) {
     }
   }
   // the very file checked at load (dev/ino): not another one reached through a folder swapped for a symlink
-  const unchanged = (st) => st.ino === rep.ino && st.dev === rep.dev && st.size === rep.size &&
+  const unchanged = (/** @type {fs.Stats} */ st) => st.ino === rep.ino && st.dev === rep.dev && st.size === rep.size &&
     (rep.encoding !== 'identity' || st.mtimeMs === rep.mtimeMs);
   openAndRespond(c, entry, rep.file, (st) => (unchanged(st) ? rep : null), () => {
     s.markStale(entry);
@@ -214,7 +217,6 @@ function redirect(c) {
 /**
  * A miss: the SPA shell for a path whose last segment has no `.`, else pass.
  * @param {Call} c
- * @param {{ rel: string }} p
  */
 function spaOrPass(c) {
   const { opts } = c.s;

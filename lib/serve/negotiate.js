@@ -27,7 +27,10 @@ export function createNegotiator(preference) {
   /** @type {(string | null | undefined)[]} */
   const noHeader = [];
 
-  /** The codings whose bit is set in `mask`, in server order, then identity. */
+  /**
+   * The codings whose bit is set in `mask`, in server order, then identity.
+   * @param {number} mask
+   */
   function available(mask) {
     const list = [];
     for (let i = 0; i < order.length; i++) if (mask & (1 << i)) list.push(order[i]);
@@ -35,10 +38,17 @@ export function createNegotiator(preference) {
     return list;
   }
 
+  /**
+   * @param {string | undefined} header
+   * @param {number} mask
+   */
   function compute(header, mask) {
     if (header === undefined) return 'identity';
     const list = available(mask);
-    const chosen = new Negotiator({ headers: { 'accept-encoding': header } }).encodings(list, { preferred: list });
+    // negotiator 1.x takes `preferred`; its @types (0.6) do not know it yet
+    const neg = /** @type {{ encodings(a: string[], o: { preferred: string[] }): string[] }} */ (
+      /** @type {unknown} */ (new Negotiator({ headers: { 'accept-encoding': header } })));
+    const chosen = neg.encodings(list, { preferred: list });
     return chosen.length > 0 ? chosen[0] : NOT_ACCEPTABLE;
   }
 
@@ -68,7 +78,10 @@ export function createNegotiator(preference) {
     return choice;
   }
 
-  /** Bit mask of the encodings in `encodings` (names not in the server order are ignored). */
+  /**
+   * Bit mask of the encodings in `encodings` (names not in the server order are ignored).
+   * @param {Iterable<string>} encodings
+   */
   function maskOf(encodings) {
     let mask = 0;
     for (const e of encodings) {

@@ -39,12 +39,15 @@ function hasProcFd() {
 
 const DELETED = ' (deleted)';
 
-/** The link text of /proc/self/fd/N, without the suffix Linux adds once the file is unlinked. */
+/**
+ * The link text of /proc/self/fd/N, without the suffix Linux adds once the file is unlinked.
+ * @param {string} link
+ */
 function procPath(link) {
   return link.endsWith(DELETED) ? link.slice(0, -DELETED.length) : link;
 }
 
-const sameFile = (a, b) => a.dev === b.dev && a.ino === b.ino;
+const sameFile = (/** @type {fs.Stats} */ a, /** @type {fs.Stats} */ b) => a.dev === b.dev && a.ino === b.ino;
 
 /**
  * The real path of the file open on `fd` (opened from `file`, fstat'd as `st`), or null when it
@@ -63,7 +66,13 @@ export function realOf(fd, file, st, cb) {
   });
 }
 
-/** Synchronous twin of realOf(), for serveStatic's construction. */
+/**
+ * Synchronous twin of realOf(), for serveStatic's construction.
+ * @param {number} fd
+ * @param {string} file
+ * @param {fs.Stats} st
+ * @returns {string | null}
+ */
 export function realOfSync(fd, file, st) {
   try {
     if (hasProcFd()) return procPath(fs.readlinkSync(`/proc/self/fd/${fd}`));

@@ -51,7 +51,7 @@ export function parseDuration(value) {
   let n = NaN;
   if (value === null || value === false) n = 0;
   else if (typeof value === 'number') n = value;
-  else if (typeof value === 'string' && value.trim() !== '') n = ms(/** @type {any} */ (value)) ?? NaN;
+  else if (typeof value === 'string' && value.trim() !== '') n = ms(/** @type {import('ms').StringValue} */ (value)) ?? NaN;
   return Number.isNaN(n) ? NaN : Math.min(Math.max(0, n), MAX_MAX_AGE_MS);
 }
 
@@ -67,11 +67,20 @@ export function checkRoot(root) {
   throw Object.assign(err, { code: 'ERR_PRECOMPRESSOR_OPTION' });
 }
 
+/**
+ * @param {Record<string, any>} o
+ * @param {string} k
+ */
 function bool(o, k) {
   if (typeof o[k] !== 'boolean') throw optionError(`options.${k}`, 'a boolean', o[k]);
   return o[k];
 }
 
+/**
+ * @param {Record<string, any>} o
+ * @param {string} k
+ * @param {number} [min]
+ */
 function byteCount(o, k, min = 0) {
   const v = o[k];
   if (!Number.isSafeInteger(v) || v < min) throw optionError(`options.${k}`, `a${min > 0 ? ' positive' : ' non-negative'} integer (bytes)`, v);
@@ -82,12 +91,15 @@ function byteCount(o, k, min = 0) {
  * A name or a list of names (`false` for none). With `subpaths`, a name may be a relative path
  * below the folder (`sub/index.html`, as express.static's `index` allows), never with `..`, `.`
  * or empty segments.
+ * @param {Record<string, any>} o
+ * @param {string} k
+ * @param {{ strip: boolean, subpaths: boolean }} how
  */
 function names(o, k, { strip, subpaths }) {
   const v = o[k];
   if (v === false) return Object.freeze([]);
   const list = typeof v === 'string' ? [v] : v;
-  const valid = (s) => typeof s === 'string' && s !== '' && !s.includes('\\') &&
+  const valid = (/** @type {unknown} */ s) => typeof s === 'string' && s !== '' && !s.includes('\\') &&
     (subpaths ? s.split('/').every((seg) => seg !== '' && seg !== '.' && seg !== '..') : !s.includes('/'));
   if (!Array.isArray(list) || !list.every(valid)) {
     throw optionError(`options.${k}`, `a file ${subpaths ? 'path' : 'name'} or an array of them, or false`, v);
@@ -113,7 +125,7 @@ function names(o, k, { strip, subpaths }) {
  * nothing downstream re-checks or re-defaults. `cacheControl` comes back as the header value
  * (or null), computed once from `cacheControl`, `maxAge` and `immutable`.
  * @param {string} root
- * @param {object} [options]
+ * @param {object | null} [options]
  * @returns {Readonly<ServeOptions>}
  */
 export function normalizeServeOptions(root, options = {}) {

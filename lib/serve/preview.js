@@ -13,7 +13,7 @@ import { previewLimits } from './options.js';
  * @param {NodeJS.Dict<os.NetworkInterfaceInfo[]>} [interfaces] os.networkInterfaces()
  */
 export function previewUrls(host, port, interfaces = {}) {
-  const url = (h) => `http://${h.includes(':') ? `[${h}]` : h}:${port}/`;
+  const url = (/** @type {string} */ h) => `http://${h.includes(':') ? `[${h}]` : h}:${port}/`;
   if (host !== '0.0.0.0' && host !== '::') return [url(host)];
   const urls = [url('localhost')];
   for (const list of Object.values(interfaces)) {
@@ -28,10 +28,10 @@ export function previewUrls(host, port, interfaces = {}) {
 /**
  * Preview a built site with serveStatic on node:http (`precompressor serve <dir>`).
  * Misses get a plain 404, bad paths 400/403, other methods 405.
- * @param {{ root: string, port?: number, host?: string } & Partial<Record<keyof typeof PREVIEW_LIMITS, number | string>> & Record<string, unknown>} options
+ * @param {import('../types.js').PreviewOptions} options
  *   port 0 (default) picks a free port; host defaults to 127.0.0.1; the limits are PREVIEW_LIMITS';
  *   the rest goes to serveStatic
- * @returns {Promise<{ server: http.Server, url: string, urls: string[], close: () => Promise<void> }>}
+ * @returns {Promise<import('../types.js').Preview>}
  *   `url` is the first of `urls` (see previewUrls())
  */
 export async function startPreview({ root, port = 0, host = '127.0.0.1', timeout, headersTimeout, requestTimeout, keepAliveTimeout, maxConnections, ...serveOptions }) {

@@ -20,12 +20,19 @@ export function httpError(status, cause) {
 
 const HTML_ESCAPES = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
 
-/** Text made safe for HTML content. */
+/**
+ * Text made safe for HTML content.
+ * @param {string} text
+ */
 export function escapeHtml(text) {
   return text.replace(/[&<>"']/g, (ch) => HTML_ESCAPES[/** @type {keyof typeof HTML_ESCAPES} */ (ch)]);
 }
 
-/** The minimal HTML document of send's redirects and error pages. */
+/**
+ * The minimal HTML document of send's redirects and error pages.
+ * @param {string} title
+ * @param {string} text
+ */
 function htmlDocument(title, text) {
   return `<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n<title>${title}</title>\n</head>\n` +
     `<body>\n<pre>${text}</pre>\n</body>\n</html>\n`;

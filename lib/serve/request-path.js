@@ -74,7 +74,10 @@ export function parseRequestPath(url, opts = {}) {
   return { ok: true, rel, slash, dotfile };
 }
 
-/** Index of the first `?` or `#` of a request target, or its length. */
+/**
+ * Index of the first `?` or `#` of a request target, or its length.
+ * @param {string | string[]} url
+ */
 function endOfPath(url) {
   const q = url.indexOf('?');
   const h = url.indexOf('#');
@@ -93,6 +96,10 @@ function plainPath(p) {
   return { ok: true, rel: p.slice(1, slash ? -1 : p.length), slash, dotfile: false };
 }
 
+/**
+ * @param {number} status
+ * @param {string} reason
+ */
 function fail(status, reason) {
   return /** @type {PathError} */ ({ ok: false, status, reason });
 }

@@ -21,16 +21,26 @@ const CONTENT_HEADERS = ['content-type', 'content-length', 'content-encoding', '
  */
 const STREAM_CHUNK = 512 * 1024;
 
-/** Response already closed by the client: do not start writing (and leak nothing). */
+/**
+ * Response already closed by the client: do not start writing (and leak nothing).
+ * @param {import('node:http').ServerResponse} res
+ */
 export function isGone(res) {
   return res.destroyed || Boolean(res.socket?.destroyed);
 }
 
+/** @param {number | null} fd */
 function closeFd(fd) {
   if (fd !== null) fs.close(fd, () => {});
 }
 
-/** Plain-text status response (404, 400, 405, ...) with no user data in the body. */
+/**
+ * Plain-text status response (404, 400, 405, ...) with no user data in the body.
+ * @param {import('node:http').IncomingMessage} req
+ * @param {import('node:http').ServerResponse} res
+ * @param {number} status
+ * @param {string[]} [extra] more header name/value pairs
+ */
 export function endWith(req, res, status, extra = []) {
   const body = `${STATUS_CODES[status] ?? 'Error'}\n`;
   res.writeHead(status, [
@@ -40,8 +50,13 @@ export function endWith(req, res, status, extra = []) {
   res.end(req.method === 'HEAD' ? undefined : body);
 }
 
-/** The header array with a user-set or earlier-middleware header left in place and Vary merged. */
+/**
+ * The header array with a user-set or earlier-middleware header left in place and Vary merged.
+ * @param {import('node:http').ServerResponse} res
+ * @param {string[]} head
+ */
 function merge(res, head) {
+  /** @type {string[]} */
   const out = [];
   for (let i = 0; i < head.length; i += 2) {
     const name = head[i];
@@ -51,6 +66,10 @@ function merge(res, head) {
   return out;
 }
 
+/**
+ * @param {import('node:http').ServerResponse} res
+ * @param {import("./options.js").SetHeaders | null} hook
+ */
 function needsMerge(res, hook) {
   return hook || res.hasHeader('vary') || res.hasHeader('content-type') || res.hasHeader('etag') ||
     res.hasHeader('cache-control') || res.hasHeader('last-modified');
@@ -61,6 +80,11 @@ function needsMerge(res, hook) {
  * then what it (or an earlier middleware) set wins over ours and Vary is appended. In the common
  * case (no hook, nothing set before, both validators on) that is `rep` itself: nothing is built.
  * @returns {{ head: string[], head304: string[], etag?: string, lastModified?: string }}
+ * @param {import('node:http').ServerResponse} res
+ * @param {{ path: string }} entry
+ * @param {import('./table.js').Rep} rep
+ * @param {Readonly<import("./options.js").ServeOptions>} opts
+ * @param {fs.Stats | undefined} stat
  */
 function headersFor(res, entry, rep, opts, stat) {
   if (opts.setHeaders) opts.setHeaders(res, entry.path, stat ?? rep.stat, rep.encoding);
@@ -85,6 +109,11 @@ function headersFor(res, entry, rep, opts, stat) {
  * A 412 or 416 passed to `next(err)` as express.static passes them (an http-errors object): the
  * response keeps the representation's metadata headers, as send leaves them, for the error
  * handler's answer.
+ * @param {import('node:http').ServerResponse} res
+ * @param {string[]} head
+ * @param {number} status
+ * @param {(err?: unknown) => void} next
+ * @param {Record<string, string>} extra
  */
 function rejectWith(res, head, status, next, extra) {
   for (let i = 0; i < head.length; i += 2) {
@@ -138,14 +167,30 @@ export function respond(req, res, entry, rep, fd, opts, stat, next) {
   sendBytes(req, res, rep, fd, stat, status, h.head, 0, rep.size - 1);
 }
 
-/** The 200 header array turned into the 206 one for bytes [start, end]. */
+/**
+ * The 200 header array turned into the 206 one for bytes [start, end].
+ * @param {string[]} head
+ * @param {{ start: number, end: number }} range
+ * @param {number} size
+ */
 function rangeHead(head, { start, end }, size) {
   const out = [...head, 'Content-Range', `bytes ${start}-${end}/${size}`];
   out[out.indexOf('Content-Length') + 1] = String(end - start + 1);
   return out;
 }
 
-/** Write the head and bytes [start, end] of the representation (none for HEAD), from memory or fd. */
+/**
+ * Write the head and bytes [start, end] of the representation (none for HEAD), from memory or fd.
+ * @param {import("node:http").IncomingMessage} req
+ * @param {import('node:http').ServerResponse} res
+ * @param {import('./table.js').Rep} rep
+ * @param {number | null} fd
+ * @param {fs.Stats | undefined} stat
+ * @param {number} status
+ * @param {number} start
+ * @param {number} end
+ * @param {string[]} head
+ */
 function sendBytes(req, res, rep, fd, stat, status, head, start, end) {
   const length = end - start + 1;
   res.writeHead(status, head);

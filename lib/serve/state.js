@@ -66,15 +66,21 @@ export function createState(opts) {
   return s;
 }
 
-/** The error for a manifest that was required (no `unlisted`, manifest not `false`) but is not there. */
+/**
+ * The error for a manifest that was required (no `unlisted`, manifest not `false`) but is not there.
+ * @param {Readonly<import("./options.js").ServeOptions>} opts
+ */
 function missingManifest(opts) {
   return new PrecompressorError('ERR_PRECOMPRESSOR_MANIFEST',
     `No manifest at ${opts.manifest}: a manifest is required unless options.unlisted is set (serveStatic then ` +
     `serves only the files it lists). Run "precompressor ${opts.root}" first, pass options.manifest with its path, ` +
-    'or set options.unlisted (or manifest: false) to serve files without one, as express.static does', { path: opts.manifest });
+    'or set options.unlisted (or manifest: false) to serve files without one, as express.static does', { path: opts.manifest ?? undefined });
 }
 
-/** The folders to watch: every folder of the table, as absolute paths. */
+/**
+ * The folders to watch: every folder of the table, as absolute paths.
+ * @param {ServeState} s
+ */
 function dirsOf(s) {
   return [...s.table.dirs].map((d) => path.join(s.opts.root, ...d.split('/')));
 }

@@ -2,7 +2,7 @@ import path from 'node:path';
 import crypto from 'node:crypto';
 import mime from 'mime-types';
 import { VARIANT_SUFFIX } from '../manifest.js';
-import { DELTA_VARY, deltaFilesOf, optionsForHashed, useAsDictionary } from './dictionary.js';
+import { DELTA_VARY, deltaFilesOf, optionsForHashed, useAsDictionary, siteDictionaryLink } from './dictionary.js';
 
 /**
  * Manifest → lookup table with the response headers of every representation precomputed as flat
@@ -28,14 +28,16 @@ import { DELTA_VARY, deltaFilesOf, optionsForHashed, useAsDictionary } from './d
  *   ids: by encoding ('identity' included) or delta file name, the dev/ino of the file checked)
  * @typedef {{
  *   root: string, opts: Readonly<import('./options.js').ServeOptions>,
- *   maskOf: (encodings: string[]) => number, settingsTag: string,
- * }} TableContext
+ *   maskOf: (encodings: string[]) => number, settingsTag: string, siteDictionary?: string | null,
+ * }} TableContext  siteDictionary: the manifest's site dictionary path (HTML responses link to it)
  * @typedef {{ files: Map<string, Entry>, dirs: Set<string>, manifestRel: string | null, tctx?: any, cctx?: any }} Table
  */
 
 /**
  * Append `add` (Accept-Encoding, or several comma-separated names) to an existing Vary value
  * without clobbering it or duplicating a name.
+ * @param {number | string | string[] | undefined | null} existing the header as res.getHeader() gives it
+ * @param {string} [add]
  */
 export function appendVary(existing, add = 'Accept-Encoding') {
   if (existing === undefined || existing === null || existing === '') return add;
@@ -46,19 +48,31 @@ export function appendVary(existing, add = 'Accept-Encoding') {
   return missing.length === 0 ? value : `${value}, ${missing.join(', ')}`;
 }
 
-/** Content-Type of a file from its (original) name: mime-types, with charset for text. */
+/**
+ * Content-Type of a file from its (original) name: mime-types, with charset for text.
+ * @param {string} rel
+ */
 export function contentTypeOf(rel) {
   return mime.contentType(path.posix.extname(rel)) || 'application/octet-stream';
 }
 
-/** Short tag of the compressor settings, so that variants made with other settings get other ETags. */
+/**
+ * Short tag of the compressor settings, so that variants made with other settings get other ETags.
+ * @param {unknown} settings
+ */
 export function settingsTagOf(settings) {
   return crypto.createHash('sha256').update(JSON.stringify(settings ?? null)).digest('base64url').slice(0, 6);
 }
 
 const ETAGC = /[^\x21\x23-\x7e]/g;
 
-/** Strong ETag from the content hash; variants add encoding, settings and size. */
+/**
+ * Strong ETag from the content hash; variants add encoding, settings and size.
+ * @param {string} hash
+ * @param {string} encoding
+ * @param {number} size
+ * @param {string} settingsTag
+ */
 export function etagOf(hash, encoding, size, settingsTag) {
   const h = hash.replace(/^sha256-/, '').replace(ETAGC, '').slice(0, 32);
   return encoding === 'identity' ? `"${h}"` : `"${h}-${encoding}-${settingsTag}.${size.toString(36)}"`;
@@ -67,6 +81,15 @@ export function etagOf(hash, encoding, size, settingsTag) {
 /**
  * Precompute the 200 and 304 header arrays of one representation.
  * @returns {Rep}
+ * @param {string} encoding
+ * @param {string} file
+ * @param {number} size
+ * @param {string} etag
+ * @param {number} mtimeMs
+ * @param {Buffer | null} body
+ * @param {{ type: string, vary: boolean, varyValue?: string, extra?: string[] | null }} entryInfo
+ * @param {Readonly<import("./options.js").ServeOptions>} opts
+ * @param {{ dev: number, ino: number }} [id] the file checked at load (unknown: never matches a descriptor)
  */
 function makeRep(encoding, file, size, etag, mtimeMs, body, entryInfo, opts, id = NO_ID) {
   // fs.Stats rounds mtimeMs to its mtime Date; send's Last-Modified and ETag come from that Date
@@ -90,6 +113,7 @@ function makeRep(encoding, file, size, etag, mtimeMs, body, entryInfo, opts, id 
   return { encoding, file, size, etag, lastModified, mtimeMs, body, head, head304, stat, dev: id.dev, ino: id.ino };
 }
 
+/** @type {Readonly<{ dev: number, ino: number }>} */
 const NO_ID = Object.freeze({ dev: -1, ino: -1 });
 
 /**
@@ -121,12 +145,15 @@ export function buildEntry(rel, src, ctx, check) {
   const logical = path.join(ctx.root, ...rel.split('/'));
   const listed = opts.encodings.filter((e) => Object.hasOwn(src.variants, e));
   const present = check ? listed.filter((e) => Object.hasOwn(check.variants, e)) : listed;
-  const deltaFiles = dict ? deltaFilesOf(path.posix.basename(rel), src).filter((d) => !check || Object.hasOwn(check.deltas ?? {}, d.name)) : [];
+  const deltaFiles = ctx.opts.dictionaries ? deltaFilesOf(path.posix.basename(rel), src).filter((d) => !check || Object.hasOwn(check.deltas ?? {}, d.name)) : [];
+  const type = typeof src.type === 'string' && src.type !== '' ? src.type : contentTypeOf(rel);
+  const extra = dict ? ['Use-As-Dictionary', useAsDictionary(dict)] : [];
+  if (ctx.opts.dictionaries && ctx.siteDictionary && type.startsWith('text/html')) extra.push('Link', siteDictionaryLink(rel, ctx.siteDictionary));
   const info = {
-    type: typeof src.type === 'string' && src.type !== '' ? src.type : contentTypeOf(rel),
+    type,
     vary: listed.length > 0 || deltaFiles.length > 0,
     varyValue: deltaFiles.length > 0 ? DELTA_VARY : 'Accept-Encoding',
-    extra: dict ? ['Use-As-Dictionary', useAsDictionary(dict)] : null,
+    extra: extra.length > 0 ? extra : null,
   };
   const bodies = check?.bodies ?? {};
   const file = check?.file ?? logical;
@@ -182,7 +209,11 @@ export function planMemory(files, opts) {
   return plan;
 }
 
-/** Every folder that holds a listed file, '' being the root. */
+/**
+ * Every folder that holds a listed file, '' being the root.
+ * @param {Set<string>} dirs
+ * @param {string} rel
+ */
 export function addFolders(dirs, rel) {
   for (let i = rel.indexOf('/'); i !== -1; i = rel.indexOf('/', i + 1)) dirs.add(rel.slice(0, i));
 }

@@ -45,7 +45,10 @@ export function createUnlistedLookup(opts, initialRealRoot) {
     return real !== (manifestReal ?? (await realManifest()));
   }
 
-  /** @returns {Promise<{ rel: string, logical: string, real: string, dir: boolean } | null>} */
+  /**
+   * @returns {Promise<{ rel: string, logical: string, real: string, dir: boolean } | null>}
+   * @param {string} rel
+   */
   async function tryFile(rel) {
     const logical = rel === '' ? opts.root : path.join(opts.root, ...rel.split('/'));
     const real = await fs.promises.realpath(logical).catch(() => null);
@@ -56,7 +59,10 @@ export function createUnlistedLookup(opts, initialRealRoot) {
     return { rel: rel === '' ? path.basename(real) : rel, logical, real, dir: st.isDirectory() };
   }
 
-  /** The first of `names` that is a file. */
+  /**
+   * The first of `names` that is a file.
+   * @param {string[]} names
+   */
   async function firstFile(names) {
     for (const rel of names) {
       const f = await tryFile(rel);

@@ -17,13 +17,20 @@ import { relInside } from '../paths.js';
  * pass which files are still being written, so that it leaves them as they were.
  */
 
-/** Options of `watch()` on top of the compressor's, with their defaults. */
+/**
+ * Options of `watch()` on top of the compressor's, with their defaults.
+ * @type {Readonly<{ debounce: number, awaitWriteFinish: number | false, usePolling: boolean }>}
+ */
 export const WATCH_DEFAULTS = Object.freeze({
   debounce: 100, // ms of quiet after the last event before a batch runs
   awaitWriteFinish: 100, // ms a file's size and mtime must stay the same before its event counts; false = off
   usePolling: false, // stat polling instead of native events (network drives, some containers)
 });
 
+/**
+ * @param {string} name
+ * @param {unknown} v
+ */
 function nonNegativeMs(name, v) {
   if (typeof v !== 'number' || !Number.isFinite(v) || v < 0) throw optionError(`options.${name}`, 'a non-negative number of milliseconds', v);
   return v;
@@ -66,9 +73,9 @@ export function isOwnOutput(rel, event, ctx) {
 /**
  * Update `ours` after a pass: every variant and delta the manifest lists, with its size; the
  * paths the pass removed, or may have (variants of a compressed file not kept), without one;
- * a path the manifest lists as a file of the site is not ours. Pure.
+ * a path the manifest lists as a file of the site is not ours, except the site dictionary. Pure.
  * @param {Map<string, number | null>} ours
- * @param {{ changes: { path: string, action: string }[], encodings: string[] }} report
+ * @param {{ changes: { path: string, action: string }[], encodings: readonly string[], failures?: { path: string }[] }} report
  * @param {import('../manifest.js').Manifest} manifest
  */
 export function updateOurs(ours, report, manifest) {
@@ -82,9 +89,15 @@ export function updateOurs(ours, report, manifest) {
     for (const [enc, v] of Object.entries(e.variants)) ours.set(variantPath(rel, /** @type {'br'} */ (enc)), /** @type {any} */ (v).size);
     for (const [dict, enc, p] of deltasOf(rel, e)) ours.set(p, /** @type {any} */ (e.deltas)[dict][enc].size);
   }
+  // The site dictionary is listed as a file (it is served), but a pass writes it: its events are ours.
+  const site = manifest.siteDictionary;
+  if (site && Object.hasOwn(manifest.files, site.path)) ours.set(site.path, manifest.files[site.path].size);
 }
 
-/** Does a relative POSIX path have a segment starting with a dot? */
+/**
+ * Does a relative POSIX path have a segment starting with a dot?
+ * @param {string} rel
+ */
 function hasDotSegment(rel) {
   return rel.split('/').some((s) => s.startsWith('.'));
 }
@@ -96,7 +109,8 @@ function hasDotSegment(rel) {
  * they were because they were still being written), `error` (a pass or the watcher failed; the
  * watcher keeps going). Per-file failures are in each batch's `failures`, not `error` events.
  * @param {string} dir
- * @param {object} [options] compressor options plus `debounce`, `awaitWriteFinish`, `usePolling`
+ * @param {import('../types.js').WatchOptions} [options]
+ * @returns {Watcher}
  */
 export function watch(dir, options = {}) {
   const { api, watch: w } = splitWatchOptions(options);
@@ -104,15 +118,24 @@ export function watch(dir, options = {}) {
   return new Watcher(opts.root, opts.manifest, api, w);
 }
 
+/** @typedef {'add' | 'change' | 'unlink' | 'unlinkDir'} FileEvent the chokidar events a batch is made of */
+
+/**
+ * A new folder's files arrive as their own `add` events, once written: `addDir` starts nothing.
+ * @param {string} event
+ * @returns {event is FileEvent}
+ */
+const isFileEvent = (event) => event === 'add' || event === 'change' || event === 'unlink' || event === 'unlinkDir';
+
 export class Watcher extends EventEmitter {
   /** @type {NodeJS.Timeout | null} */ #timer = null;
   /** @type {Promise<void> | null} */ #running = null;
-  /** @type {Map<string, string>} path → last event */ #pending = new Map();
+  /** @type {Map<string, FileEvent>} path → last event */ #pending = new Map();
   /** @type {Map<string, number | null>} our outputs (see isOwnOutput) */ #ours = new Map();
   /**
    * Files with add/change events whose writes have not settled: their first event, the size and
    * mtime last seen and when they last changed. Every pass leaves them alone (its `holdOut`).
-   * @type {Map<string, { event: string, size: number, mtimeMs: number, since: number }>}
+   * @type {Map<string, { event: FileEvent, size: number, mtimeMs: number, since: number }>}
    */
   #unsettled = new Map();
   /** @type {NodeJS.Timeout | null} polls #unsettled while it is not empty */ #poller = null;
@@ -142,6 +165,7 @@ export class Watcher extends EventEmitter {
     this.ready.catch(() => {}); // the rejection is the caller's to read; never an unhandled one
   }
 
+  /** @param {string} abs */
   #rel(abs) {
     return path.relative(this.root, abs).split(path.sep).join('/');
   }
@@ -167,22 +191,25 @@ export class Watcher extends EventEmitter {
     this.#fsw = fsw;
     fsw.on('all', (event, abs) => this.#onEvent(event, this.#rel(abs)));
     fsw.on('error', (err) => this.#error(/** @type {Error} */ (err)));
-    await new Promise((resolve) => fsw.once('ready', resolve));
+    await new Promise((resolve) => fsw.once('ready', () => resolve(undefined)));
     // Listen first, then pass: a change made during the first pass queues a second one.
     const first = this.#pass([], true);
     this.#track(first);
     return await first;
   }
 
+  /**
+   * @param {string} event
+   * @param {string} rel
+   */
   #onEvent(event, rel) {
-    // A new folder's files arrive as their own `add` events, once written: no pass for the folder.
-    if (this.#closed || event === 'addDir' || rel === '' || rel.startsWith('..')) return;
+    if (this.#closed || !isFileEvent(event) || rel === '' || rel.startsWith('..')) return;
     if (this.#isOwn(rel, event)) return;
     if ((event === 'add' || event === 'change') && this.#w.awaitWriteFinish !== false) {
       const u = this.#unsettled.get(rel);
       if (u) u.since = performance.now(); // an 'add' stays an 'add'
       else this.#unsettled.set(rel, { event, size: -1, mtimeMs: -1, since: performance.now() });
-      this.#poller ??= setInterval(() => this.#poll(), Math.max(10, Math.min(50, this.#w.awaitWriteFinish / 4)));
+      this.#poller ??= setInterval(() => this.#poll(), Math.max(10, Math.min(50, /** @type {number} */ (this.#w.awaitWriteFinish) / 4)));
       return;
     }
     this.#unsettled.delete(rel);
@@ -218,7 +245,11 @@ export class Watcher extends EventEmitter {
     }
   }
 
-  /** Add an event to the next batch, which runs after `debounce` ms without another. */
+  /**
+   * Add an event to the next batch, which runs after `debounce` ms without another.
+   * @param {FileEvent} event
+   * @param {string} rel
+   */
   #queue(event, rel) {
     this.#pending.set(rel, event);
     if (this.#timer) clearTimeout(this.#timer);
@@ -236,7 +267,10 @@ export class Watcher extends EventEmitter {
     this.#track(this.#pass(events, false).catch((err) => this.#error(err)));
   }
 
-  /** Mark a pass as the one in flight; when it settles, run what queued up meanwhile. */
+  /**
+   * Mark a pass as the one in flight; when it settles, run what queued up meanwhile.
+   * @param {Promise<unknown>} pass
+   */
   #track(pass) {
     this.#running = pass.then(
       () => {},
@@ -247,12 +281,20 @@ export class Watcher extends EventEmitter {
     });
   }
 
+  /**
+   * @param {string} rel
+   * @param {string} event
+   */
   #isOwn(rel, event) {
-    const sizeOf = (r) => fs.statSync(path.join(this.root, ...r.split('/')), { throwIfNoEntry: false })?.size ?? null;
+    const sizeOf = (/** @type {string} */ r) => fs.statSync(path.join(this.root, ...r.split('/')), { throwIfNoEntry: false })?.size ?? null;
     return isOwnOutput(rel, event, { manifestRel: this.#manifestRel, ours: this.#ours, sizeOf });
   }
 
-  /** One incremental pass; emits `batch`. The first pass's errors reject `ready` instead. */
+  /**
+   * One incremental pass; emits `batch`. The first pass's errors reject `ready` instead.
+   * @param {{ event: FileEvent, path: string }[]} events
+   * @param {boolean} initial
+   */
   async #pass(events, initial) {
     const { report, held, manifest } = await pass(this.root, this.#api, this.#unsettled);
     updateOurs(this.#ours, report, manifest);
@@ -264,6 +306,7 @@ export class Watcher extends EventEmitter {
     return batch;
   }
 
+  /** @param {Error} err */
   #error(err) {
     if (this.listenerCount('error') > 0) this.emit('error', err);
     else process.emitWarning(`precompressor watch: ${err.message}`);
