@@ -4,6 +4,7 @@ import crypto from 'node:crypto';
 import path from 'node:path';
 import { PrecompressorError } from './errors.js';
 import { writeAtomic } from './fs-atomic.js';
+import { isEncoding } from './encodings.js';
 
 /**
  * Bump when the manifest's shape changes. Version 2 added `dictionary` and `deltas` (deploy deltas,
@@ -43,13 +44,6 @@ const READABLE_SCHEMAS = [1, 2, 3];
  */
 
 /**
- * The suffix a variant of each encoding has on disk: `<path><suffix>`.
- * @type {Readonly<Record<string, string>>}
- */
-export const VARIANT_SUFFIX = Object.freeze({ br: '.br', gzip: '.gz', zstd: '.zst' });
-
-/** Path of the variant file of `rel` (POSIX, relative to root) for `encoding`. */
-/**
  * The manifest's entry for `rel`, or undefined. Own keys only: a file named `constructor` or
  * `__proto__` must not find what Object.prototype has under that name.
  * @param {Manifest | null} manifest
@@ -58,14 +52,6 @@ export const VARIANT_SUFFIX = Object.freeze({ br: '.br', gzip: '.gz', zstd: '.zs
  */
 export function entryOf(manifest, rel) {
   return manifest !== null && Object.hasOwn(manifest.files, rel) ? manifest.files[rel] : undefined;
-}
-
-/**
- * @param {string} rel
- * @param {string} encoding
- */
-export function variantPath(rel, encoding) {
-  return rel + VARIANT_SUFFIX[encoding];
 }
 
 const MAX_DATE_MS = 8.64e15;
@@ -106,7 +92,7 @@ export function validateManifest(data, file = 'manifest') {
     }
     if (e.variants === null || typeof e.variants !== 'object') throw bad(file, `entry ${JSON.stringify(rel)} has no variants object`);
     for (const [enc, v] of Object.entries(e.variants)) {
-      if (!Object.hasOwn(VARIANT_SUFFIX, enc)) throw bad(file, `entry ${JSON.stringify(rel)} has unknown encoding ${JSON.stringify(enc)}`);
+      if (!isEncoding(enc)) throw bad(file, `entry ${JSON.stringify(rel)} has unknown encoding ${JSON.stringify(enc)}`);
       if (v === null || typeof v !== 'object' || !Number.isSafeInteger(v.size) || v.size < 0) {
         throw bad(file, `entry ${JSON.stringify(rel)} variant ${enc} has no valid size`);
       }

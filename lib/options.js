@@ -2,9 +2,10 @@ import os from 'node:os';
 import path from 'node:path';
 import { optionError } from './errors.js';
 import { cacheRoot } from './paths.js';
+import { ENCODING_NAMES, isEncoding } from './encodings.js';
 
 /**
- * @typedef {'br' | 'gzip' | 'zstd'} Encoding
+ * @typedef {import('./encodings.js').Encoding} Encoding
  * @typedef {(progress: import('./format.js').Progress) => void} OnProgress
  * @typedef {Readonly<{ root: string, encodings: readonly Encoding[], brotliQuality: number, gzipLevel: number,
  *   zstdLevel: number, zopfli: boolean, include: readonly string[], exclude: readonly string[],
@@ -16,17 +17,10 @@ import { cacheRoot } from './paths.js';
  * @typedef {(path: string) => [number, number] | null | undefined} HashSpan where a file's hash is in its base name
  */
 
-/** Encodings we can write, in server-preference order, with their file suffix. */
-export const ENCODINGS = Object.freeze({
-  br: '.br',
-  zstd: '.zst',
-  gzip: '.gz',
-});
-
-/** The manifest's default file name, inside the compressed folder. */
 /** Highest level whose window fits 8 MB without setting the window explicitly. */
 export const ZSTD_MAX_LEVEL = 19;
 
+/** The manifest's default file name, inside the compressed folder. */
 export const MANIFEST_NAME = 'precompressor-manifest.json';
 
 /** Extensions whose files get a dictionary family and deploy deltas by default (see lib/compress/delta.js). */
@@ -103,6 +97,15 @@ function isInt(v) {
 }
 
 /**
+ * The items of a comma-separated list (`"br, gzip"`), trimmed, empty ones dropped: the CLI's list
+ * flags and the string form of the list options.
+ * @param {unknown} value
+ */
+export function commaList(value) {
+  return String(value).split(',').map((s) => s.trim()).filter(Boolean);
+}
+
+/**
  * @param {string} name
  * @param {unknown} value
  * @returns {readonly string[]}
@@ -168,7 +171,7 @@ export function splitOptions(options, ownDefaults) {
 function encodingList(value) {
   const encodings = stringList('options.encodings', value);
   for (const e of encodings) {
-    if (!Object.hasOwn(ENCODINGS, e)) throw optionError('options.encodings', `a list of ${Object.keys(ENCODINGS).join(', ')}`, value);
+    if (!isEncoding(e)) throw optionError('options.encodings', `a list of ${ENCODING_NAMES.join(', ')}`, value);
   }
   if (encodings.length === 0) throw optionError('options.encodings', 'a non-empty list', value);
   return /** @type {readonly Encoding[]} */ (encodings);
@@ -214,7 +217,7 @@ export function normalizeOptions(dir, options = {}) {
   if (o.manifest !== null && (typeof o.manifest !== 'string' || o.manifest === '')) {
     throw optionError('options.manifest', 'a non-empty path string', o.manifest);
   }
-  const skip = typeof o.skipExtensions === 'string' ? o.skipExtensions.split(',').filter(Boolean) : o.skipExtensions;
+  const skip = typeof o.skipExtensions === 'string' ? commaList(o.skipExtensions) : o.skipExtensions;
   const skipExtensions = stringList('options.skipExtensions', skip).map((e) => e.replace(/^\./, '').toLowerCase());
 
   const root = path.resolve(dir);
@@ -222,7 +225,7 @@ export function normalizeOptions(dir, options = {}) {
     ...deltaOptions(o),
     ...cacheOptions(o),
     root,
-    encodings: Object.freeze(/** @type {Encoding[]} */ (Object.keys(ENCODINGS)).filter((e) => encodings.includes(e))),
+    encodings: Object.freeze(ENCODING_NAMES.filter((e) => encodings.includes(e))),
     brotliQuality: o.brotliQuality,
     gzipLevel: o.gzipLevel,
     zstdLevel: o.zstdLevel,
@@ -284,7 +287,7 @@ function deltaOptions(o) {
   if (typeof o.deltaMargin !== 'number' || !(o.deltaMargin >= 0 && o.deltaMargin < 1)) {
     throw optionError('options.deltaMargin', 'a number from 0 to less than 1', o.deltaMargin);
   }
-  const ext = typeof o.deltaExtensions === 'string' ? o.deltaExtensions.split(',').filter(Boolean) : o.deltaExtensions;
+  const ext = typeof o.deltaExtensions === 'string' ? commaList(o.deltaExtensions) : o.deltaExtensions;
   const deltaExtensions = stringList('options.deltaExtensions', ext).map((e) => e.replace(/^\./, '').toLowerCase());
   let hashPattern = o.hashPattern;
   if (typeof hashPattern === 'string' && hashPattern !== '') {

@@ -1,4 +1,4 @@
-import { OPTION_DEFAULTS } from '../options.js';
+import { OPTION_DEFAULTS, commaList } from '../options.js';
 
 /**
  * The CLI flags of `precompressor <dir>`, each mapped to its API option. `--help` is built from
@@ -54,8 +54,8 @@ export function apiOptionsFromArgv(argv) {
     if (v === undefined) continue;
     if (f.flag === 'zstd') {
       if (v === true) out.encodings = [...new Set([...(out.encodings ?? OPTION_DEFAULTS.encodings), 'zstd'])];
-    } else if (f.option === 'encodings') out.encodings = String(v).split(',').map((s) => s.trim()).filter(Boolean);
-    else if (f.option === 'skipExtensions') out.skipExtensions = String(v).split(',').map((s) => s.trim()).filter(Boolean);
+    } else if (f.option === 'encodings') out.encodings = commaList(v);
+    else if (f.option === 'skipExtensions') out.skipExtensions = commaList(v);
     else if (f.option === 'include' || f.option === 'exclude') out[f.option] = /** @type {unknown[]} */ (v).map(String);
     else out[f.option] = v;
   }

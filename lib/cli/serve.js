@@ -1,5 +1,6 @@
 import fs from 'node:fs';
 import { SERVE_DEFAULTS, PREVIEW_LIMITS } from '../serve/options.js';
+import { commaList } from '../options.js';
 import { withFlagNames } from './options.js';
 
 /**
@@ -74,7 +75,7 @@ export function serveOptionsFromArgv(argv) {
   for (const f of SERVE_FLAGS) {
     const v = argv[f.flag];
     if (v === undefined || f.option === null) continue;
-    if (f.option === 'encodings') out[f.option] = String(v).split(',').map((s) => s.trim()).filter(Boolean);
+    if (f.option === 'encodings') out[f.option] = commaList(v);
     // a number flag arrives as text (its error shows what was typed): a number when it is one
     else out[f.option] = f.type === 'number' && /^\d+$/.test(String(v)) ? Number(v) : v;
   }

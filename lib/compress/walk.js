@@ -4,7 +4,7 @@ import path from 'node:path';
 import fg from 'fast-glob';
 import { PrecompressorError } from '../errors.js';
 import { TEMP_SUFFIX, isTempPath } from '../fs-atomic.js';
-import { relInside } from '../paths.js';
+import { relInside, hasDotSegment } from '../paths.js';
 
 /**
  * @typedef {{ rel: string, size: number, mtimeMs: number }} WalkEntry
@@ -61,14 +61,14 @@ export async function walk(root, opts) {
       if (s.isFile() || s.isDirectory()) temps.push(e.path);
       continue;
     }
-    if (!opts.dotfiles && isDotPath(e.path)) continue;
+    if (!opts.dotfiles && hasDotSegment(e.path)) continue;
     if (s.isFile()) {
       files.push({ rel: e.path, size: s.size, mtimeMs: s.mtimeMs });
     } else if (s.isSymbolicLink()) {
       const target = await resolveInside(realRoot, path.join(root, e.path));
       if (target === null) outside.push(e.path);
       // an alias of a dotfile (env.txt → .env) is a dotfile too: judged by its target as well as its name
-      else if (!opts.dotfiles && isDotPath(target.rel)) continue;
+      else if (!opts.dotfiles && hasDotSegment(target.rel)) continue;
       else if (target.st.isFile()) files.push({ rel: e.path, size: target.st.size, mtimeMs: target.st.mtimeMs });
     }
   }
@@ -100,14 +100,6 @@ function lstatOrNull(p) {
   } catch (err) {
     throw new PrecompressorError('ERR_PRECOMPRESSOR_DIR', `Cannot read ${p}: ${/** @type {Error} */ (err).message}`, { path: p, cause: err });
   }
-}
-
-/**
- * Does any segment of the POSIX path start with a dot?
- * @param {string} rel
- */
-function isDotPath(rel) {
-  return rel.startsWith('.') || rel.includes('/.');
 }
 
 /**

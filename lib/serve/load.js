@@ -1,11 +1,12 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { readManifest, readManifestSync, VARIANT_SUFFIX, contentHash } from '../manifest.js';
+import { readManifest, readManifestSync, contentHash } from '../manifest.js';
+import { variantPath } from '../encodings.js';
 import { buildEntry, planMemory, addFolders, settingsTagOf } from './table.js';
 import { isTempPath } from '../fs-atomic.js';
-import { relInside } from '../paths.js';
+import { relInside, absPath, isInside } from '../paths.js';
 import { deltaFilesOf } from './dictionary.js';
-import { OPEN_FLAGS, realOf, realOfSync, servableReal, isInside } from './open.js';
+import { OPEN_FLAGS, realOf, realOfSync, servableReal } from './open.js';
 import { MANIFEST_NAME } from '../options.js';
 
 /**
@@ -44,7 +45,7 @@ export { readManifest as readManifestAsync };
  * @returns {Generator<Op, import('./table.js').Check | null, any>}
  */
 export function* checkEntry(rel, src, ctx, memory) {
-  const logical = path.join(ctx.root, ...rel.split('/'));
+  const logical = absPath(ctx.root, rel);
   const dir = path.dirname(logical);
   let realDir = ctx.realDirs.get(dir);
   if (realDir === undefined) {
@@ -89,7 +90,7 @@ export function* checkEntry(rel, src, ctx, memory) {
     for (const enc of ctx.encodings) {
       const v = src.variants[/** @type {'br'} */ (enc)];
       if (!v) continue;
-      const found = yield* resolve(base + VARIANT_SUFFIX[/** @type {'br'} */ (enc)], memory.includes(enc) ? v.size : -1);
+      const found = yield* resolve(variantPath(base, enc), memory.includes(enc) ? v.size : -1);
       if (found === null || found.st.size !== v.size) continue;
       if (memory.includes(enc)) {
         if (found.buf === null) continue;

@@ -1,5 +1,4 @@
 import fs from 'node:fs';
-import path from 'node:path';
 import { normalizeServeOptions } from './options.js';
 import { parseRequestPath, folderRedirectLocation, splitUrl } from './request-path.js';
 import { resolveEntry, statRep, contentTypeOf, appendVary } from './table.js';
@@ -9,6 +8,7 @@ import { chooseDelta } from './dictionary.js';
 import { httpError, redirectReply, methodNotAllowed } from './replies.js';
 import { createState, reload } from './state.js';
 import { OPEN_FLAGS, realOf } from './open.js';
+import { absPath } from '../paths.js';
 
 // ENXIO: a socket planted where a file was
 const GONE = new Set(['ENOENT', 'ENOTDIR', 'ELOOP', 'EISDIR', 'ENXIO']);
@@ -39,7 +39,7 @@ export function serveStatic(root, options = {}) {
   middleware.reload = () => reload(s);
   /** Resolves when pending re-checks (after watcher events) and reloads have finished. */
   middleware.settled = async () => {
-    await s.current?.catch(() => {});
+    await s.reloads.idle();
     await s.settled();
   };
   /** Stop the watchers (they never keep the process alive, but tests and servers close them). */
@@ -226,7 +226,7 @@ function spaOrPass(c) {
     const entry = c.s.table.files.get(opts.spa);
     if (entry) return serveEntry(c, entry);
     if (opts.unlisted) {
-      const file = path.join(opts.root, ...opts.spa.split('/'));
+      const file = absPath(opts.root, opts.spa);
       return serveFromDisk(c, { file, path: file, type: contentTypeOf(opts.spa), vary: false }, () => pass(c, 404));
     }
   }

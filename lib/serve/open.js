@@ -1,7 +1,7 @@
 import fs from 'node:fs';
-import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { isTempPath } from '../fs-atomic.js';
+import { isInside, relInside, hasDotSegment } from '../paths.js';
 
 /**
  * Opening a file to serve it, when whoever can write the served folder may swap a folder for a
@@ -95,19 +95,5 @@ export function servableReal(realRoot, real, rules) {
   if (realRoot === null || !isInside(realRoot, real)) return false;
   if (real === realRoot) return true; // the root itself may be a file
   if (real === rules.manifestReal || isTempPath(real)) return false;
-  if (rules.dotfiles === 'allow') return true;
-  const rel = path.relative(realRoot, real);
-  return !(rel.startsWith('.') || rel.includes(`${path.sep}.`));
-}
-
-/**
- * True when `p` is `root` or inside it (separator-aware: `/public-x` is not inside `/public`).
- * Nothing is inside a root that does not exist (null).
- * @param {string | null} root
- * @param {string} p
- */
-export function isInside(root, p) {
-  if (root === null) return false;
-  const prefix = root.endsWith(path.sep) ? root : root + path.sep;
-  return p === root || p.startsWith(prefix);
+  return rules.dotfiles === 'allow' || !hasDotSegment(/** @type {string} */ (relInside(realRoot, real)));
 }

@@ -2,7 +2,8 @@ import path from 'node:path';
 import ms from 'ms';
 import { optionError } from '../errors.js';
 import { MANIFEST_NAME, fillOptions } from '../options.js';
-import { VARIANT_SUFFIX, MAX_MANIFEST_BYTES } from '../manifest.js';
+import { ENCODING_NAMES, isEncoding } from '../encodings.js';
+import { MAX_MANIFEST_BYTES } from '../manifest.js';
 
 /** serve-static caps max-age at one year; so do we. */
 export const MAX_MAX_AGE_MS = 365 * 24 * 60 * 60 * 1000;
@@ -14,7 +15,7 @@ export const MAX_MAX_AGE_MS = 365 * 24 * 60 * 60 * 1000;
 export const SERVE_DEFAULTS = Object.freeze({
   manifest: null, // <root>/precompressor-manifest.json; false = no manifest, stat-based serving only
   unlisted: false, // serve files that the manifest does not list (stat per request, identity only)
-  encodings: Object.freeze(['br', 'zstd', 'gzip']),
+  encodings: ENCODING_NAMES,
   index: Object.freeze(['index.html']),
   dotfiles: 'ignore',
   etag: true,
@@ -140,8 +141,8 @@ export function normalizeServeOptions(root, options = {}) {
   }
 
   const enc = o.encodings;
-  if (!Array.isArray(enc) || enc.some((e) => !Object.hasOwn(VARIANT_SUFFIX, e)) || new Set(enc).size !== enc.length) {
-    throw optionError('options.encodings', `an array of distinct encodings among ${Object.keys(VARIANT_SUFFIX).join(', ')}`, enc);
+  if (!Array.isArray(enc) || enc.some((e) => !isEncoding(e)) || new Set(enc).size !== enc.length) {
+    throw optionError('options.encodings', `an array of distinct encodings among ${ENCODING_NAMES.join(', ')}`, enc);
   }
   if (!['ignore', 'deny', 'allow'].includes(o.dotfiles)) {
     throw optionError('options.dotfiles', '"ignore", "deny" or "allow"', o.dotfiles);

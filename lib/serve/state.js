@@ -1,12 +1,13 @@
-import path from 'node:path';
 import { PrecompressorError } from '../errors.js';
-import { VARIANT_SUFFIX, deltaStem } from '../manifest.js';
+import { deltaStem } from '../manifest.js';
+import { ENCODINGS } from '../encodings.js';
 import { createNegotiator } from './negotiate.js';
 import { readManifestSync, readManifestAsync, loadContext, buildTable } from './load.js';
 import { createStaleQueue } from './stale.js';
 import { createWatcher } from './file-events.js';
 import { createUnlistedLookup } from './unlisted.js';
-import { relInside } from '../paths.js';
+import { relInside, absPath } from '../paths.js';
+import { singleFlight } from '../flow.js';
 
 /**
  * The state of one serveStatic middleware: its options, the current table, the watchers and the
@@ -14,7 +15,7 @@ import { relInside } from '../paths.js';
  * `state.table` and calls `markStale`.
  */
 
-const SUFFIXES = Object.values(VARIANT_SUFFIX);
+const SUFFIXES = ENCODINGS.map((e) => e.suffix);
 
 /**
  * @typedef {{
@@ -30,8 +31,7 @@ const SUFFIXES = Object.values(VARIANT_SUFFIX);
  *   watcher: ReturnType<typeof createWatcher> | null,
  *   reloading: boolean,
  *   dirty: Set<string>,
- *   current: Promise<void> | null,
- *   queued: Promise<void> | null,
+ *   reloads: ReturnType<typeof singleFlight<void>>,
  * }} ServeState
  */
 
@@ -52,8 +52,9 @@ export function createState(opts) {
   const table = /** @type {import('./table.js').Table} */ (buildTable(manifest, lctx, 'sync'));
   const s = /** @type {ServeState} */ ({
     opts, neg, lctx, unlisted: createUnlistedLookup(opts, lctx.realRoot), pathOptions: Object.freeze({ windows: process.platform === 'win32' }),
-    table, closed: false, watcher: null, reloading: false, dirty: new Set(), current: null, queued: null,
+    table, closed: false, watcher: null, reloading: false, dirty: new Set(),
   });
+  s.reloads = singleFlight(() => doReload(s));
   Object.assign(s, createStaleQueue(s));
   if (opts.watch) {
     s.watcher = createWatcher({
@@ -82,7 +83,7 @@ function missingManifest(opts) {
  * @param {ServeState} s
  */
 function dirsOf(s) {
-  return [...s.table.dirs].map((d) => path.join(s.opts.root, ...d.split('/')));
+  return [...s.table.dirs].map((d) => absPath(s.opts.root, d));
 }
 
 /**
@@ -148,16 +149,5 @@ async function doReload(s) {
  * @returns {Promise<void>}
  */
 export function reload(s) {
-  if (s.queued) return s.queued;
-  if (s.current) {
-    s.queued = s.current.catch(() => {}).then(() => {
-      s.queued = null;
-      return reload(s);
-    });
-    return s.queued;
-  }
-  s.current = doReload(s).finally(() => {
-    s.current = null;
-  });
-  return s.current;
+  return s.reloads.run();
 }

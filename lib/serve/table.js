@@ -1,8 +1,9 @@
 import path from 'node:path';
 import crypto from 'node:crypto';
 import mime from 'mime-types';
-import { VARIANT_SUFFIX } from '../manifest.js';
+import { variantPath } from '../encodings.js';
 import { DELTA_VARY, deltaFilesOf, optionsForHashed, useAsDictionary, siteDictionaryLink } from './dictionary.js';
+import { absPath } from '../paths.js';
 
 /**
  * Manifest → lookup table with the response headers of every representation precomputed as flat
@@ -142,7 +143,7 @@ export function statRep(file, type, vary, st, opts) {
 export function buildEntry(rel, src, ctx, check) {
   const dict = ctx.opts.dictionaries && src.dictionary ? src.dictionary : null;
   const opts = dict?.hashed ? optionsForHashed(ctx.opts) : ctx.opts;
-  const logical = path.join(ctx.root, ...rel.split('/'));
+  const logical = absPath(ctx.root, rel);
   const listed = opts.encodings.filter((e) => Object.hasOwn(src.variants, e));
   const present = check ? listed.filter((e) => Object.hasOwn(check.variants, e)) : listed;
   const deltaFiles = ctx.opts.dictionaries ? deltaFilesOf(path.posix.basename(rel), src).filter((d) => !check || Object.hasOwn(check.deltas ?? {}, d.name)) : [];
@@ -161,7 +162,7 @@ export function buildEntry(rel, src, ctx, check) {
   const reps = {};
   for (const e of present) {
     const size = /** @type {{ size: number }} */ (src.variants[/** @type {'br'} */ (e)]).size;
-    const vfile = check ? check.variants[e] : file + VARIANT_SUFFIX[/** @type {'br'} */ (e)];
+    const vfile = check ? check.variants[e] : variantPath(file, e);
     reps[e] = makeRep(e, vfile, size, etagOf(src.hash, e, size, ctx.settingsTag), src.mtimeMs, bodies[e] ?? null, info, opts, check?.ids?.[e]);
   }
   const identity = makeRep('identity', file, src.size, etagOf(src.hash, 'identity', src.size, ''), src.mtimeMs, bodies.identity ?? null, info, opts, check?.ids?.identity);

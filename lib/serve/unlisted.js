@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { manifestToHide } from './load.js';
 import { servableReal } from './open.js';
+import { absPath } from '../paths.js';
 
 /**
  * Stat-based lookup of files that the manifest does not list (only with `unlisted`): a request
@@ -50,7 +51,7 @@ export function createUnlistedLookup(opts, initialRealRoot) {
    * @param {string} rel
    */
   async function tryFile(rel) {
-    const logical = rel === '' ? opts.root : path.join(opts.root, ...rel.split('/'));
+    const logical = rel === '' ? opts.root : absPath(opts.root, rel);
     const real = await fs.promises.realpath(logical).catch(() => null);
     if (real === null || !(await allows(real))) return null;
     const st = await fs.promises.stat(real).catch(() => null);

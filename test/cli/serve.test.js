@@ -96,7 +96,7 @@ test.each([
   [['--port', 'abc'], 'Expected --port to be an integer from 0 to 65535, got "abc"'],
   [['--port', '70000'], 'Expected --port to be an integer from 0 to 65535, got "70000"'],
   [['--max-age', 'soon'], 'Expected --max-age to be a number of milliseconds or a duration string like "1d", got "soon"'],
-  [['--encodings', 'br,xz'], 'Expected --encodings to be an array of distinct encodings among br, gzip, zstd'],
+  [['--encodings', 'br,xz'], 'Expected --encodings to be an array of distinct encodings among br, zstd, gzip'],
   [['--dotfiles', 'show'], 'Argument: dotfiles, Given: "show", Choices: "ignore", "deny", "allow"'],
   [['--timeout', 'soon'], 'Expected --timeout to be a number of milliseconds or a duration string like "30s", got "soon"'],
   [['--max-connections', '0'], 'Expected --max-connections to be a positive integer, got 0'],
