@@ -82,7 +82,14 @@ export async function addSiteDictionary(input) {
     return { ...none, changed };
   }
   const fresh = entries.has(rel);
-  const dictEntry = entries.get(rel) ?? (await writeDictionary(input, rel, dict, dictHash));
+  let dictEntry = entries.get(rel);
+  try {
+    dictEntry ??= await writeDictionary(input, rel, dict, dictHash);
+  } catch (err) {
+    // Like a delta that cannot be written: a warning, and the pages are served as usual.
+    report.warn(rel, `site dictionary not written (${/** @type {Error} */ (err).message})`);
+    return { ...none, changed };
+  }
   const dictKey = dictionaryHashOf(dictHash);
   Object.assign(summary, { path: rel, size: dict.length, bytes: bestOrdinary(dictEntry) });
   const run = { ...input, encoders, summary: { written: 0 } };
@@ -142,7 +149,8 @@ function reusable(input, page, entry, dictKey) {
 }
 
 /**
- * Write the dictionary and its variants (smaller ones only); returns its entry, added to `entries`.
+ * Write the dictionary, then its variants (smaller ones only; one that cannot be written is a
+ * warning); returns its entry, added to `entries`. Rejects when the dictionary itself cannot be written.
  * @param {DeltaInput} input
  * @param {string} rel
  * @param {Buffer} dict
@@ -153,16 +161,20 @@ async function writeDictionary(input, rel, dict, hash) {
   const abs = path.join(opts.root, rel);
   /** @type {import('../manifest.js').FileEntry} */
   const entry = { size: dict.length, mtimeMs: 0, hash, variants: {} };
-  report.change(rel, 'site dictionary');
-  for (const enc of opts.encodings) {
-    const out = await encodeBuffer(dict, enc, zlibOptions(enc, { ...opts, size: dict.length, mode: 'text' }));
-    if (out.length >= dict.length * opts.minRatio) continue;
-    if (!opts.dryRun) await writeAtomic(variantPath(abs, enc), out);
-    entry.variants[enc] = { size: out.length };
-  }
   if (!opts.dryRun) {
     await writeAtomic(abs, dict);
     entry.mtimeMs = (await fs.stat(abs)).mtimeMs;
+  }
+  report.change(rel, 'site dictionary');
+  for (const enc of opts.encodings) {
+    try {
+      const out = await encodeBuffer(dict, enc, zlibOptions(enc, { ...opts, size: dict.length, mode: 'text' }));
+      if (out.length >= dict.length * opts.minRatio) continue;
+      if (!opts.dryRun) await writeAtomic(variantPath(abs, enc), out);
+      entry.variants[enc] = { size: out.length };
+    } catch (err) {
+      report.warn(variantPath(rel, enc), `not written (${/** @type {Error} */ (err).message})`);
+    }
   }
   entries.set(rel, entry);
   return entry;
