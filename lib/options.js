@@ -56,40 +56,80 @@ export const DEFAULT_SKIP_EXTENSIONS = Object.freeze([
 ]);
 
 /**
- * Every option of `precompress()`, with its default. The CLI builds its flags and `--help`
- * from this table too, so the README, the CLI and the API cannot drift.
+ * @typedef {{ default: unknown, describe: string, flag?: { type: 'array' | 'string' | 'number' | 'boolean', shown?: string } }} OptionSpec
+ *   flag: the option's CLI flag (`--` and its name in kebab case), the type yargs reads, and the default as
+ *   `--help` and the README show it when that is not the value itself
  */
-export const OPTION_DEFAULTS = Object.freeze({
-  encodings: Object.freeze(['br', 'gzip']),
-  brotliQuality: 11,
-  gzipLevel: 9,
-  zstdLevel: 19,
-  zopfli: false,
-  include: Object.freeze(['**/*']),
-  exclude: Object.freeze([]),
-  skipExtensions: DEFAULT_SKIP_EXTENSIONS,
-  minRatio: 1,
-  concurrency: null, // os.availableParallelism()
-  manifest: null, // <dir>/precompressor-manifest.json
-  dotfiles: false,
-  force: false,
-  dryRun: false,
-  streamThreshold: 64 * 1024 * 1024,
-  onProgress: null,
-  cache: true, // take variants from the content-addressed cache, and add new ones to it
-  cacheDir: null, // node_modules/.cache/precompressor/variants of the project (see cacheRoot() in lib/paths.js)
-  cacheMaxSize: CACHE_MAX_SIZE, // bytes (or a string such as "512MB"): least recently used entries are evicted above it
-  deltas: true, // deploy deltas (RFC 9842) against earlier versions, where this Node can encode them
-  siteDictionary: true, // a dictionary made from the site's HTML pages, and each page's dcz/dcb against it
-  previous: null, // an older build folder whose files are also taken as dictionaries
-  dictionaryStore: null, // node_modules/.cache/precompressor/dictionaries of the project (see cacheRoot() in lib/paths.js)
-  dictionaryVersions: 3, // earlier versions per family kept in the store and used as dictionaries
-  deltaMinSize: 1024,
-  deltaMargin: 0.1, // a delta is kept only if at least this much smaller than the best variant
-  deltaExtensions: DELTA_EXTENSIONS,
-  hashPattern: null, // RegExp with a group `hash` matched on base names, or (path) => [start, end] in the base name | null | undefined; default: Vite/Rollup, webpack, esbuild names
-  allowSystemDir: false, // compress `/`, the home folder or a system folder (see lib/compress/guards.js) anyway
+
+/**
+ * Every option of `precompress()`: default, CLI flag and description, in one place. OPTION_DEFAULTS,
+ * the CLI's flags, `--help` and the README's options table come from it (test/readme.test.js).
+ * @type {Readonly<Record<string, Readonly<OptionSpec>>>}
+ */
+export const OPTIONS = Object.freeze({
+  include: { default: Object.freeze(['**/*']), flag: { type: 'array' }, describe: 'Glob of files to compress, relative to <dir>; repeatable' },
+  exclude: { default: Object.freeze([]), flag: { type: 'array' }, describe: 'Glob of files not to compress (still listed in the manifest); repeatable' },
+  skipExtensions: {
+    default: DEFAULT_SKIP_EXTENSIONS, flag: { type: 'string', shown: '(built-in list)' },
+    describe: 'Comma-separated extensions of already-compressed formats to skip; replaces the built-in list ("" skips none)',
+  },
+  encodings: { default: Object.freeze(['br', 'gzip']), flag: { type: 'string' }, describe: 'Comma-separated encodings to write: br, zstd, gzip' },
+  brotliQuality: { default: 11, flag: { type: 'number' }, describe: 'Brotli quality, 0-11' },
+  gzipLevel: { default: 9, flag: { type: 'number' }, describe: 'gzip level, 1-9' },
+  zstdLevel: { default: 19, flag: { type: 'number' }, describe: 'zstd level, 1-19 (the window is capped at 8 MB for HTTP whatever the level)' },
+  zopfli: { default: false, flag: { type: 'boolean' }, describe: 'Write the .gz variants with zopfli: typically 4-8 % smaller than gzip 9, much slower' },
+  minRatio: { default: 1, flag: { type: 'number' }, describe: 'Keep a variant only if compressed < original × ratio (0 < ratio ≤ 1)' },
+  concurrency: { default: null, flag: { type: 'number', shown: '(cores)' }, describe: 'Files compressed at once; default os.availableParallelism()' },
+  manifest: { default: null, flag: { type: 'string', shown: '<dir>/precompressor-manifest.json' }, describe: 'Where to write the manifest' },
+  dotfiles: { default: false, flag: { type: 'boolean' }, describe: 'Also take files and folders whose name starts with a dot' },
+  force: {
+    default: false, flag: { type: 'boolean' },
+    describe: 'Ignore the manifest and the variant cache and compress everything again (the cache is still filled)',
+  },
+  dryRun: { default: false, flag: { type: 'boolean' }, describe: 'Say what would change without writing anything' },
+  streamThreshold: { default: 64 * 1024 * 1024, describe: 'Files at least this big (bytes) are streamed instead of read whole' },
+  onProgress: { default: null, describe: 'Called at most every 100 ms with files, bytes, estimated work done/total and the files running' },
+  cache: {
+    default: true, flag: { type: 'boolean' },
+    describe: 'Take variants already made (by any build sharing the cache folder) from the variant cache; --no-cache bypasses it',
+  },
+  cacheDir: {
+    default: null, flag: { type: 'string', shown: 'node_modules/.cache/precompressor/variants' },
+    describe: 'The variant cache folder (persist it in CI; see docs/cache.md)',
+  },
+  cacheMaxSize: {
+    default: CACHE_MAX_SIZE, flag: { type: 'string', shown: '512MiB' },
+    describe: 'Cap of the variant cache (bytes, or 500MB, 1GiB...); least recently used entries go first',
+  },
+  deltas: {
+    default: true, flag: { type: 'boolean' },
+    describe: 'Deploy deltas (RFC 9842, dcz/dcb) against earlier versions of each file; --no-deltas turns them off',
+  },
+  siteDictionary: {
+    default: true, flag: { type: 'boolean' },
+    describe: 'A dictionary made from the HTML pages, and each page as dcz/dcb against it; --no-site-dictionary turns it off',
+  },
+  previous: { default: null, flag: { type: 'string' }, describe: 'An older build folder whose files are also taken as earlier versions' },
+  dictionaryStore: {
+    default: null, flag: { type: 'string', shown: 'node_modules/.cache/precompressor/dictionaries' },
+    describe: 'Where earlier versions are kept across builds (persist it in CI)',
+  },
+  dictionaryVersions: { default: 3, flag: { type: 'number' }, describe: 'Earlier versions per file kept and used as dictionaries, 1-100' },
+  deltaMinSize: { default: 1024, describe: 'Files smaller than this (bytes) get no deltas' },
+  deltaMargin: { default: 0.1, flag: { type: 'number' }, describe: 'Keep a delta only if smaller than the best variant × (1 − margin)' },
+  deltaExtensions: { default: DELTA_EXTENSIONS, describe: 'Extensions that get deltas (array, or comma-separated)' },
+  allowSystemDir: {
+    default: false, flag: { type: 'boolean' },
+    describe: 'Compress <dir> even when it is /, the home folder or a system folder (/usr, /etc, /var...), which are refused by default',
+  },
+  hashPattern: {
+    default: null, flag: { type: 'string' },
+    describe: 'RegExp with a group (?<hash>...) that finds the hash in a file name (default: Vite/Rollup, webpack, esbuild names)',
+  },
 });
+
+/** Every option of `precompress()` with its default (from OPTIONS). */
+export const OPTION_DEFAULTS = Object.freeze(Object.fromEntries(Object.entries(OPTIONS).map(([k, o]) => [k, o.default])));
 
 /** @param {unknown} v @returns {v is number} */
 function isInt(v) {
