@@ -62,70 +62,59 @@ export const DEFAULT_SKIP_EXTENSIONS = Object.freeze([
  */
 
 /**
+ * @param {unknown} dflt
+ * @param {string} describe
+ * @param {'array' | 'string' | 'number' | 'boolean'} [type] of the CLI flag; none: an API-only option
+ * @param {string} [shown] the default as `--help` and the README show it, when not the value itself
+ * @returns {OptionSpec}
+ */
+const opt = (dflt, describe, type, shown) => ({ default: dflt, describe, ...(type ? { flag: { type, ...(shown ? { shown } : {}) } } : {}) });
+
+/**
  * Every option of `precompress()`: default, CLI flag and description, in one place. OPTION_DEFAULTS,
  * the CLI's flags, `--help` and the README's options table come from it (test/readme.test.js).
  * @type {Readonly<Record<string, Readonly<OptionSpec>>>}
  */
 export const OPTIONS = Object.freeze({
-  include: { default: Object.freeze(['**/*']), flag: { type: 'array' }, describe: 'Glob of files to compress, relative to <dir>; repeatable' },
-  exclude: { default: Object.freeze([]), flag: { type: 'array' }, describe: 'Glob of files not to compress (still listed in the manifest); repeatable' },
-  skipExtensions: {
-    default: DEFAULT_SKIP_EXTENSIONS, flag: { type: 'string', shown: '(built-in list)' },
-    describe: 'Comma-separated extensions of already-compressed formats to skip; replaces the built-in list ("" skips none)',
-  },
-  encodings: { default: Object.freeze(['br', 'gzip']), flag: { type: 'string' }, describe: 'Comma-separated encodings to write: br, zstd, gzip' },
-  brotliQuality: { default: 11, flag: { type: 'number' }, describe: 'Brotli quality, 0-11' },
-  gzipLevel: { default: 9, flag: { type: 'number' }, describe: 'gzip level, 1-9' },
-  zstdLevel: { default: 19, flag: { type: 'number' }, describe: 'zstd level, 1-19 (the window is capped at 8 MB for HTTP whatever the level)' },
-  zopfli: { default: false, flag: { type: 'boolean' }, describe: 'Write the .gz variants with zopfli: typically 4-8 % smaller than gzip 9, much slower' },
-  minRatio: { default: 1, flag: { type: 'number' }, describe: 'Keep a variant only if compressed < original × ratio (0 < ratio ≤ 1)' },
-  concurrency: { default: null, flag: { type: 'number', shown: '(cores)' }, describe: 'Files compressed at once; default os.availableParallelism()' },
-  manifest: { default: null, flag: { type: 'string', shown: '<dir>/precompressor-manifest.json' }, describe: 'Where to write the manifest' },
-  dotfiles: { default: false, flag: { type: 'boolean' }, describe: 'Also take files and folders whose name starts with a dot' },
-  force: {
-    default: false, flag: { type: 'boolean' },
-    describe: 'Ignore the manifest and the variant cache and compress everything again (the cache is still filled)',
-  },
-  dryRun: { default: false, flag: { type: 'boolean' }, describe: 'Say what would change without writing anything' },
-  streamThreshold: { default: 64 * 1024 * 1024, describe: 'Files at least this big (bytes) are streamed instead of read whole' },
-  onProgress: { default: null, describe: 'Called at most every 100 ms with files, bytes, estimated work done/total and the files running' },
-  cache: {
-    default: true, flag: { type: 'boolean' },
-    describe: 'Take variants already made (by any build sharing the cache folder) from the variant cache; --no-cache bypasses it',
-  },
-  cacheDir: {
-    default: null, flag: { type: 'string', shown: 'node_modules/.cache/precompressor/variants' },
-    describe: 'The variant cache folder (persist it in CI; see docs/cache.md)',
-  },
-  cacheMaxSize: {
-    default: CACHE_MAX_SIZE, flag: { type: 'string', shown: '512MiB' },
-    describe: 'Cap of the variant cache (bytes, or 500MB, 1GiB...); least recently used entries go first',
-  },
-  deltas: {
-    default: true, flag: { type: 'boolean' },
-    describe: 'Deploy deltas (RFC 9842, dcz/dcb) against earlier versions of each file; --no-deltas turns them off',
-  },
-  siteDictionary: {
-    default: true, flag: { type: 'boolean' },
-    describe: 'A dictionary made from the HTML pages, and each page as dcz/dcb against it; --no-site-dictionary turns it off',
-  },
-  previous: { default: null, flag: { type: 'string' }, describe: 'An older build folder whose files are also taken as earlier versions' },
-  dictionaryStore: {
-    default: null, flag: { type: 'string', shown: 'node_modules/.cache/precompressor/dictionaries' },
-    describe: 'Where earlier versions are kept across builds (persist it in CI)',
-  },
-  dictionaryVersions: { default: 3, flag: { type: 'number' }, describe: 'Earlier versions per file kept and used as dictionaries, 1-100' },
-  deltaMinSize: { default: 1024, describe: 'Files smaller than this (bytes) get no deltas' },
-  deltaMargin: { default: 0.1, flag: { type: 'number' }, describe: 'Keep a delta only if smaller than the best variant × (1 − margin)' },
-  deltaExtensions: { default: DELTA_EXTENSIONS, describe: 'Extensions that get deltas (array, or comma-separated)' },
-  allowSystemDir: {
-    default: false, flag: { type: 'boolean' },
-    describe: 'Compress <dir> even when it is /, the home folder or a system folder (/usr, /etc, /var...), which are refused by default',
-  },
-  hashPattern: {
-    default: null, flag: { type: 'string' },
-    describe: 'RegExp with a group (?<hash>...) that finds the hash in a file name (default: Vite/Rollup, webpack, esbuild names)',
-  },
+  include: opt(Object.freeze(['**/*']), 'Glob of files to compress, relative to <dir>; repeatable', 'array'),
+  exclude: opt(Object.freeze([]), 'Glob of files not to compress (still listed in the manifest); repeatable', 'array'),
+  skipExtensions: opt(DEFAULT_SKIP_EXTENSIONS, 'Comma-separated extensions of already-compressed formats to skip; ' +
+    'replaces the built-in list ("" skips none)', 'string', '(built-in list)'),
+  encodings: opt(Object.freeze(['br', 'gzip']), 'Comma-separated encodings to write: br, zstd, gzip', 'string'),
+  brotliQuality: opt(11, 'Brotli quality, 0-11', 'number'),
+  gzipLevel: opt(9, 'gzip level, 1-9', 'number'),
+  zstdLevel: opt(19, 'zstd level, 1-19 (the window is capped at 8 MB for HTTP whatever the level)', 'number'),
+  zopfli: opt(false, 'Write the .gz variants with zopfli: typically 4-8 % smaller than gzip 9, much slower', 'boolean'),
+  minRatio: opt(1, 'Keep a variant only if compressed < original × ratio (0 < ratio ≤ 1)', 'number'),
+  concurrency: opt(null, 'Files compressed at once; default os.availableParallelism()', 'number', '(cores)'),
+  manifest: opt(null, 'Where to write the manifest', 'string', '<dir>/precompressor-manifest.json'),
+  dotfiles: opt(false, 'Also take files and folders whose name starts with a dot', 'boolean'),
+  force: opt(false, 'Ignore the manifest and the variant cache and compress everything again (the cache is still filled)',
+    'boolean'),
+  dryRun: opt(false, 'Say what would change without writing anything', 'boolean'),
+  streamThreshold: opt(64 * 1024 * 1024, 'Files at least this big (bytes) are streamed instead of read whole'),
+  onProgress: opt(null, 'Called at most every 100 ms with files, bytes, estimated work done/total and the files running'),
+  cache: opt(true, 'Take variants already made (by any build sharing the cache folder) from the variant cache; ' +
+    '--no-cache bypasses it', 'boolean'),
+  cacheDir: opt(null, 'The variant cache folder (persist it in CI; see docs/cache.md)', 'string',
+    'node_modules/.cache/precompressor/variants'),
+  cacheMaxSize: opt(CACHE_MAX_SIZE, 'Cap of the variant cache (bytes, or 500MB, 1GiB...); least recently used entries go first',
+    'string', '512MiB'),
+  deltas: opt(true, 'Deploy deltas (RFC 9842, dcz/dcb) against earlier versions of each file; --no-deltas turns them off',
+    'boolean'),
+  siteDictionary: opt(true, 'A dictionary made from the HTML pages, and each page as dcz/dcb against it; ' +
+    '--no-site-dictionary turns it off', 'boolean'),
+  previous: opt(null, 'An older build folder whose files are also taken as earlier versions', 'string'),
+  dictionaryStore: opt(null, 'Where earlier versions are kept across builds (persist it in CI)', 'string',
+    'node_modules/.cache/precompressor/dictionaries'),
+  dictionaryVersions: opt(3, 'Earlier versions per file kept and used as dictionaries, 1-100', 'number'),
+  deltaMinSize: opt(1024, 'Files smaller than this (bytes) get no deltas'),
+  deltaMargin: opt(0.1, 'Keep a delta only if smaller than the best variant × (1 − margin)', 'number'),
+  deltaExtensions: opt(DELTA_EXTENSIONS, 'Extensions that get deltas (array, or comma-separated)'),
+  allowSystemDir: opt(false, 'Compress <dir> even when it is /, the home folder or a system folder (/usr, /etc, /var...), ' +
+    'which are refused by default', 'boolean'),
+  hashPattern: opt(null, 'RegExp with a group (?<hash>...) that finds the hash in a file name ' +
+    '(default: Vite/Rollup, webpack, esbuild names)', 'string'),
 });
 
 /** Every option of `precompress()` with its default (from OPTIONS). */
