@@ -54,6 +54,31 @@ export function entryOf(manifest, rel) {
   return manifest !== null && Object.hasOwn(manifest.files, rel) ? manifest.files[rel] : undefined;
 }
 
+/** C0 and C1 control characters, DEL included. */
+// eslint-disable-next-line no-control-regex -- matching them is the point
+const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
+const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+
+/**
+ * Why `rel` cannot be a file path of a manifest, or null (pure). One rule for the writer (the walk
+ * reports such a file and leaves it out) and the reader (validateManifest()), so that what one run
+ * writes the server and the next run accept: a relative POSIX path inside the folder (not empty,
+ * no leading `/`, no backslash, no empty, `.` or `..` segment), without control characters (no name
+ * can forge a line in a log or a header), and valid Unicode (a name that was not valid UTF-8 on disk
+ * reads back with U+FFFD and would not open under that name).
+ * @param {string} rel
+ * @returns {string | null}
+ */
+export function pathProblem(rel) {
+  if (rel === '' || rel.startsWith('/') || rel.split('/').some((s) => s === '..' || s === '.' || s === '')) {
+    return 'is not a relative POSIX path inside the folder';
+  }
+  if (rel.includes('\\')) return 'contains a backslash';
+  if (CONTROL.test(rel)) return 'contains a control character';
+  if (LONE_SURROGATE.test(rel) || rel.includes('\ufffd')) return 'is not valid UTF-8';
+  return null;
+}
+
 /**
  * @param {string} file
  * @param {string} why
@@ -74,9 +99,8 @@ export function validateManifest(data, file = 'manifest') {
   if (!READABLE_SCHEMAS.includes(m.schema)) throw bad(file, `schema ${JSON.stringify(m.schema)} is not one of ${READABLE_SCHEMAS.join(', ')}`);
   if (m.files === null || typeof m.files !== 'object' || Array.isArray(m.files)) throw bad(file, '"files" is not an object');
   for (const [rel, e] of Object.entries(m.files)) {
-    if (rel === '' || rel.startsWith('/') || rel.includes('\\') || rel.split('/').some((s) => s === '..' || s === '.' || s === '')) {
-      throw bad(file, `file path ${JSON.stringify(rel)} is not a relative POSIX path inside the folder`);
-    }
+    const problem = pathProblem(rel);
+    if (problem !== null) throw bad(file, `file path ${JSON.stringify(rel)} ${problem}`);
     if (e === null || typeof e !== 'object') throw bad(file, `entry ${JSON.stringify(rel)} is not an object`);
     if (!Number.isSafeInteger(e.size) || e.size < 0) throw bad(file, `entry ${JSON.stringify(rel)} has no valid size`);
     if (typeof e.mtimeMs !== 'number') throw bad(file, `entry ${JSON.stringify(rel)} has no valid mtimeMs`);

@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import { SERVE_DEFAULTS } from '../serve/options.js';
 import { commaList } from '../options.js';
 import { withFlagNames } from './options.js';
+import { printable } from '../format.js';
 
 /**
  * `precompressor serve <dir>`: preview a compressed folder with serveStatic on node:http. Its own
@@ -94,7 +95,7 @@ export function cliMessage(err, dir, missingManifest) {
 export async function serveCommand(argv, stdout, stderr) {
   const dir = String(argv.dir);
   if (!fs.statSync(dir, { throwIfNoEntry: false })?.isDirectory()) {
-    stderr.write(`precompressor: no folder at ${dir}\n`);
+    stderr.write(`precompressor: no folder at ${printable(dir)}\n`);
     return 2;
   }
   const { startPreview } = await import('../serve/preview.js');
@@ -106,12 +107,12 @@ export async function serveCommand(argv, stdout, stderr) {
   } catch (err) {
     const e = /** @type {Error & { code?: string, path?: string }} */ (err);
     const missing = e.code === 'ERR_PRECOMPRESSOR_MANIFEST' && !!e.path && !fs.existsSync(e.path);
-    stderr.write(`precompressor: ${cliMessage(e, dir, missing)}\n`);
+    stderr.write(`precompressor: ${printable(cliMessage(e, dir, missing))}\n`);
     return 2;
   }
   const { urls } = preview;
-  if (urls.length === 1) stdout.write(`Serving ${dir} at ${urls[0]}\n`);
-  else stdout.write(`Serving ${dir} at\n${urls.map((u) => `  ${u}\n`).join('')}`);
+  if (urls.length === 1) stdout.write(`Serving ${printable(dir)} at ${urls[0]}\n`);
+  else stdout.write(`Serving ${printable(dir)} at\n${urls.map((u) => `  ${u}\n`).join('')}`);
   stdout.write('Press Ctrl+C to stop\n');
   await new Promise((resolve) => {
     process.once('SIGINT', resolve);
