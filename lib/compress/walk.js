@@ -4,7 +4,7 @@ import path from 'node:path';
 import { PrecompressorError } from '../errors.js';
 import { TEMP_SUFFIX } from '../fs-atomic.js';
 import { pathProblem } from '../manifest.js';
-import { relInside } from '../paths.js';
+import { relInside, hasDotSegment } from '../paths.js';
 
 /**
  * @typedef {{ rel: string, size: number, mtimeMs: number, dev?: number, ino?: number, link?: boolean }} WalkEntry
@@ -46,7 +46,12 @@ export async function walk(root, opts) {
   for (const rel of links) {
     const target = await resolveInside(realRoot, path.join(root, rel));
     if (target === null) out.outside.push(rel);
-    else if (target.isFile()) out.files.push({ rel, size: target.size, mtimeMs: target.mtimeMs, dev: target.dev, ino: target.ino, link: true });
+    // an alias of a dotfile (env.txt → .env) is a dotfile too: judged by its target as well as its name
+    else if (!opts.dotfiles && hasDotSegment(target.rel)) continue;
+    else if (target.st.isFile()) {
+      const st = target.st;
+      out.files.push({ rel, size: st.size, mtimeMs: st.mtimeMs, dev: st.dev, ino: st.ino, link: true });
+    }
   }
   out.files.sort((a, b) => (a.rel < b.rel ? -1 : a.rel > b.rel ? 1 : 0));
   return out;
@@ -123,15 +128,17 @@ function failureOf(rel, err) {
 }
 
 /**
- * Stats of a symlink's target if it resolves inside `realRoot`, else null (also for dangling links).
+ * A symlink's target if it resolves inside `realRoot` (its POSIX path relative to it, and its
+ * stats), else null (also for dangling links).
  * @param {string} realRoot
  * @param {string} link
  */
 async function resolveInside(realRoot, link) {
   try {
     const real = await fs.realpath(link);
-    if (relInside(realRoot, real) === null) return null;
-    return await fs.stat(real);
+    const rel = relInside(realRoot, real);
+    if (rel === null) return null;
+    return { rel, st: await fs.stat(real) };
   } catch {
     return null;
   }

@@ -46,7 +46,7 @@ export function createState(opts) {
   const lctx = loadContext(opts, neg.maskOf);
   let manifest = null;
   if (opts.manifest !== null) {
-    manifest = readManifestSync(opts.manifest);
+    manifest = readManifestSync(opts.manifest, { maxBytes: opts.maxManifestBytes });
     if (manifest === null && !opts.unlisted) throw missingManifest(opts);
   }
   const table = /** @type {import('./table.js').Table} */ (buildTable(manifest, lctx, 'sync'));
@@ -124,7 +124,7 @@ async function doReload(s) {
   s.dirty.clear();
   try {
     await s.unlisted.refresh();
-    const m = await readManifestAsync(opts.manifest);
+    const m = await readManifestAsync(opts.manifest, { maxBytes: opts.maxManifestBytes });
     if (m === null && !opts.unlisted) {
       throw new PrecompressorError('ERR_PRECOMPRESSOR_MANIFEST', `No manifest at ${opts.manifest}`, { path: opts.manifest });
     }
