@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { readManifest, readManifestSync, contentHash } from '../manifest.js';
+import { contentHash } from '../manifest.js';
 import { variantPath } from '../encodings.js';
 import { buildEntry, planMemory, addFolders, settingsTagOf } from './table.js';
 import { isTempPath } from '../fs-atomic.js';
@@ -25,9 +25,7 @@ import { MANIFEST_NAME } from '../options.js';
  * watcher event) through one generator, so the two cannot drift.
  */
 
-export { readManifestSync };
 
-export { readManifest as readManifestAsync };
 
 /**
  * The checks for one entry, as a generator of I/O requests: yields [op, path, arg], receives the

@@ -1,8 +1,8 @@
 import { PrecompressorError } from '../errors.js';
-import { deltaStem } from '../manifest.js';
 import { ENCODINGS } from '../encodings.js';
 import { createNegotiator } from './negotiate.js';
-import { readManifestSync, readManifestAsync, loadContext, buildTable } from './load.js';
+import { loadContext, buildTable } from './load.js';
+import { deltaStem, readManifest, readManifestSync } from '../manifest.js';
 import { createStaleQueue } from './stale.js';
 import { createWatcher } from './file-events.js';
 import { createUnlistedLookup } from './unlisted.js';
@@ -124,7 +124,7 @@ async function doReload(s) {
   s.dirty.clear();
   try {
     await s.unlisted.refresh();
-    const m = await readManifestAsync(opts.manifest, { maxBytes: opts.maxManifestBytes });
+    const m = await readManifest(opts.manifest, { maxBytes: opts.maxManifestBytes });
     if (m === null && !opts.unlisted) {
       throw new PrecompressorError('ERR_PRECOMPRESSOR_MANIFEST', `No manifest at ${opts.manifest}`, { path: opts.manifest });
     }
