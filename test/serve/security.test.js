@@ -7,8 +7,8 @@ import { makeSite, listen, request } from '../helpers/serve-site.js';
 /**
  * Attack list, sent as raw request targets (no URL normalisation), against a root that sits next
  * to a sibling folder sharing its name prefix, with a secret outside, a dotfile inside, symlinks
- * out of root (file, folder and a `.br` sidecar), and the manifest itself. Covers the advisories
- * in shared/research/serving.md §3.
+ * out of root (file, folder and a `.br` sidecar), and the manifest itself. Each group names the
+ * advisories it covers.
  */
 
 const SECRET = 'TOP-SECRET-CONTENT';
