@@ -274,6 +274,13 @@ export interface ServeOptions {
   dictionaries?: boolean;
   /** Hashed assets with a family get `Cache-Control: public, max-age=31536000, immutable` (browsers keep only fresh dictionaries). Default true. */
   immutableHashed?: boolean;
+  /**
+   * Told once, after start-up, when the folder does not match its manifest: files it does not list (HTML
+   * first: a page written after the pass is a 404), variants whose size differs (another tool compressed
+   * over ours: those files go out without that encoding), files changed since. Default `console.warn`;
+   * `null` skips the check.
+   */
+  onWarning?: ((message: string) => void) | null;
 }
 
 export type NextFunction = (err?: unknown) => void;
