@@ -54,6 +54,35 @@ export function entryOf(manifest, rel) {
   return manifest !== null && Object.hasOwn(manifest.files, rel) ? manifest.files[rel] : undefined;
 }
 
+const MAX_DATE_MS = 8.64e15;
+/** What Node refuses in a header value (its checkInvalidHeaderChar). */
+const INVALID_HEADER_CHAR = /[^\t\x20-\x7e\x80-\xff]/;
+
+/** C0 and C1 control characters, DEL included. */
+// eslint-disable-next-line no-control-regex -- matching them is the point
+const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
+const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+
+/**
+ * Why `rel` cannot be a file path of a manifest, or null (pure). One rule for the writer (the walk
+ * reports such a file and leaves it out) and the reader (validateManifest()), so that what one run
+ * writes the server and the next run accept: a relative POSIX path inside the folder (not empty,
+ * no leading `/`, no backslash, no empty, `.` or `..` segment), without control characters (no name
+ * can forge a line in a log or a header), and valid Unicode (a name that was not valid UTF-8 on disk
+ * reads back with U+FFFD and would not open under that name).
+ * @param {string} rel
+ * @returns {string | null}
+ */
+export function pathProblem(rel) {
+  if (rel === '' || rel.startsWith('/') || rel.split('/').some((s) => s === '..' || s === '.' || s === '')) {
+    return 'is not a relative POSIX path inside the folder';
+  }
+  if (rel.includes('\\')) return 'contains a backslash';
+  if (CONTROL.test(rel)) return 'contains a control character';
+  if (LONE_SURROGATE.test(rel) || rel.includes('\ufffd')) return 'is not valid UTF-8';
+  return null;
+}
+
 /**
  * @param {string} file
  * @param {string} why
@@ -74,13 +103,17 @@ export function validateManifest(data, file = 'manifest') {
   if (!READABLE_SCHEMAS.includes(m.schema)) throw bad(file, `schema ${JSON.stringify(m.schema)} is not one of ${READABLE_SCHEMAS.join(', ')}`);
   if (m.files === null || typeof m.files !== 'object' || Array.isArray(m.files)) throw bad(file, '"files" is not an object');
   for (const [rel, e] of Object.entries(m.files)) {
-    if (rel === '' || rel.startsWith('/') || rel.includes('\\') || rel.split('/').some((s) => s === '..' || s === '.' || s === '')) {
-      throw bad(file, `file path ${JSON.stringify(rel)} is not a relative POSIX path inside the folder`);
-    }
+    const problem = pathProblem(rel);
+    if (problem !== null) throw bad(file, `file path ${JSON.stringify(rel)} ${problem}`);
     if (e === null || typeof e !== 'object') throw bad(file, `entry ${JSON.stringify(rel)} is not an object`);
     if (!Number.isSafeInteger(e.size) || e.size < 0) throw bad(file, `entry ${JSON.stringify(rel)} has no valid size`);
-    if (typeof e.mtimeMs !== 'number') throw bad(file, `entry ${JSON.stringify(rel)} has no valid mtimeMs`);
+    // a Date holds ±8.64e15 ms; beyond it Last-Modified would read "Invalid Date"
+    if (typeof e.mtimeMs !== 'number' || !(Math.abs(e.mtimeMs) <= MAX_DATE_MS)) throw bad(file, `entry ${JSON.stringify(rel)} has no valid mtimeMs`);
     if (typeof e.hash !== 'string') throw bad(file, `entry ${JSON.stringify(rel)} has no hash`);
+    // sent as Content-Type: a CR, LF or other byte Node refuses in a header would turn every request into a 500
+    if (e.type !== undefined && (typeof e.type !== 'string' || INVALID_HEADER_CHAR.test(e.type))) {
+      throw bad(file, `entry ${JSON.stringify(rel)} has an invalid type ${JSON.stringify(e.type)}`);
+    }
     if (e.variants === null || typeof e.variants !== 'object') throw bad(file, `entry ${JSON.stringify(rel)} has no variants object`);
     for (const [enc, v] of Object.entries(e.variants)) {
       if (!isEncoding(enc)) throw bad(file, `entry ${JSON.stringify(rel)} has unknown encoding ${JSON.stringify(enc)}`);
@@ -189,43 +222,132 @@ export function parseManifest(text, file) {
 }
 
 /**
+ * The largest manifest read by default, in bytes: a site of a million files (about 360 bytes per
+ * entry as writeManifest() indents it) fits. serveStatic's `maxManifestBytes` raises it, up to the
+ * engine's longest string (about 512 MiB in V8).
+ */
+export const MAX_MANIFEST_BYTES = 400 * 1024 * 1024;
+
+// O_NONBLOCK: opening a FIFO planted at the manifest's path must not wait for a writer.
+const READ_FLAGS = fsSync.constants.O_RDONLY | (fsSync.constants.O_NONBLOCK ?? 0);
+
+/**
  * @param {string} file
  * @param {unknown} err
  */
 function unreadable(file, err) {
-  // missing: no such file, or a path through a file (a root that is a file has no manifest)
-  if (['ENOENT', 'ENOTDIR'].includes(/** @type {any} */ (err).code)) return null;
+  // missing: no such file, a path through a file (a root that is a file has no manifest), or a
+  // path too long for the OS (express.static treats such a root as empty too)
+  if (['ENOENT', 'ENOTDIR', 'ENAMETOOLONG'].includes(/** @type {any} */ (err).code)) return null;
+  if (err instanceof PrecompressorError) throw err;
   throw new PrecompressorError('ERR_PRECOMPRESSOR_MANIFEST', `Cannot read manifest ${file}: ${/** @type {Error} */ (err).message}`, { path: file, cause: err });
 }
 
 /**
- * Read and validate a manifest. Returns null when the file does not exist.
+ * Reading one manifest file, as a generator of I/O requests run by readManifest() (async) or
+ * readManifestSync(), so the two cannot drift: yields [op, ...args] with op 'open', 'fstat',
+ * 'read' (receives the bytes read) or 'close'; an I/O error is thrown back in. Refuses what is
+ * not a regular file and what is larger than `maxBytes`, before and while reading (a file that
+ * grows under us), so memory stays bounded by the limit.
  * @param {string} file
- * @returns {Promise<Manifest | null>}
+ * @param {number} maxBytes
+ * @returns {Generator<[string, ...any[]], Manifest | null, any>}
  */
-export async function readManifest(file) {
-  let text;
+function* readDoc(file, maxBytes) {
+  let fd;
   try {
-    text = await fs.readFile(file, 'utf8');
+    fd = yield ['open', file];
   } catch (err) {
     return unreadable(file, err);
   }
-  return parseManifest(text, file);
+  let bytes;
+  try {
+    const st = yield ['fstat', fd];
+    if (!st.isFile()) {
+      throw new PrecompressorError('ERR_PRECOMPRESSOR_MANIFEST', `Cannot read manifest ${file}: not a regular file`, { path: file });
+    }
+    const tooLarge = (/** @type {number} */ size) => new PrecompressorError('ERR_PRECOMPRESSOR_MANIFEST',
+      `Manifest ${file} is ${size} bytes, above the limit of ${maxBytes} bytes: raise options.maxManifestBytes if it is yours`, { path: file });
+    if (st.size > maxBytes) throw tooLarge(st.size);
+    // one byte more than fstat says: seeing EOF there proves the file did not grow
+    let buf = Buffer.allocUnsafe(st.size + 1);
+    let used = 0;
+    for (let n; (n = yield ['read', fd, buf, used]) > 0;) {
+      used += n;
+      if (used > maxBytes) throw tooLarge(used);
+      if (used === buf.length) {
+        const next = Buffer.allocUnsafe(Math.min(buf.length * 2, maxBytes + 1));
+        buf.copy(next);
+        buf = next;
+      }
+    }
+    bytes = buf.subarray(0, used);
+  } catch (err) {
+    return unreadable(file, err);
+  } finally {
+    yield ['close', fd];
+  }
+  return parseManifest(bytes.toString('utf8'), file);
+}
+
+/** @type {Record<string, (...args: any[]) => any>} */
+const SYNC_IO = {
+  open: (file) => fsSync.openSync(file, READ_FLAGS),
+  fstat: (fd) => fsSync.fstatSync(fd),
+  read: (fd, buf, at) => fsSync.readSync(fd, buf, at, buf.length - at, null),
+  close: (fd) => fsSync.closeSync(fd),
+};
+
+/** @type {Record<string, (...args: any[]) => Promise<any>>} */
+const ASYNC_IO = {
+  open: (file) => fs.open(file, READ_FLAGS),
+  fstat: (fh) => fh.stat(),
+  read: async (fh, buf, at) => (await fh.read(buf, at, buf.length - at, null)).bytesRead,
+  close: (fh) => fh.close(),
+};
+
+/**
+ * Read and validate a manifest. Returns null when the file does not exist.
+ * @param {string} file
+ * @param {{ maxBytes?: number }} [options] refuse a manifest larger than this (MAX_MANIFEST_BYTES)
+ * @returns {Promise<Manifest | null>}
+ */
+export async function readManifest(file, { maxBytes = MAX_MANIFEST_BYTES } = {}) {
+  const steps = readDoc(file, maxBytes);
+  let r = steps.next();
+  while (!r.done) {
+    const [op, ...args] = r.value;
+    r = await ASYNC_IO[op](...args).then((v) => steps.next(v), (err) => steps.throw(err));
+  }
+  return r.value;
 }
 
 /**
  * Synchronous twin of readManifest(), for serveStatic's construction.
  * @param {string} file
+ * @param {{ maxBytes?: number }} [options]
  * @returns {Manifest | null}
  */
-export function readManifestSync(file) {
-  let text;
+export function readManifestSync(file, { maxBytes = MAX_MANIFEST_BYTES } = {}) {
+  const steps = readDoc(file, maxBytes);
+  let r = steps.next();
+  while (!r.done) r = stepSync(steps, r.value);
+  return r.value;
+}
+
+/**
+ * Run one I/O request synchronously and hand its result (or its error) back to the generator.
+ * @param {Generator<[string, ...any[]], Manifest | null, any>} steps
+ * @param {[string, ...any[]]} request
+ */
+function stepSync(steps, [op, ...args]) {
+  let value;
   try {
-    text = fsSync.readFileSync(file, 'utf8');
+    value = SYNC_IO[op](...args);
   } catch (err) {
-    return unreadable(file, err);
+    return steps.throw(err);
   }
-  return parseManifest(text, file);
+  return steps.next(value);
 }
 
 /**

@@ -7,8 +7,9 @@ import { PrecompressorError } from '../errors.js';
 import { canStream, createEncoder, zlibOptions } from './encode.js';
 import { createHasher } from '../manifest.js';
 import { removeIfPresent, writeAtomicWith } from '../fs-atomic.js';
-import { cacheKey, storeFile, takeVariant, taskStats } from './cache.js';
-import { decodesToHash } from './decode-check.js';
+import { cacheKey, storeFile, taskStats } from './cache.js';
+import { takeVariant } from './cache-take.js';
+import { copyDecoding } from './decode-check.js';
 import { performance } from 'node:perf_hooks';
 import { variantPath } from '../encodings.js';
 import { retryWhileChanged } from '../flow.js';
@@ -115,7 +116,7 @@ async function streamedWithCache(t, encoding) {
   const key = cacheKey('variant', h.hash, [encoding, zlibOptions(encoding, { ...t, size: h.size })]);
   const target = variantPath(t.abs, encoding);
   // A cached variant is written only once it decodes to the bytes just hashed (see cache.js).
-  const proves = (/** @type {string} */ copy) => decodesToHash(copy, encoding, h);
+  const proves = (/** @type {NodeJS.ReadableStream} */ bytes, /** @type {any} */ out) => copyDecoding(bytes, out, encoding, h);
   const at = { target, keepBelow: h.size * t.minRatio, mtime: new Date(h.mtimeMs), proves };
   const hit = t.cache.read ? await takeVariant(t.cache.dir, key, at, cache) : null;
   if (hit !== null) {

@@ -184,6 +184,9 @@ class Pass {
     if (this.previous === null && !opts.dryRun) this.pool.warm();
     const walked = await walk(opts.root, { dotfiles: opts.dotfiles });
     for (const rel of walked.outside) report.warn(rel, 'symlink resolves outside the folder (or is dangling): not taken');
+    for (const { rel, why } of walked.leftOut) report.warn(rel, why);
+    // A folder or file the walk could not read fails like a file that cannot be compressed; the rest goes on.
+    for (const f of walked.failed) report.fail({ path: f.rel, code: f.code, message: f.message });
     if (unreadable) report.warn(relInside(opts.root, opts.manifest) ?? opts.manifest, `${/** @type {Error} */ (unreadable).message}; starting afresh`);
     const manifestRel = relInside(opts.root, opts.manifest);
     const eligible = eligibility(opts);

@@ -7,7 +7,8 @@ import { contentHash } from '../manifest.js';
 import { writeAtomicSync } from '../fs-atomic.js';
 import { variantPath } from '../encodings.js';
 import { assertUnchanged } from './compress-file.js';
-import { cacheKey, storeSync, takeVariantSync, taskStats } from './cache.js';
+import { cacheKey, storeSync, taskStats } from './cache.js';
+import { takeVariantSync } from './cache-take.js';
 import { claimBatch } from './pool.js';
 import { decodesToSync } from './decode-check.js';
 
@@ -83,7 +84,7 @@ export function compressBufferedSync(t) {
     const key = t.cache ? cacheKey('variant', hash, [encoding, options]) : null;
     const at = { target, keepBelow: size * t.minRatio, mtime: src.mtime, tempDir: ownTempDir(t.tempDir) };
     // A cached variant is written only once it decodes to the bytes just read (see cache.js).
-    const proves = (/** @type {string} */ copy) => decodesToSync(fs.readFileSync(copy), encoding, src.buf);
+    const proves = (/** @type {Buffer} */ bytes) => decodesToSync(bytes, encoding, src.buf);
     const hit = key !== null && t.cache?.read ? takeVariantSync(t.cache.dir, key, { ...at, proves }, cache) : null;
     if (hit !== null) {
       out[encoding] = hit.kept;

@@ -6,6 +6,8 @@ import { buildEntry, planMemory, addFolders, settingsTagOf } from './table.js';
 import { isTempPath } from '../fs-atomic.js';
 import { relInside, absPath, isInside } from '../paths.js';
 import { deltaFilesOf } from './dictionary.js';
+import { OPEN_FLAGS, realOf, realOfSync, servableReal } from './open.js';
+import { MANIFEST_NAME } from '../options.js';
 
 /**
  * Manifest + disk → table. Checks every listed file against the disk once (at startup and on each
@@ -28,12 +30,17 @@ export { readManifestSync };
 export { readManifest as readManifestAsync };
 
 /**
- * The checks for one entry, as a generator of I/O requests: yields [op, path], receives the result.
- * ops: 'realpath' → string | null, 'stat' → fs.Stats | null (follows symlinks), 'read' → Buffer | null.
+ * The checks for one entry, as a generator of I/O requests: yields [op, path, arg], receives the
+ * result. ops: 'realpath' → string | null; 'file' → { st, buf } | null: the file opened (never
+ * through a final symlink, never waiting on a FIFO), fstat'd, refused unless the descriptor's own
+ * real path is servable (`arg.rules`: inside the real root, not a dotfile, not the manifest), and
+ * read when its size is `arg.read`. Reading and identifying through that one descriptor means a
+ * folder swapped for a symlink meanwhile can neither put outside bytes in memory nor record an
+ * outside file's dev/ino (which the per-request check compares against).
  * Returns the Check for buildEntry, or null when the file must not be served.
  * @param {string} rel
  * @param {import('../manifest.js').FileEntry} src
- * @param {{ root: string, realRoot: string | null, encodings: readonly string[], realDirs: Map<string, string | null>, dictionaries?: boolean,
+ * @param {{ root: string, realRoot: string | null, encodings: readonly string[], realDirs: Map<string, string | null>, dictionaries?: boolean, rules: { dotfiles: string, manifestReal: string | null },
  *   audit?: { mismatched: import('./audit.js').Mismatch[], changed: string[] } }} ctx audit: where the start-up check records what does not match
  * @param {string[]} memory encodings (and 'identity') to load into memory
  * @returns {Generator<Op, import('./table.js').Check | null, any>}
@@ -43,33 +50,37 @@ export function* checkEntry(rel, src, ctx, memory) {
   const dir = path.dirname(logical);
   let realDir = ctx.realDirs.get(dir);
   if (realDir === undefined) {
-    realDir = /** @type {string | null} */ (yield ['realpath', dir]);
+    realDir = /** @type {string | null} */ (yield ['realpath', dir, null]);
     if (realDir !== null && !isInside(ctx.realRoot, realDir)) realDir = null;
     ctx.realDirs.set(dir, realDir);
   }
   if (realDir === null) return null;
+  const rules = { realRoot: ctx.realRoot, ...ctx.rules };
 
   /**
-   * Resolve a file in that folder; null when missing, not a file, or a link out of root.
+   * Resolve a file in that folder (read when its size is `read`); null when missing, not a
+   * file, or not servable.
    * @param {string} name
-   * @returns {Generator<Op, { file: string, st: fs.Stats } | null, any>}
+   * @param {number} [read]
+   * @returns {Generator<Op, { file: string, st: fs.Stats, buf: Buffer | null } | null, any>}
    */
-  function* resolve(name) {
-    const file = /** @type {string | null} */ (yield ['realpath', path.join(/** @type {string} */ (realDir), name)]);
+  function* resolve(name, read = -1) {
+    const file = /** @type {string | null} */ (yield ['realpath', path.join(/** @type {string} */ (realDir), name), null]);
     if (file === null || !isInside(ctx.realRoot, file)) return null;
-    const st = /** @type {fs.Stats | null} */ (yield ['stat', file]);
-    return st !== null && st.isFile() ? { file, st } : null;
+    const got = /** @type {{ st: fs.Stats, buf: Buffer | null } | null} */ (yield ['file', file, { rules, read }]);
+    return got === null ? null : { file, ...got };
   }
 
   const base = path.basename(logical);
-  const orig = yield* resolve(base);
+  const orig = yield* resolve(base, memory.includes('identity') ? src.size : -1);
   if (orig === null) return null;
   /** @type {Record<string, Buffer>} */
   const bodies = {};
+  /** @type {Record<string, { dev: number, ino: number }>} the file each representation was checked as */
+  const ids = { identity: idOf(orig.st) };
   let stale = orig.st.size !== src.size;
   if (!stale && memory.includes('identity')) {
-    const buf = /** @type {Buffer | null} */ (yield ['read', orig.file]);
-    if (buf !== null && buf.length === src.size && contentHash(buf) === src.hash) bodies.identity = buf;
+    if (orig.buf !== null && contentHash(orig.buf) === src.hash) bodies.identity = orig.buf;
     else stale = true;
   } else if (!stale) {
     stale = orig.st.mtimeMs !== src.mtimeMs;
@@ -81,53 +92,98 @@ export function* checkEntry(rel, src, ctx, memory) {
     for (const enc of ctx.encodings) {
       const v = src.variants[/** @type {'br'} */ (enc)];
       if (!v) continue;
-      const found = yield* resolve(variantPath(base, enc));
+      const found = yield* resolve(variantPath(base, enc), memory.includes(enc) ? v.size : -1);
       if (found === null || found.st.size !== v.size) {
         ctx.audit?.mismatched.push({ rel, encoding: enc, listed: v.size, found: found?.st.size ?? null });
         continue;
       }
       if (memory.includes(enc)) {
-        const buf = /** @type {Buffer | null} */ (yield ['read', found.file]);
-        if (buf === null || buf.length !== v.size) continue;
-        bodies[enc] = buf;
+        if (found.buf === null) continue;
+        bodies[enc] = found.buf;
       }
       variants[enc] = found.file;
+      ids[enc] = idOf(found.st);
     }
   }
   /** @type {Record<string, string>} deploy deltas whose bytes hash to their record (a wrong one breaks the page) */
   const deltas = {};
   if (!stale && ctx.dictionaries && src.deltas) {
     for (const d of deltaFilesOf(base, src)) {
-      const found = yield* resolve(d.name);
-      if (found === null || found.st.size !== d.size) continue;
-      const buf = /** @type {Buffer | null} */ (yield ['read', found.file]);
-      if (buf !== null && contentHash(buf) === d.hash) deltas[d.name] = found.file;
+      const found = yield* resolve(d.name, d.size);
+      if (found === null || found.buf === null || contentHash(found.buf) !== d.hash) continue;
+      deltas[d.name] = found.file;
+      ids[d.name] = idOf(found.st);
     }
   }
-  return { stale, file: orig.file, variants, bodies: stale ? {} : bodies, memory, deltas };
+  return { stale, file: orig.file, variants, bodies: stale ? {} : bodies, memory, deltas, ids };
 }
 
-/** @typedef {['realpath' | 'stat' | 'read', string]} Op a file-system step a check yields */
+/** @param {{ dev: number, ino: number }} st */
+function idOf(st) {
+  return { dev: st.dev, ino: st.ino };
+}
+
+/**
+ * A file-system step a check yields: the real path of a path, or a file opened, checked and read.
+ * @typedef {['realpath', string, null] | ['file', string, { rules: Rules, read: number }]} Op
+ * @typedef {{ realRoot: string | null, dotfiles: string, manifestReal: string | null }} Rules
+ */
 
 /** @param {Op} op */
-function opSync([op, p]) {
+function opSync([op, p, arg]) {
+  if (op === 'realpath') {
+    try {
+      return fs.realpathSync.native(p);
+    } catch {
+      return null;
+    }
+  }
+  let fd = -1;
   try {
-    if (op === 'realpath') return fs.realpathSync.native(p);
-    if (op === 'stat') return fs.statSync(p);
-    return fs.readFileSync(p);
+    fd = fs.openSync(p, OPEN_FLAGS);
+    const st = fs.fstatSync(fd);
+    if (!st.isFile()) return null;
+    const real = realOfSync(fd, p, st);
+    if (real === null || !servableReal(arg.rules.realRoot, real, arg.rules)) return null;
+    if (st.size !== arg.read) return { st, buf: null };
+    const buf = Buffer.allocUnsafe(st.size);
+    let n = 0;
+    while (n < buf.length) {
+      const got = fs.readSync(fd, buf, n, buf.length - n, n);
+      if (got === 0) return { st, buf: null }; // shrank while read: no body, the entry is not trusted
+      n += got;
+    }
+    return { st, buf };
   } catch {
     return null;
+  } finally {
+    if (fd !== -1) fs.closeSync(fd);
   }
 }
 
 /** @param {Op} op */
-async function opAsync([op, p]) {
+async function opAsync([op, p, arg]) {
+  if (op === 'realpath') return fs.promises.realpath(p).catch(() => null);
+  /** @type {fs.promises.FileHandle | undefined} */
+  let fh;
   try {
-    if (op === 'realpath') return await fs.promises.realpath(p);
-    if (op === 'stat') return await fs.promises.stat(p);
-    return await fs.promises.readFile(p);
+    fh = await fs.promises.open(p, OPEN_FLAGS);
+    const st = await fh.stat();
+    if (!st.isFile()) return null;
+    const real = await new Promise((resolve) => realOf(/** @type {fs.promises.FileHandle} */ (fh).fd, p, st, resolve));
+    if (real === null || !servableReal(arg.rules.realRoot, real, arg.rules)) return null;
+    if (st.size !== arg.read) return { st, buf: null };
+    const buf = Buffer.allocUnsafe(st.size);
+    for (let n = 0; n < buf.length;) {
+      const { bytesRead } = await fh.read(buf, n, buf.length - n, n);
+      if (bytesRead === 0) return { st, buf: null }; // shrank while read, as above
+      n += bytesRead;
+    }
+    return { st, buf };
   } catch {
     return null;
+  } finally {
+    await fh?.close();
   }
 }
 
@@ -160,6 +216,15 @@ export async function runAsync(gen) {
  */
 function servable(rel, manifestRel) {
   return rel !== manifestRel && !isTempPath(rel);
+}
+
+/**
+ * The manifest the middleware never serves: its own, or with `manifest: false` the default one in
+ * the root, which is ours all the same.
+ * @param {Readonly<import('./options.js').ServeOptions>} opts
+ */
+export function manifestToHide(opts) {
+  return opts.manifest ?? path.join(opts.root, MANIFEST_NAME);
 }
 
 /**
@@ -196,7 +261,8 @@ export function buildTable(manifest, lctx, mode, audit) {
   const { opts } = lctx;
   if (lctx.realRoot === null) lctx.realRoot = realRootOf(lctx.root);
   const tctx = { root: lctx.root, opts, maskOf: lctx.maskOf, settingsTag: settingsTagOf(manifest?.settings), siteDictionary: manifest?.siteDictionary?.path ?? null };
-  const cctx = { root: lctx.root, realRoot: lctx.realRoot, encodings: opts.encodings, realDirs: new Map(), dictionaries: opts.dictionaries };
+  const rules = { dotfiles: opts.dotfiles, manifestReal: realRootOf(manifestToHide(opts)) };
+  const cctx = { root: lctx.root, realRoot: lctx.realRoot, encodings: opts.encodings, realDirs: new Map(), dictionaries: opts.dictionaries, rules };
   const checkCtx = audit ? { ...cctx, audit } : cctx; // the table keeps cctx: re-checks record nothing
   const files = manifest?.files ?? {};
   const plan = planMemory(files, opts);

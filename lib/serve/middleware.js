@@ -7,10 +7,11 @@ import { respond, endWith, isGone } from './respond.js';
 import { chooseDelta } from './dictionary.js';
 import { httpError, redirectReply, methodNotAllowed } from './replies.js';
 import { createState, reload } from './state.js';
+import { OPEN_FLAGS, realOf } from './open.js';
 import { absPath } from '../paths.js';
 
-const OPEN_FLAGS = fs.constants.O_RDONLY | (fs.constants.O_NOFOLLOW ?? 0);
-const GONE = new Set(['ENOENT', 'ENOTDIR', 'ELOOP', 'EISDIR']);
+// ENXIO: a socket planted where a file was
+const GONE = new Set(['ENOENT', 'ENOTDIR', 'ELOOP', 'EISDIR', 'ENXIO']);
 
 /**
  * A drop-in for `express.static(root, options)` that serves the precompressed variants listed in
@@ -119,32 +120,46 @@ function nextOf(c) {
 }
 
 /**
- * Open `file` (never through a final symlink), fstat it, and respond with `repOf(stat)` through
- * that descriptor, so the headers describe the bytes sent. When the file is gone or not a
- * regular file, `repOf` rejects it (null) or the fstat fails (`err`), calls `onMissing(err)`
- * instead; when the client has gone away, does nothing. Every path closes the descriptor.
+ * Open `file` (never through a final symlink, never waiting on a FIFO), fstat it, and respond
+ * with `repOf(stat)` through that descriptor, so the headers describe the bytes sent. With
+ * `checkReal` (files served by path: stale entries, unlisted files), the descriptor's own real
+ * path must also be servable, so a folder swapped for a symlink between lookup and open sends
+ * nothing; table entries are checked by `repOf` against the dev/ino recorded at load instead.
+ * When the file is gone, not a regular file, not servable, or `repOf` rejects it (null), calls
+ * `onMissing(err)` instead; when the client has gone away, does nothing. Every path closes the
+ * descriptor.
  * @param {Call} c
  * @param {{ path: string, vary: boolean }} target
  * @param {string} file
  * @param {(st: fs.Stats) => import('./table.js').Rep | null} repOf
  * @param {(err?: Error | null) => void} onMissing
+ * @param {boolean} checkReal
  */
-function openAndRespond(c, target, file, repOf, onMissing) {
+function openAndRespond(c, target, file, repOf, onMissing, checkReal) {
   const { req, res } = c;
   fs.open(file, OPEN_FLAGS, (err, fd) => {
     if (err) return GONE.has(/** @type {string} */ (err.code)) ? onMissing() : fail(c, err);
-    fs.fstat(fd, (err2, st) => {
-      const rep = err2 || !st.isFile() || isGone(res) ? null : repOf(st);
-      if (rep === null) {
-        fs.close(fd, () => {});
-        return isGone(res) ? undefined : onMissing(err2);
-      }
+    const drop = (/** @type {Error | null} */ e) => {
+      fs.close(fd, () => {});
+      if (!isGone(res)) onMissing(e);
+    };
+    const send = (/** @type {fs.Stats} */ st) => {
+      const rep = isGone(res) ? null : repOf(st);
+      if (rep === null) return drop(null);
       try {
         respond(req, res, target, rep, fd, c.s.opts, st, nextOf(c));
       } catch (e) {
         fs.close(fd, () => {});
         fail(c, /** @type {Error} */ (e));
       }
+    };
+    fs.fstat(fd, (err2, st) => {
+      if (err2 || !st.isFile()) return drop(err2);
+      if (!checkReal) return send(st);
+      realOf(fd, file, st, (real) => {
+        if (real === null) return drop(null);
+        c.s.unlisted.allows(real).then((ok) => (ok ? send(st) : drop(null)), drop);
+      });
     });
   });
 }
@@ -157,7 +172,7 @@ function openAndRespond(c, target, file, repOf, onMissing) {
  */
 function serveFromDisk(c, target, onMissing) {
   const repOf = (/** @type {fs.Stats} */ st) => statRep(target.file, target.type, target.vary, st, c.s.opts);
-  openAndRespond(c, target, target.file, repOf, (err) => (err ? fail(c, err) : onMissing()));
+  openAndRespond(c, target, target.file, repOf, (err) => (err ? fail(c, err) : onMissing()), true);
 }
 
 /**
@@ -184,11 +199,13 @@ function serveEntry(c, entry) {
       return fail(c, /** @type {Error} */ (e));
     }
   }
-  const unchanged = (/** @type {fs.Stats} */ st) => st.size === rep.size && (rep.encoding !== 'identity' || st.mtimeMs === rep.mtimeMs);
+  // the very file checked at load (dev/ino): not another one reached through a folder swapped for a symlink
+  const unchanged = (/** @type {fs.Stats} */ st) => st.ino === rep.ino && st.dev === rep.dev && st.size === rep.size &&
+    (rep.encoding !== 'identity' || st.mtimeMs === rep.mtimeMs);
   openAndRespond(c, entry, rep.file, (st) => (unchanged(st) ? rep : null), () => {
     s.markStale(entry);
     serveEntry(c, entry);
-  });
+  }, false);
 }
 
 /** The trailing-slash redirect of a folder, from the original URL (mount prefix and query kept). @param {Call} c */

@@ -47,7 +47,7 @@ export function createState(opts) {
   const lctx = loadContext(opts, neg.maskOf);
   let manifest = null;
   if (opts.manifest !== null) {
-    manifest = readManifestSync(opts.manifest);
+    manifest = readManifestSync(opts.manifest, { maxBytes: opts.maxManifestBytes });
     if (manifest === null && !opts.unlisted) throw missingManifest(opts);
   }
   const audit = { mismatched: /** @type {import('./audit.js').Mismatch[]} */ ([]), changed: /** @type {string[]} */ ([]) };
@@ -143,7 +143,7 @@ async function doReload(s) {
   s.dirty.clear();
   try {
     await s.unlisted.refresh();
-    const m = await readManifestAsync(opts.manifest);
+    const m = await readManifestAsync(opts.manifest, { maxBytes: opts.maxManifestBytes });
     if (m === null && !opts.unlisted) {
       throw new PrecompressorError('ERR_PRECOMPRESSOR_MANIFEST', `No manifest at ${opts.manifest}`, { path: opts.manifest });
     }

@@ -15,8 +15,8 @@ import { absPath } from '../paths.js';
  * @typedef {{
  *   encoding: string, file: string, size: number, etag: string, lastModified: string,
  *   mtimeMs: number, body: Buffer | null, head: string[], head304: string[],
- *   stat: { size: number, mtime: Date, mtimeMs: number },
- * }} Rep
+ *   stat: { size: number, mtime: Date, mtimeMs: number }, dev: number, ino: number,
+ * }} Rep  dev/ino: the file checked at load (a descriptor opened later must be that file; -1 when unknown)
  * @typedef {{
  *   rel: string, path: string, src: import('../manifest.js').FileEntry, type: string,
  *   vary: boolean, mask: number, stale: boolean, identity: Rep, reps: Record<string, Rep>,
@@ -24,8 +24,9 @@ import { absPath } from '../paths.js';
  * }} Entry  deltas: by dictionary hash (standard base64), the deploy deltas (lib/serve/dictionary.js)
  * @typedef {{
  *   stale: boolean, file: string, variants: Record<string, string>, bodies: Record<string, Buffer>,
- *   memory: string[], deltas?: Record<string, string>,
- * }} Check  what serve-load.js found on disk for one entry (deltas: by file name, the path found)
+ *   memory: string[], deltas?: Record<string, string>, ids?: Record<string, { dev: number, ino: number }>,
+ * }} Check  what serve-load.js found on disk for one entry (deltas: by file name, the path found;
+ *   ids: by encoding ('identity' included) or delta file name, the dev/ino of the file checked)
  * @typedef {{
  *   root: string, opts: Readonly<import('./options.js').ServeOptions>,
  *   maskOf: (encodings: string[]) => number, settingsTag: string, siteDictionary?: string | null,
@@ -89,8 +90,9 @@ export function etagOf(hash, encoding, size, settingsTag) {
  * @param {Buffer | null} body
  * @param {{ type: string, vary: boolean, varyValue?: string, extra?: string[] | null }} entryInfo
  * @param {Readonly<import("./options.js").ServeOptions>} opts
+ * @param {{ dev: number, ino: number }} [id] the file checked at load (unknown: never matches a descriptor)
  */
-function makeRep(encoding, file, size, etag, mtimeMs, body, entryInfo, opts) {
+function makeRep(encoding, file, size, etag, mtimeMs, body, entryInfo, opts, id = NO_ID) {
   // fs.Stats rounds mtimeMs to its mtime Date; send's Last-Modified and ETag come from that Date
   const lastModified = new Date(Math.round(mtimeMs)).toUTCString();
   const head = ['Content-Type', entryInfo.type, 'Content-Length', String(size)];
@@ -109,8 +111,11 @@ function makeRep(encoding, file, size, etag, mtimeMs, body, entryInfo, opts) {
   if (opts.acceptRanges) head304.push('Accept-Ranges', 'bytes');
   if (opts.lastModified) head304.push('Last-Modified', lastModified);
   const stat = Object.freeze({ size, mtimeMs, mtime: new Date(Math.round(mtimeMs)) });
-  return { encoding, file, size, etag, lastModified, mtimeMs, body, head, head304, stat };
+  return { encoding, file, size, etag, lastModified, mtimeMs, body, head, head304, stat, dev: id.dev, ino: id.ino };
 }
+
+/** @type {Readonly<{ dev: number, ino: number }>} */
+const NO_ID = Object.freeze({ dev: -1, ino: -1 });
 
 /**
  * A representation built from an fstat (stale entries, files the manifest does not list):
@@ -158,15 +163,15 @@ export function buildEntry(rel, src, ctx, check) {
   for (const e of present) {
     const size = /** @type {{ size: number }} */ (src.variants[/** @type {'br'} */ (e)]).size;
     const vfile = check ? check.variants[e] : variantPath(file, e);
-    reps[e] = makeRep(e, vfile, size, etagOf(src.hash, e, size, ctx.settingsTag), src.mtimeMs, bodies[e] ?? null, info, opts);
+    reps[e] = makeRep(e, vfile, size, etagOf(src.hash, e, size, ctx.settingsTag), src.mtimeMs, bodies[e] ?? null, info, opts, check?.ids?.[e]);
   }
-  const identity = makeRep('identity', file, src.size, etagOf(src.hash, 'identity', src.size, ''), src.mtimeMs, bodies.identity ?? null, info, opts);
+  const identity = makeRep('identity', file, src.size, etagOf(src.hash, 'identity', src.size, ''), src.mtimeMs, bodies.identity ?? null, info, opts, check?.ids?.identity);
   /** @type {Map<string, { dcb?: Rep, dcz?: Rep }>} */
   const deltas = new Map();
   for (const d of deltaFiles) {
     const dfile = check?.deltas?.[d.name] ?? path.join(path.dirname(file), d.name);
     const byEnc = deltas.get(d.dict) ?? {};
-    byEnc[d.encoding] = makeRep(d.encoding, dfile, d.size, etagOf(d.hash, 'identity', d.size, ''), src.mtimeMs, null, info, opts);
+    byEnc[d.encoding] = makeRep(d.encoding, dfile, d.size, etagOf(d.hash, 'identity', d.size, ''), src.mtimeMs, null, info, opts, check?.ids?.[d.name]);
     deltas.set(d.dict, byEnc);
   }
   return {
