@@ -270,7 +270,11 @@ export interface ServeOptions {
   memoryFileLimit?: number;
   /** Watch the served files and the manifest, reloading when they change. Default true. */
   watch?: boolean;
-  /** Deploy deltas (RFC 9842): `Use-As-Dictionary` on files with a family, and their deltas to browsers that offer a dictionary. Default true. */
+  /**
+   * Deploy deltas and the site dictionary (RFC 9842): `Use-As-Dictionary` on files with a family and on the
+   * site dictionary, its `Link` header on HTML pages, and the variants against a dictionary to browsers that
+   * offer it. Default true.
+   */
   dictionaries?: boolean;
   /** Hashed assets with a family get `Cache-Control: public, max-age=31536000, immutable` (browsers keep only fresh dictionaries). Default true. */
   immutableHashed?: boolean;
