@@ -280,6 +280,13 @@ export interface ServeOptions {
   immutableHashed?: boolean;
   /** A larger manifest (or one that is not a regular file) is refused: thrown at startup, kept out on reload. Default 400 MiB. */
   maxManifestBytes?: number;
+  /**
+   * Told once, after start-up, when the folder does not match its manifest: files it does not list (HTML
+   * first: a page written after the pass is a 404), variants whose size differs (another tool compressed
+   * over ours: those files go out without that encoding), files changed since. Default `console.warn`;
+   * `null` skips the check.
+   */
+  onWarning?: ((message: string) => void) | null;
 }
 
 export type NextFunction = (err?: unknown) => void;

@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { readManifest, readManifestSync, contentHash } from '../manifest.js';
+import { contentHash } from '../manifest.js';
 import { variantPath } from '../encodings.js';
 import { buildEntry, planMemory, addFolders, settingsTagOf } from './table.js';
 import { isTempPath } from '../fs-atomic.js';
@@ -25,9 +25,7 @@ import { MANIFEST_NAME } from '../options.js';
  * watcher event) through one generator, so the two cannot drift.
  */
 
-export { readManifestSync };
 
-export { readManifest as readManifestAsync };
 
 /**
  * The checks for one entry, as a generator of I/O requests: yields [op, path, arg], receives the
@@ -40,7 +38,8 @@ export { readManifest as readManifestAsync };
  * Returns the Check for buildEntry, or null when the file must not be served.
  * @param {string} rel
  * @param {import('../manifest.js').FileEntry} src
- * @param {{ root: string, realRoot: string | null, encodings: readonly string[], realDirs: Map<string, string | null>, dictionaries?: boolean, rules: { dotfiles: string, manifestReal: string | null } }} ctx
+ * @param {{ root: string, realRoot: string | null, encodings: readonly string[], realDirs: Map<string, string | null>, dictionaries?: boolean, rules: { dotfiles: string, manifestReal: string | null },
+ *   audit?: { mismatched: import('./audit.js').Mismatch[], changed: string[] } }} ctx audit: where the start-up check records what does not match
  * @param {string[]} memory encodings (and 'identity') to load into memory
  * @returns {Generator<Op, import('./table.js').Check | null, any>}
  */
@@ -84,6 +83,7 @@ export function* checkEntry(rel, src, ctx, memory) {
   } else if (!stale) {
     stale = orig.st.mtimeMs !== src.mtimeMs;
   }
+  if (stale) ctx.audit?.changed.push(rel);
   /** @type {Record<string, string>} */
   const variants = {};
   if (!stale) {
@@ -91,7 +91,10 @@ export function* checkEntry(rel, src, ctx, memory) {
       const v = src.variants[/** @type {'br'} */ (enc)];
       if (!v) continue;
       const found = yield* resolve(variantPath(base, enc), memory.includes(enc) ? v.size : -1);
-      if (found === null || found.st.size !== v.size) continue;
+      if (found === null || found.st.size !== v.size) {
+        ctx.audit?.mismatched.push({ rel, encoding: enc, listed: v.size, found: found?.st.size ?? null });
+        continue;
+      }
       if (memory.includes(enc)) {
         if (found.buf === null) continue;
         bodies[enc] = found.buf;
@@ -250,13 +253,15 @@ export function loadContext(opts, maskOf) {
  * @param {import('../manifest.js').Manifest | null} manifest
  * @param {ReturnType<typeof loadContext>} lctx
  * @param {'sync' | 'async'} mode
+ * @param {{ mismatched: import('./audit.js').Mismatch[], changed: string[] }} [audit] records what does not match (start-up)
  */
-export function buildTable(manifest, lctx, mode) {
+export function buildTable(manifest, lctx, mode, audit) {
   const { opts } = lctx;
   if (lctx.realRoot === null) lctx.realRoot = realRootOf(lctx.root);
   const tctx = { root: lctx.root, opts, maskOf: lctx.maskOf, settingsTag: settingsTagOf(manifest?.settings), siteDictionary: manifest?.siteDictionary?.path ?? null };
   const rules = { dotfiles: opts.dotfiles, manifestReal: realRootOf(manifestToHide(opts)) };
   const cctx = { root: lctx.root, realRoot: lctx.realRoot, encodings: opts.encodings, realDirs: new Map(), dictionaries: opts.dictionaries, rules };
+  const checkCtx = audit ? { ...cctx, audit } : cctx; // the table keeps cctx: re-checks record nothing
   const files = manifest?.files ?? {};
   const plan = planMemory(files, opts);
   /** @type {import('./table.js').Table} */
@@ -268,14 +273,14 @@ export function buildTable(manifest, lctx, mode) {
   };
   const rels = Object.keys(files).filter((rel) => servable(rel, lctx.manifestRel));
   if (mode === 'sync') {
-    for (const rel of rels) add(rel, runSync(checkEntry(rel, files[rel], cctx, plan.get(rel) ?? [])));
+    for (const rel of rels) add(rel, runSync(checkEntry(rel, files[rel], checkCtx, plan.get(rel) ?? [])));
     return table;
   }
   return (async () => {
     const BATCH = 32;
     for (let i = 0; i < rels.length; i += BATCH) {
       const slice = rels.slice(i, i + BATCH);
-      const checks = await Promise.all(slice.map((rel) => runAsync(checkEntry(rel, files[rel], cctx, plan.get(rel) ?? []))));
+      const checks = await Promise.all(slice.map((rel) => runAsync(checkEntry(rel, files[rel], checkCtx, plan.get(rel) ?? []))));
       slice.forEach((rel, j) => add(rel, checks[j]));
     }
     return table;

@@ -1,13 +1,14 @@
 import { PrecompressorError } from '../errors.js';
-import { deltaStem } from '../manifest.js';
 import { ENCODINGS } from '../encodings.js';
 import { createNegotiator } from './negotiate.js';
-import { readManifestSync, readManifestAsync, loadContext, buildTable } from './load.js';
+import { loadContext, buildTable } from './load.js';
+import { deltaStem, readManifest, readManifestSync } from '../manifest.js';
 import { createStaleQueue } from './stale.js';
 import { createWatcher } from './file-events.js';
 import { createUnlistedLookup } from './unlisted.js';
 import { relInside, absPath } from '../paths.js';
 import { singleFlight } from '../flow.js';
+import { auditMessage, filesBelow, unlistedOf } from './audit.js';
 
 /**
  * The state of one serveStatic middleware: its options, the current table, the watchers and the
@@ -49,12 +50,14 @@ export function createState(opts) {
     manifest = readManifestSync(opts.manifest, { maxBytes: opts.maxManifestBytes });
     if (manifest === null && !opts.unlisted) throw missingManifest(opts);
   }
-  const table = /** @type {import('./table.js').Table} */ (buildTable(manifest, lctx, 'sync'));
+  const audit = { mismatched: /** @type {import('./audit.js').Mismatch[]} */ ([]), changed: /** @type {string[]} */ ([]) };
+  const table = /** @type {import('./table.js').Table} */ (buildTable(manifest, lctx, 'sync', audit));
   const s = /** @type {ServeState} */ ({
     opts, neg, lctx, unlisted: createUnlistedLookup(opts, lctx.realRoot), pathOptions: Object.freeze({ windows: process.platform === 'win32' }),
     table, closed: false, watcher: null, reloading: false, dirty: new Set(),
   });
   s.reloads = singleFlight(() => doReload(s));
+  if (manifest !== null && opts.onWarning !== null) void startupAudit(s, manifest, audit);
   Object.assign(s, createStaleQueue(s));
   if (opts.watch) {
     s.watcher = createWatcher({
@@ -65,6 +68,22 @@ export function createState(opts) {
     s.watcher.update(dirsOf(s));
   }
   return s;
+}
+
+/**
+ * Say once, after start-up, what in the folder does not match its manifest (lib/serve/audit.js):
+ * the walk runs in the background, so start-up does not wait for it.
+ * @param {ServeState} s
+ * @param {import('../manifest.js').Manifest} manifest
+ * @param {{ mismatched: import('./audit.js').Mismatch[], changed: string[] }} found
+ */
+async function startupAudit(s, manifest, found) {
+  const { opts } = s;
+  const listed = { ...manifest.files, ...(manifest.siteDictionary ? { [manifest.siteDictionary.path]: true } : {}) };
+  const rels = await filesBelow(opts.root).catch(() => /** @type {string[]} */ ([]));
+  const unlisted = unlistedOf(rels, listed, { manifestRel: s.table.manifestRel, dotfiles: opts.dotfiles === 'allow' });
+  const message = auditMessage(opts.root, { unlisted, mismatched: found.mismatched, changed: found.changed, servesUnlisted: opts.unlisted });
+  if (message !== null && !s.closed) /** @type {(m: string) => void} */ (opts.onWarning)(message);
 }
 
 /**
@@ -124,7 +143,7 @@ async function doReload(s) {
   s.dirty.clear();
   try {
     await s.unlisted.refresh();
-    const m = await readManifestAsync(opts.manifest, { maxBytes: opts.maxManifestBytes });
+    const m = await readManifest(opts.manifest, { maxBytes: opts.maxManifestBytes });
     if (m === null && !opts.unlisted) {
       throw new PrecompressorError('ERR_PRECOMPRESSOR_MANIFEST', `No manifest at ${opts.manifest}`, { path: opts.manifest });
     }
