@@ -101,15 +101,6 @@ function fail(c, err) {
 }
 
 /**
- * The `next` respond() hands a 412 or 416 to (found once the file is known: next(err), even with
- * fallthrough, as express.static does); without next, respond() answers them itself.
- * @param {Call} c
- */
-function nextOf(c) {
-  return typeof c.next === 'function' ? c.next : undefined;
-}
-
-/**
  * Open `file` (never through a final symlink, never waiting on a FIFO), fstat it, and respond
  * with `repOf(stat)` through that descriptor, so the headers describe the bytes sent. With
  * `checkReal` (files served by path: stale entries, unlisted files), the descriptor's own real
@@ -126,7 +117,7 @@ function nextOf(c) {
  * @param {boolean} checkReal
  */
 function openAndRespond(c, target, file, repOf, onMissing, checkReal) {
-  const { req, res } = c;
+  const { res } = c;
   fs.open(file, OPEN_FLAGS, (err, fd) => {
     if (err) return GONE.has(/** @type {string} */ (err.code)) ? onMissing() : fail(c, err);
     const drop = (/** @type {Error | null} */ e) => {
@@ -137,7 +128,7 @@ function openAndRespond(c, target, file, repOf, onMissing, checkReal) {
       const rep = isGone(res) ? null : repOf(st);
       if (rep === null) return drop(null);
       try {
-        respond(req, res, target, rep, fd, c.s.opts, st, nextOf(c));
+        respond(c, target, rep, fd, st);
       } catch (e) {
         fs.close(fd, () => {});
         fail(c, /** @type {Error} */ (e));
@@ -172,7 +163,7 @@ function serveFromDisk(c, target, onMissing) {
  * @param {import('./table.js').Entry} entry
  */
 function serveEntry(c, entry) {
-  const { s, req, res } = c;
+  const { s, req } = c;
   if (entry.stale) {
     const target = { file: entry.identity.file, path: entry.path, type: entry.type, vary: entry.vary };
     return serveFromDisk(c, target, () => pass(c, 404));
@@ -184,7 +175,7 @@ function serveEntry(c, entry) {
   const rep = delta ?? (choice === 'identity' ? entry.identity : entry.reps[choice]);
   if (rep.body !== null) {
     try {
-      return respond(req, res, entry, rep, null, s.opts, undefined, nextOf(c));
+      return respond(c, entry, rep, null);
     } catch (e) {
       return fail(c, /** @type {Error} */ (e));
     }
