@@ -1,11 +1,9 @@
 import fs from 'node:fs';
 import pLimit from 'p-limit';
 import { normalizeOptions, settingsOf } from '../options.js';
-import { sameSettings } from './plan.js';
-import { buildManifest, writeManifest, entryOf } from '../manifest.js';
+import { buildManifest, entryOf } from '../manifest.js';
 import { variantPath } from '../encodings.js';
 import { hashFile } from './compress-file.js';
-import { removeIfPresent, removeTemp } from '../fs-atomic.js';
 import { checkEncoders } from './encode.js';
 import { createReport } from './report.js';
 import { addDeltas } from './deltas.js';
@@ -15,29 +13,10 @@ import { createCacheRun } from './cache-run.js';
 import { assertManifestTarget, assertNotSystemDir } from './guards.js';
 import { Compressions } from './compressions.js';
 import { planPass } from './pass-plan.js';
+import { failureOf, removeOutputs, writeIfChanged } from './pass-outputs.js';
 
 export const VERSION = JSON.parse(fs.readFileSync(new URL('../../package.json', import.meta.url), 'utf8')).version;
 const TOOL = `precompressor@${VERSION}`;
-
-/**
- * Would writing `next` change nothing but the date? Then the manifest is left as it is.
- * @param {Manifest | null} previous
- * @param {Manifest} next
- */
-function sameContent(previous, next) {
-  if (previous === null) return false;
-  const strip = (/** @type {Manifest} */ { generatedAt: _g, ...rest }) => JSON.stringify(rest);
-  return strip(previous) === strip(next);
-}
-
-/**
- * @param {string} rel
- * @param {unknown} err
- */
-function failureOf(rel, err) {
-  const e = /** @type {any} */ (err);
-  return { path: rel, code: e.code ?? 'ERR_PRECOMPRESSOR_FILE', message: e.message ?? String(err) };
-}
 
 /**
  * Compress every eligible file under `dir` to `.br` and `.gz`, remove stale variants and write
@@ -115,6 +94,7 @@ class Pass {
     this.hooks = hooks;
     this.report = createReport(opts);
     this.settings = settingsOf(opts);
+    this.tool = TOOL;
     this.io = pLimit(Math.max(4, opts.concurrency * 2));
     this.cache = createCacheRun(opts);
     this.work = new Compressions(this, hooks);
@@ -148,7 +128,7 @@ class Pass {
     this.work.flush();
     await Promise.all(this.hashJobs);
     await this.work.drain();
-    await this.remove();
+    await removeOutputs(this);
     const input = { opts: this.opts, entries: this.entries, previous: this.previous, onDisk: this.classified.deltas, report: this.report, userFiles: this.owners.user, cache: this.cache };
     const site = await addSiteDictionary(input);
     // The pages' variants against the site dictionary are delta files that addDeltas() must leave.
@@ -156,7 +136,7 @@ class Pass {
     site.apply(this.entries);
     const siteDictionary = site.path === null ? null : { path: site.path, hash: /** @type {string} */ (site.hash) };
     const manifest = buildManifest({ tool: TOOL, settings: this.settings, files: this.entries, siteDictionary });
-    await this.writeManifest(manifest, deltas.changed || site.changed);
+    await writeIfChanged(this, manifest, deltas.changed || site.changed);
     await this.cache.finish(this.report);
     const held = this.decisions.filter((d) => d.action === 'hold').map((d) => d.file.rel);
     return { report: { ...this.report.finish(manifest), deltas: deltas.summary, siteDictionary: site.summary, cache: this.cache.summary() }, held, manifest };
@@ -243,42 +223,6 @@ class Pass {
     this.entries.delete(rel);
     this.report.ended(rel);
     this.report.fail(failureOf(rel, err));
-  }
-
-  /** Temps of killed runs, orphans, stale variants, and the variants of failed files. */
-  async remove() {
-    const { opts, report } = this;
-    for (const rel of this.failed) {
-      for (const enc of this.encodingsOf(rel)) this.removals.push({ rel: variantPath(rel, enc), why: 'failed' });
-    }
-    for (const r of this.removals) {
-      if (r.why !== 'failed') report.change(r.rel, `remove (${r.why})`);
-      if (opts.dryRun) continue;
-      const remove = r.why === 'temp' ? removeTemp : removeIfPresent;
-      // Cleaning up after a failed file is best effort: its failure is already reported.
-      await remove(this.abs(r.rel)).catch((err) => r.why !== 'failed' && report.fail(failureOf(r.rel, err)));
-    }
-  }
-
-  /**
-   * Write the manifest unless nothing but its date would change.
-   * @param {import("../manifest.js").Manifest} manifest
-   * @param {boolean} deltasChanged
-   */
-  async writeManifest(manifest, deltasChanged) {
-    const { opts, previous } = this;
-    // Every file fresh and nothing removed: the previous manifest's entries were kept as they are.
-    const untouched = !deltasChanged && previous !== null && previous.tool === TOOL && sameSettings(previous.settings, this.settings) &&
-      this.removals.length === 0 && this.failed.size === 0 && this.decisions.every((d) => d.action === 'fresh') &&
-      this.decisions.length === Object.keys(previous.files).length;
-    // A delta written again (it was missing) is newer than the previous manifest: write a new one, or
-    // the ownership rule (outputs are older than the manifest that lists them) takes it for the user's.
-    if (opts.dryRun || untouched || (!deltasChanged && sameContent(previous, manifest))) return;
-    try {
-      await writeManifest(opts.manifest, manifest);
-    } catch (err) {
-      this.report.fail(failureOf(opts.manifest, err));
-    }
   }
 
   async close() {
