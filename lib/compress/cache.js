@@ -20,9 +20,11 @@ import { tempPathFor, writeAtomicSync } from '../fs-atomic.js';
  * - **Entry** `<dir>/<2 hex>/<64 hex key>`: the compressed bytes, then a trailer: a JSON record
  *   (key, size, SHA-256 of the bytes, encode time), its length (4 bytes) and MAGIC. One file,
  *   written to a temp file beside it and renamed: a reader sees a whole entry or none.
- * - **Use**: the record is read and checked (magic, lengths, key); the entry is copied
- *   (copy-on-write where the file system can) to a temp file, cut to the bytes, and those must
- *   decode to exactly the source's bytes before the temp is renamed into place. The record's own
+ * - **Use**: the record is read and checked (magic, lengths, key), and the bytes must decode to
+ *   exactly the source's bytes before they reach the output. A buffered file's entry is read
+ *   whole in one read, decoded in memory and written as a fresh variant is (writeAtomicSync()); a
+ *   streamed file's is copied (copy-on-write where the file system can) to a temp file, cut to the
+ *   bytes, decoded as a stream, and the temp renamed into place. The record's own
  *   size and SHA-256 only catch damage: whoever can write the folder can recompute them, so only
  *   the decode proves a variant. Anything that fails is removed from the cache and the variant is
  *   encoded again: neither a damaged nor a rewritten entry reaches the output.
@@ -83,24 +85,35 @@ const entryPath = (/** @type {string} */ dir, /** @type {string} */ key) => path
  */
 
 /**
+ * The record in an entry's last bytes (`fileSize` long in all), read by `readAt(buffer, position)`;
+ * null when it is not a whole entry of `key`.
+ * @param {(buf: Buffer, position: number) => void} readAt
+ * @param {number} fileSize
+ * @param {string} key
+ */
+function parseRecord(readAt, fileSize, key) {
+  if (fileSize < TAIL) return null;
+  const tail = Buffer.alloc(TAIL);
+  readAt(tail, fileSize - TAIL);
+  if (!tail.subarray(4).equals(MAGIC)) return null;
+  const len = tail.readUInt32BE(0);
+  if (len > fileSize - TAIL) return null;
+  const json = Buffer.alloc(len);
+  readAt(json, fileSize - TAIL - len);
+  const rec = JSON.parse(json.toString('utf8'));
+  const whole = rec?.key === key && Number.isSafeInteger(rec.bytes) && rec.bytes + len + TAIL === fileSize &&
+    Number.isSafeInteger(rec.size) && (rec.bytes === 0 || rec.bytes === rec.size) && typeof rec.encodeMs === 'number';
+  return whole ? rec : null;
+}
+
+/**
  * The record of an entry file open on `fd`, or null when it is not a whole entry.
  * @param {number} fd
  * @param {number} fileSize
  * @param {string} key
  */
 function readRecord(fd, fileSize, key) {
-  if (fileSize < TAIL) return null;
-  const tail = Buffer.alloc(TAIL);
-  fs.readSync(fd, tail, 0, TAIL, fileSize - TAIL);
-  if (!tail.subarray(4).equals(MAGIC)) return null;
-  const len = tail.readUInt32BE(0);
-  if (len > fileSize - TAIL) return null;
-  const json = Buffer.alloc(len);
-  fs.readSync(fd, json, 0, len, fileSize - TAIL - len);
-  const rec = JSON.parse(json.toString('utf8'));
-  const whole = rec?.key === key && Number.isSafeInteger(rec.bytes) && rec.bytes + len + TAIL === fileSize &&
-    Number.isSafeInteger(rec.size) && (rec.bytes === 0 || rec.bytes === rec.size) && typeof rec.encodeMs === 'number';
-  return whole ? rec : null;
+  return parseRecord((buf, at) => fs.readSync(fd, buf, 0, buf.length, at), fileSize, key);
 }
 
 /**
@@ -206,6 +219,18 @@ function placeSync(tmp, at) {
  */
 
 /**
+ * The record says the output is not small enough: nothing of the entry reaches the output.
+ * @param {Entry} entry
+ * @param {Placement} at
+ * @returns {Taken}
+ */
+function notKept(entry, at) {
+  fs.rmSync(at.target, { force: true });
+  touch(entry.file);
+  return { kept: null, encodeMs: entry.encodeMs };
+}
+
+/**
  * The first half of taking a variant: look it up; when it is to be kept, copy its bytes to a temp
  * file that the caller proves (it decodes to the source) before finishTake() renames it.
  * @param {string} dir
@@ -216,12 +241,7 @@ function placeSync(tmp, at) {
 function startTake(dir, key, at) {
   const entry = lookupSync(dir, key);
   if (entry === null) return null;
-  if (entry.size >= at.keepBelow) {
-    // The record says the output is not small enough: nothing of the entry reaches the output.
-    fs.rmSync(at.target, { force: true });
-    touch(entry.file);
-    return { taken: { kept: null, encodeMs: entry.encodeMs } };
-  }
+  if (entry.size >= at.keepBelow) return { taken: notKept(entry, at) };
   if (entry.bytes === 0) return null;
   const tmp = copyToTempSync(entry, at);
   return tmp === null ? null : { entry, tmp };
@@ -255,25 +275,69 @@ function finishTake(s, proven, at, stats) {
 }
 
 /**
- * Put the cached variant of `key` in place: copied to `target` when smaller than `keepBelow` bytes
- * and `proves(copy)` (it decodes to the source), else `target` removed. Null on a miss (nothing
- * usable: encode it).
+ * The entry of `key` read whole, in one read, with its record; null when there is none or it is
+ * not a whole one (then it is removed). For entries of buffered files (small enough to hold).
  * @param {string} dir
  * @param {string} key
- * @param {Placement & { proves: (copy: string) => boolean }} at
+ * @returns {{ entry: Entry, bytes: Buffer } | null}
+ */
+function readWholeSync(dir, key) {
+  const file = entryPath(dir, key);
+  let whole;
+  try {
+    whole = fs.readFileSync(file);
+  } catch {
+    return null;
+  }
+  let rec;
+  try {
+    rec = parseRecord((buf, at) => whole.copy(buf, 0, at, at + buf.length), whole.length, key);
+  } catch {
+    rec = null;
+  }
+  if (rec === null) {
+    discard(file);
+    return null;
+  }
+  return { entry: { ...rec, file }, bytes: whole.subarray(0, rec.bytes) };
+}
+
+/**
+ * Put the cached variant of `key` in place: written to `target` when smaller than `keepBelow`
+ * bytes and `proves(bytes)` (they decode to the source), else `target` removed. Null on a miss
+ * (nothing usable: encode it). The entry is read once into memory, proven there and written
+ * through writeAtomicSync(), as a variant just encoded is: no copy of the entry, no truncate, no
+ * read back.
+ * @param {string} dir
+ * @param {string} key
+ * @param {Placement & { proves: (bytes: Buffer) => boolean }} at
  * @param {ReturnType<typeof taskStats>} stats
  * @returns {Taken | null}
  */
 export function takeVariantSync(dir, key, at, stats) {
-  const s = startTake(dir, key, at);
-  if (s === null || 'taken' in s) return s?.taken ?? null;
+  const got = readWholeSync(dir, key);
+  if (got === null) return null;
+  const { entry, bytes } = got;
+  if (entry.size >= at.keepBelow) return notKept(entry, at);
+  if (entry.bytes === 0) return null;
   let proven;
   try {
-    proven = at.proves(s.tmp);
+    proven = at.proves(bytes);
   } catch {
     proven = false;
   }
-  return finishTake(s, proven, at, stats);
+  if (!proven) {
+    discard(entry.file);
+    stats.rejected++;
+    return null;
+  }
+  try {
+    writeAtomicSync(at.target, bytes, { mtime: at.mtime, tempDir: at.tempDir ?? undefined });
+  } catch {
+    return null; // an output that cannot be written: the caller encodes instead, and meets and reports the error itself
+  }
+  touch(entry.file);
+  return { kept: entry.size, encodeMs: entry.encodeMs };
 }
 
 /**

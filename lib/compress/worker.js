@@ -83,7 +83,7 @@ export function compressBufferedSync(t) {
     const key = t.cache ? cacheKey('variant', hash, [encoding, options]) : null;
     const at = { target, keepBelow: size * t.minRatio, mtime: src.mtime, tempDir: ownTempDir(t.tempDir) };
     // A cached variant is written only once it decodes to the bytes just read (see cache.js).
-    const proves = (/** @type {string} */ copy) => decodesToSync(fs.readFileSync(copy), encoding, src.buf);
+    const proves = (/** @type {Buffer} */ bytes) => decodesToSync(bytes, encoding, src.buf);
     const hit = key !== null && t.cache?.read ? takeVariantSync(t.cache.dir, key, { ...at, proves }, cache) : null;
     if (hit !== null) {
       out[encoding] = hit.kept;
