@@ -233,15 +233,43 @@ export function buildManifest({ tool, settings, files }) {
   return { schema: SCHEMA_VERSION, tool, settings, generatedAt: new Date().toISOString(), files: Object.fromEntries(entries) };
 }
 
+/** Characters of manifest text handed to the file at a time (see manifestText()). */
+const CHUNK_CHARS = 1 << 20;
+
+/**
+ * The manifest's JSON text in pieces of about CHUNK_CHARS: the head indented, then one line per
+ * file entry, so that a site of a million files never has its whole text in memory at once (a
+ * line per file also keeps diffs of the manifest readable). JSON.parse reads it like any other.
+ * @param {Manifest} manifest
+ * @returns {Generator<string>}
+ */
+export function* manifestText(manifest) {
+  const { files, ...head } = manifest;
+  const top = JSON.stringify({ ...head, files: null }, null, 1);
+  let chunk = `${top.slice(0, top.lastIndexOf('null'))}{`;
+  let first = true;
+  for (const rel in files) {
+    if (!Object.hasOwn(files, rel)) continue;
+    chunk += `${first ? '' : ','}\n  ${JSON.stringify(rel)}: ${JSON.stringify(files[rel])}`;
+    first = false;
+    if (chunk.length >= CHUNK_CHARS) {
+      yield chunk;
+      chunk = '';
+    }
+  }
+  yield `${chunk}${first ? '' : '\n '}}\n}\n`;
+}
+
 /**
  * Write the manifest atomically: readers see the old or the new document, never a partial one.
+ * Written in pieces (manifestText()), not from one string of the whole document.
  * @param {string} file
  * @param {Manifest} manifest
  */
 export async function writeManifest(file, manifest) {
   // --manifest may name a folder that does not exist yet (meta/manifest.json): make it.
   await fs.mkdir(path.dirname(file), { recursive: true });
-  await writeAtomic(file, JSON.stringify(manifest, null, 1) + '\n');
+  await writeAtomic(file, manifestText(manifest));
 }
 
 /**
