@@ -76,7 +76,10 @@ export function formatProgress(p, width = 24) {
  *   bytes: Record<string, number> & { original: number, compressible: number },
  *   changes: { path: string, action: string }[],
  *   deltas?: { files: number, written: number, bytes: number, savedBytes: number, unavailable: string | null },
+ *   siteDictionary?: SiteDictionaryReport,
  *   cache?: { enabled: boolean, dir: string, hits: number, misses: number, cpuSavedMs: number } }} SummaryReport
+ * @typedef {{ path: string | null, size: number, bytes: number, pages: number, pageBytes: number, ordinaryBytes: number,
+ *   unavailable: string | null }} SiteDictionaryReport
  */
 
 /**
@@ -88,6 +91,17 @@ export function deltaLine(d) {
   if (d.unavailable) return `deltas: none (${d.unavailable})`;
   if (d.files === 0) return '';
   return `deltas: ${d.files} files (${d.written} written); a returning visitor downloads ${formatBytes(d.bytes)} instead of ${formatBytes(d.bytes + d.savedBytes)} for them`;
+}
+
+/**
+ * The site-dictionary line of a summary, or '' when there is none and nothing to say.
+ * @param {SiteDictionaryReport | undefined} d
+ */
+export function siteDictionaryLine(d) {
+  if (!d) return '';
+  if (d.unavailable) return `site dictionary: none (${d.unavailable})`;
+  if (d.path === null || d.pages === 0) return '';
+  return `site dictionary: ${formatBytes(d.size)} (${formatBytes(d.bytes)} sent once); ${d.pages} pages after it at ${percent(d.pageBytes, d.ordinaryBytes)} of their best variant`;
 }
 
 /**
@@ -122,6 +136,8 @@ export function formatSummary(r) {
   }
   const deltas = deltaLine(r.deltas);
   if (deltas) lines.push(`  ${deltas}`);
+  const site = siteDictionaryLine(r.siteDictionary);
+  if (site) lines.push(`  ${site}`);
   const cache = cacheLine(r.cache);
   if (cache) lines.push(`  ${cache}`);
   return lines.join('\n');

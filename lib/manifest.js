@@ -7,10 +7,12 @@ import { writeAtomic } from './fs-atomic.js';
 
 /**
  * Bump when the manifest's shape changes. Version 2 added `dictionary` and `deltas` (deploy deltas,
- * RFC 9842) to file entries; version-1 manifests are still read (they have neither).
+ * RFC 9842) to file entries; version 3 the top-level `siteDictionary` (the site dictionary, whose
+ * page variants are `deltas` too, with or without the page's own `dictionary`). Versions 1 and 2
+ * are still read (they have neither).
  */
-export const SCHEMA_VERSION = 2;
-const READABLE_SCHEMAS = [1, 2];
+export const SCHEMA_VERSION = 3;
+const READABLE_SCHEMAS = [1, 2, 3];
 
 /**
  * @typedef {{ size: number }} VariantEntry
@@ -34,7 +36,10 @@ const READABLE_SCHEMAS = [1, 2];
  *   settings: { encodings: string[], brotliQuality: number, gzipLevel: number, zstdLevel: number, zopfli: boolean, minRatio: number },
  *   generatedAt: string,
  *   files: Record<string, FileEntry>,
+ *   siteDictionary?: SiteDictionaryEntry,
  * }} Manifest
+ * @typedef {{ path: string, hash: string }} SiteDictionaryEntry
+ *   path: the dictionary file (listed in `files`); hash: its content hash (`sha256-<base64url>`)
  */
 
 /**
@@ -97,8 +102,13 @@ export function validateManifest(data, file = 'manifest') {
         throw bad(file, `entry ${JSON.stringify(rel)} variant ${enc} has no valid size`);
       }
     }
-    const why = dictionaryProblem(e);
+    const why = dictionaryProblem(e, m.schema);
     if (why !== null) throw bad(file, `entry ${JSON.stringify(rel)} ${why}`);
+  }
+  const sd = m.siteDictionary;
+  if (sd !== undefined && (sd === null || typeof sd !== 'object' || typeof sd.path !== 'string' || !Object.hasOwn(m.files, sd.path) ||
+    typeof sd.hash !== 'string' || m.files[sd.path].hash !== sd.hash)) {
+    throw bad(file, 'siteDictionary is not { path, hash } of a listed file');
   }
   return m;
 }
@@ -107,10 +117,11 @@ const B64_SHA256 = /^[A-Za-z0-9+/]{43}=$/;
 export const DELTA_SUFFIXES = Object.freeze(/** @type {const} */ (['dcb', 'dcz']));
 
 /**
- * What is wrong with an entry's `dictionary` and `deltas`, or null.
+ * What is wrong with an entry's `dictionary` and `deltas`, or null (before schema 3, deltas need a dictionary).
  * @param {any} e an entry as parsed, not yet validated
+ * @param {number} schema
  */
-function dictionaryProblem(e) {
+function dictionaryProblem(e, schema) {
   if (e.dictionary !== undefined) {
     const d = e.dictionary;
     if (d === null || typeof d !== 'object' || typeof d.hash !== 'string' || !B64_SHA256.test(d.hash) ||
@@ -119,7 +130,7 @@ function dictionaryProblem(e) {
     }
   }
   if (e.deltas === undefined) return null;
-  if (e.deltas === null || typeof e.deltas !== 'object' || e.dictionary === undefined) return 'has deltas but no dictionary';
+  if (e.deltas === null || typeof e.deltas !== 'object' || (schema < 3 && e.dictionary === undefined)) return 'has deltas but no dictionary';
   for (const [dict, byEnc] of Object.entries(e.deltas)) {
     if (!B64_SHA256.test(dict) || byEnc === null || typeof byEnc !== 'object') return `has an invalid delta key ${JSON.stringify(dict)}`;
     for (const [enc, v] of Object.entries(byEnc)) {
@@ -140,6 +151,15 @@ function dictionaryProblem(e) {
  */
 export function deltaPath(rel, dictHash, encoding) {
   return `${rel}.${Buffer.from(dictHash, 'base64').toString('hex').slice(0, 16)}.${encoding}`;
+}
+
+/**
+ * Path of the site dictionary whose content hash (`sha256-<base64url>`) is `hash`, at the root:
+ * `precompressor-dictionary.<first 16 hex digits of its SHA-256>.dict`.
+ * @param {string} hash
+ */
+export function siteDictionaryPath(hash) {
+  return `precompressor-dictionary.${Buffer.from(hash.replace(/^sha256-/, ''), 'base64url').toString('hex').slice(0, 16)}.dict`;
 }
 
 const DELTA_NAME = /^(.+)\.[0-9a-f]{16}\.(?:dcb|dcz)$/;
@@ -224,13 +244,17 @@ export function readManifestSync(file) {
 
 /**
  * Build the manifest document: files sorted by path so that the output is deterministic.
- * @param {{ tool: string, settings: Manifest['settings'], files: Map<string, FileEntry> | Record<string, FileEntry> }} parts
+ * @param {{ tool: string, settings: Manifest['settings'], files: Map<string, FileEntry> | Record<string, FileEntry>,
+ *   siteDictionary?: SiteDictionaryEntry | null }} parts
  * @returns {Manifest}
  */
-export function buildManifest({ tool, settings, files }) {
+export function buildManifest({ tool, settings, files, siteDictionary = null }) {
   const entries = files instanceof Map ? [...files] : Object.entries(files);
   entries.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-  return { schema: SCHEMA_VERSION, tool, settings, generatedAt: new Date().toISOString(), files: Object.fromEntries(entries) };
+  /** @type {Manifest} */
+  const m = { schema: SCHEMA_VERSION, tool, settings, generatedAt: new Date().toISOString(), files: Object.fromEntries(entries) };
+  if (siteDictionary !== null) m.siteDictionary = siteDictionary;
+  return m;
 }
 
 /** Characters of manifest text handed to the file at a time (see manifestText()). */

@@ -10,7 +10,7 @@ import { cacheRoot } from './paths.js';
  *   zstdLevel: number, zopfli: boolean, include: readonly string[], exclude: readonly string[],
  *   skipExtensions: ReadonlySet<string>, minRatio: number, concurrency: number, manifest: string, dotfiles: boolean,
  *   force: boolean, dryRun: boolean, streamThreshold: number, onProgress: OnProgress | null, cache: boolean,
- *   cacheDir: string, cacheMaxSize: number, deltas: boolean, previous: string | null, dictionaryStore: string,
+ *   cacheDir: string, cacheMaxSize: number, deltas: boolean, siteDictionary: boolean, previous: string | null, dictionaryStore: string,
  *   dictionaryVersions: number, deltaMinSize: number, deltaMargin: number, deltaExtensions: ReadonlySet<string>,
  *   hashPattern: RegExp | HashSpan | null, allowSystemDir: boolean }>} Options the normalized options of `precompress()`
  * @typedef {(path: string) => [number, number] | null | undefined} HashSpan where a file's hash is in its base name
@@ -86,6 +86,7 @@ export const OPTION_DEFAULTS = Object.freeze({
   cacheDir: null, // node_modules/.cache/precompressor/variants of the project (see cacheRoot() in lib/paths.js)
   cacheMaxSize: CACHE_MAX_SIZE, // bytes (or a string such as "512MB"): least recently used entries are evicted above it
   deltas: true, // deploy deltas (RFC 9842) against earlier versions, where this Node can encode them
+  siteDictionary: true, // a dictionary made from the site's HTML pages, and each page's dcz/dcb against it
   previous: null, // an older build folder whose files are also taken as dictionaries
   dictionaryStore: null, // node_modules/.cache/precompressor/dictionaries of the project (see cacheRoot() in lib/paths.js)
   dictionaryVersions: 3, // earlier versions per family kept in the store and used as dictionaries
@@ -272,7 +273,7 @@ function cacheOptions(o) {
  * @param {Record<string, any>} o
  */
 function deltaOptions(o) {
-  if (typeof o.deltas !== 'boolean') throw optionError('options.deltas', 'a boolean', o.deltas);
+  for (const k of ['deltas', 'siteDictionary']) if (typeof o[k] !== 'boolean') throw optionError(`options.${k}`, 'a boolean', o[k]);
   for (const k of ['previous', 'dictionaryStore']) {
     if (o[k] !== null && (typeof o[k] !== 'string' || o[k] === '')) throw optionError(`options.${k}`, 'a non-empty path string', o[k]);
   }
@@ -298,6 +299,7 @@ function deltaOptions(o) {
   }
   return {
     deltas: o.deltas,
+    siteDictionary: o.siteDictionary,
     previous: o.previous === null ? null : path.resolve(o.previous),
     dictionaryStore: path.resolve(o.dictionaryStore ?? defaultDictionaryStore()),
     dictionaryVersions: o.dictionaryVersions,

@@ -56,6 +56,11 @@ export interface PrecompressOptions {
    * deltas against the earlier versions of its family, where this Node can encode them. Default true.
    */
   deltas?: boolean;
+  /**
+   * A dictionary made from the site's HTML pages (RFC 9842), written as
+   * `precompressor-dictionary.<hash>.dict`, and every page's `dcz`/`dcb` against it. Default true.
+   */
+  siteDictionary?: boolean;
   /** An older build folder whose files are also taken as earlier versions. Default none. */
   previous?: string | null;
   /** Where earlier versions are kept across builds. Default `node_modules/.cache/precompressor/dictionaries`, found like `cacheDir`. */
@@ -76,6 +81,25 @@ export interface PrecompressOptions {
    * SvelteKit names (8 base64url characters need no digit).
    */
   hashPattern?: RegExp | string | ((path: string) => [number, number] | null | undefined) | null;
+}
+
+export interface SiteDictionarySummary {
+  /** The dictionary file, or null when there is none (too few pages, no gain, no encoder, turned off). */
+  path: string | null;
+  /** How it was made: `segments` (what the pages share), `page` (one page as it is), or `none`. */
+  method: 'segments' | 'page' | 'none';
+  /** Its bytes, and its smallest variant (what a visitor downloads once). */
+  size: number;
+  bytes: number;
+  /** Pages with a variant against it; their smallest such variants' bytes against their best ordinary ones. */
+  pages: number;
+  pageBytes: number;
+  ordinaryBytes: number;
+  /** Page variants encoded in this run, and those reused from the previous one. */
+  written: number;
+  reused: number;
+  /** Why there is none at all (no encoder), else null. */
+  unavailable: string | null;
 }
 
 export interface DeltaSummary {
@@ -156,6 +180,8 @@ export interface Report {
   changes: { path: string; action: string; skipped?: 'not-smaller' }[];
   /** Deploy deltas of this run. */
   deltas: DeltaSummary;
+  /** The site dictionary of this run. */
+  siteDictionary: SiteDictionarySummary;
   /** The variant cache in this run: outputs (variants and deltas) taken from it and encoded, and the encode time the hits saved. */
   cache: CacheSummary;
 }
@@ -187,11 +213,13 @@ export interface ManifestFileEntry {
 }
 
 export interface Manifest {
-  schema: 1 | 2;
+  schema: 1 | 2 | 3;
   tool: string;
   settings: Record<string, unknown> & { encodings: Encoding[] };
   generatedAt: string;
   files: Record<string, ManifestFileEntry>;
+  /** Schema 3: the site dictionary (a listed file) that the pages' `deltas` are also made against. */
+  siteDictionary?: { path: string; hash: string };
 }
 
 /** Options of `serveStatic(root, options)`: those of express.static plus a few. */

@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { optionError } from '../lib/errors.js';
-import { formatBytes, formatDuration, deltaLine, cacheLine } from '../lib/format.js';
+import { formatBytes, formatDuration, deltaLine, cacheLine, siteDictionaryLine } from '../lib/format.js';
 import { normalizeOptions, splitOptions, defaultCacheDir, defaultDictionaryStore } from '../lib/options.js';
 import { precompress } from '../lib/compress/precompress.js';
 import { hashSpansOfBundle } from './hash-names.js';
@@ -94,6 +94,8 @@ export function summaryLines(report, verbose) {
   ];
   const deltas = deltaLine(report.deltas);
   if (deltas) lines.push(`precompressor: ${deltas}`);
+  const site = siteDictionaryLine(report.siteDictionary);
+  if (site) lines.push(`precompressor: ${site}`);
   const cache = cacheLine(report.cache);
   if (cache) lines.push(`precompressor: ${cache}`);
   if (verbose) for (const c of report.changes) lines.push(`  ${c.action} ${c.path}`);

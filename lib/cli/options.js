@@ -24,6 +24,7 @@ export const CLI_FLAGS = Object.freeze([
   { flag: 'cache-dir', option: 'cacheDir', type: 'string', default: 'node_modules/.cache/precompressor/variants', describe: 'The variant cache folder (persist it in CI; see docs/cache.md)' },
   { flag: 'cache-max-size', option: 'cacheMaxSize', type: 'string', default: '512MiB', describe: 'Cap of the variant cache (bytes, or 500MB, 1GiB...); least recently used entries go first' },
   { flag: 'deltas', option: 'deltas', type: 'boolean', default: OPTION_DEFAULTS.deltas, describe: 'Deploy deltas (RFC 9842, dcz/dcb) against earlier versions of each file; --no-deltas turns them off' },
+  { flag: 'site-dictionary', option: 'siteDictionary', type: 'boolean', default: OPTION_DEFAULTS.siteDictionary, describe: 'A dictionary made from the HTML pages, and each page as dcz/dcb against it; --no-site-dictionary turns it off' },
   { flag: 'previous', option: 'previous', type: 'string', default: '', describe: 'An older build folder whose files are also taken as earlier versions' },
   { flag: 'dictionary-store', option: 'dictionaryStore', type: 'string', default: 'node_modules/.cache/precompressor/dictionaries', describe: 'Where earlier versions are kept across builds (persist it in CI)' },
   { flag: 'dictionary-versions', option: 'dictionaryVersions', type: 'number', default: OPTION_DEFAULTS.dictionaryVersions, describe: 'Earlier versions per file kept and used as dictionaries, 1-100' },

@@ -209,21 +209,21 @@ async function deltasFor(run, rel, dicts) {
  * @param {string} rel
  * @param {import('../manifest.js').FileEntry} entry
  */
-async function readChecked(opts, rel, entry) {
+export async function readChecked(opts, rel, entry) {
   const data = await fs.readFile(path.join(opts.root, ...rel.split('/'))).catch(() => null);
   return data !== null && contentHash(data) === entry.hash ? data : null;
 }
 
 /**
  * Encode, check and write the deltas of one file against one dictionary; {} when none is kept.
- * @param {DeltaRun} run
+ * @param {Pick<DeltaRun, 'opts' | 'encoders' | 'report' | 'userFiles' | 'cache'> & { summary: { written: number } }} run
  * @param {string} rel
  * @param {Buffer} data
  * @param {Buffer} dict
  * @param {string} dictKey
  * @param {number} best
  */
-async function encodeAll(run, rel, data, dict, dictKey, best) {
+export async function encodeAll(run, rel, data, dict, dictKey, best) {
   const digest = crypto.createHash('sha256').update(dict).digest();
   /** @type {import('../manifest.js').DeltaEntry} */
   const rec = {};
@@ -250,7 +250,7 @@ async function encodeAll(run, rel, data, dict, dictKey, best) {
 /**
  * A delta from the variant cache (keyed on the file's and the dictionary's content), or encoded
  * and added to it. `out` null: this Node could not make it.
- * @param {DeltaRun} run
+ * @param {Pick<DeltaRun, 'cache'>} run
  * @returns {Promise<{ out: Buffer | null, cached: boolean }>}
  * @param {'dcb' | 'dcz'} enc
  * @param {Buffer} data

@@ -11,6 +11,7 @@ import { checkEncoders } from './encode.js';
 import { createPool } from './pool.js';
 import { createReport } from './report.js';
 import { addDeltas } from './deltas.js';
+import { addSiteDictionary } from './site-deltas.js';
 import { findOwners } from './same-content.js';
 import { userFileWarnings } from './ownership.js';
 import { relInside } from '../paths.js';
@@ -224,15 +225,17 @@ class Pass {
       await Promise.all(batch);
     }
     await this.remove();
-    const deltas = await addDeltas({
-      opts: this.opts, entries: this.entries, previous: this.previous, onDisk: this.classified.deltas, report: this.report,
-      userFiles: this.owners.user, cache: this.cache,
-    });
-    const manifest = buildManifest({ tool: TOOL, settings: this.settings, files: this.entries });
-    await this.writeManifest(manifest, deltas.changed);
+    const input = { opts: this.opts, entries: this.entries, previous: this.previous, onDisk: this.classified.deltas, report: this.report, userFiles: this.owners.user, cache: this.cache };
+    const site = await addSiteDictionary(input);
+    // The pages' variants against the site dictionary are delta files that addDeltas() must leave.
+    const deltas = await addDeltas({ ...input, onDisk: new Map([...input.onDisk].filter(([rel]) => !site.keep.has(rel))) });
+    site.apply(this.entries);
+    const siteDictionary = site.path === null ? null : { path: site.path, hash: /** @type {string} */ (site.hash) };
+    const manifest = buildManifest({ tool: TOOL, settings: this.settings, files: this.entries, siteDictionary });
+    await this.writeManifest(manifest, deltas.changed || site.changed);
     await this.cache.finish(this.report);
     const held = this.decisions.filter((d) => d.action === 'hold').map((d) => d.file.rel);
-    return { report: { ...this.report.finish(manifest), deltas: deltas.summary, cache: this.cache.summary() }, held, manifest };
+    return { report: { ...this.report.finish(manifest), deltas: deltas.summary, siteDictionary: site.summary, cache: this.cache.summary() }, held, manifest };
   }
 
   /**

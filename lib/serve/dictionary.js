@@ -119,6 +119,18 @@ export function useAsDictionary(d) {
   return `match=${sfString(d.match)}${d.dest ? `, match-dest=(${sfString(d.dest)})` : ''}`;
 }
 
+/**
+ * The `Link` header of an HTML page that names the site dictionary, so that the browser fetches it
+ * at idle time: a path relative to the page's own folder (it holds wherever the folder is mounted).
+ * @param {string} rel the page, relative to the root
+ * @param {string} dictionary the site dictionary, relative to the root
+ */
+export function siteDictionaryLink(rel, dictionary) {
+  const up = rel.split('/').length - 1;
+  const href = '../'.repeat(up) + dictionary.split('/').map(encodeURIComponent).join('/');
+  return `<${up === 0 ? `./${href}` : href}>; rel="compression-dictionary"`;
+}
+
 /** @type {WeakMap<object, object>} */
 const hashedOpts = new WeakMap();
 

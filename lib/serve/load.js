@@ -102,7 +102,7 @@ export function* checkEntry(rel, src, ctx, memory) {
   }
   /** @type {Record<string, string>} deploy deltas whose bytes hash to their record (a wrong one breaks the page) */
   const deltas = {};
-  if (!stale && ctx.dictionaries && src.dictionary) {
+  if (!stale && ctx.dictionaries && src.deltas) {
     for (const d of deltaFilesOf(base, src)) {
       const found = yield* resolve(d.name);
       if (found === null || found.st.size !== d.size) continue;
@@ -200,7 +200,7 @@ export function loadContext(opts, maskOf) {
 export function buildTable(manifest, lctx, mode) {
   const { opts } = lctx;
   if (lctx.realRoot === null) lctx.realRoot = realRootOf(lctx.root);
-  const tctx = { root: lctx.root, opts, maskOf: lctx.maskOf, settingsTag: settingsTagOf(manifest?.settings) };
+  const tctx = { root: lctx.root, opts, maskOf: lctx.maskOf, settingsTag: settingsTagOf(manifest?.settings), siteDictionary: manifest?.siteDictionary?.path ?? null };
   const cctx = { root: lctx.root, realRoot: lctx.realRoot, encodings: opts.encodings, realDirs: new Map(), dictionaries: opts.dictionaries };
   const files = manifest?.files ?? {};
   const plan = planMemory(files, opts);

@@ -2,7 +2,7 @@ import path from 'node:path';
 import crypto from 'node:crypto';
 import mime from 'mime-types';
 import { VARIANT_SUFFIX } from '../manifest.js';
-import { DELTA_VARY, deltaFilesOf, optionsForHashed, useAsDictionary } from './dictionary.js';
+import { DELTA_VARY, deltaFilesOf, optionsForHashed, useAsDictionary, siteDictionaryLink } from './dictionary.js';
 
 /**
  * Manifest → lookup table with the response headers of every representation precomputed as flat
@@ -27,8 +27,8 @@ import { DELTA_VARY, deltaFilesOf, optionsForHashed, useAsDictionary } from './d
  * }} Check  what serve-load.js found on disk for one entry (deltas: by file name, the path found)
  * @typedef {{
  *   root: string, opts: Readonly<import('./options.js').ServeOptions>,
- *   maskOf: (encodings: string[]) => number, settingsTag: string,
- * }} TableContext
+ *   maskOf: (encodings: string[]) => number, settingsTag: string, siteDictionary?: string | null,
+ * }} TableContext  siteDictionary: the manifest's site dictionary path (HTML responses link to it)
  * @typedef {{ files: Map<string, Entry>, dirs: Set<string>, manifestRel: string | null, tctx?: any, cctx?: any }} Table
  */
 
@@ -140,12 +140,15 @@ export function buildEntry(rel, src, ctx, check) {
   const logical = path.join(ctx.root, ...rel.split('/'));
   const listed = opts.encodings.filter((e) => Object.hasOwn(src.variants, e));
   const present = check ? listed.filter((e) => Object.hasOwn(check.variants, e)) : listed;
-  const deltaFiles = dict ? deltaFilesOf(path.posix.basename(rel), src).filter((d) => !check || Object.hasOwn(check.deltas ?? {}, d.name)) : [];
+  const deltaFiles = ctx.opts.dictionaries ? deltaFilesOf(path.posix.basename(rel), src).filter((d) => !check || Object.hasOwn(check.deltas ?? {}, d.name)) : [];
+  const type = typeof src.type === 'string' && src.type !== '' ? src.type : contentTypeOf(rel);
+  const extra = dict ? ['Use-As-Dictionary', useAsDictionary(dict)] : [];
+  if (ctx.opts.dictionaries && ctx.siteDictionary && type.startsWith('text/html')) extra.push('Link', siteDictionaryLink(rel, ctx.siteDictionary));
   const info = {
-    type: typeof src.type === 'string' && src.type !== '' ? src.type : contentTypeOf(rel),
+    type,
     vary: listed.length > 0 || deltaFiles.length > 0,
     varyValue: deltaFiles.length > 0 ? DELTA_VARY : 'Accept-Encoding',
-    extra: dict ? ['Use-As-Dictionary', useAsDictionary(dict)] : null,
+    extra: extra.length > 0 ? extra : null,
   };
   const bodies = check?.bodies ?? {};
   const file = check?.file ?? logical;

@@ -73,7 +73,7 @@ export function isOwnOutput(rel, event, ctx) {
 /**
  * Update `ours` after a pass: every variant and delta the manifest lists, with its size; the
  * paths the pass removed, or may have (variants of a compressed file not kept), without one;
- * a path the manifest lists as a file of the site is not ours. Pure.
+ * a path the manifest lists as a file of the site is not ours, except the site dictionary. Pure.
  * @param {Map<string, number | null>} ours
  * @param {{ changes: { path: string, action: string }[], encodings: readonly string[], failures?: { path: string }[] }} report
  * @param {import('../manifest.js').Manifest} manifest
@@ -89,6 +89,9 @@ export function updateOurs(ours, report, manifest) {
     for (const [enc, v] of Object.entries(e.variants)) ours.set(variantPath(rel, /** @type {'br'} */ (enc)), /** @type {any} */ (v).size);
     for (const [dict, enc, p] of deltasOf(rel, e)) ours.set(p, /** @type {any} */ (e.deltas)[dict][enc].size);
   }
+  // The site dictionary is listed as a file (it is served), but a pass writes it: its events are ours.
+  const site = manifest.siteDictionary;
+  if (site && Object.hasOwn(manifest.files, site.path)) ours.set(site.path, manifest.files[site.path].size);
 }
 
 /**

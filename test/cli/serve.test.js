@@ -13,6 +13,8 @@ import { unknownFlagsMessage } from '../../lib/cli/cli.js';
 import { previewUrls } from '../../lib/serve/preview.js';
 import { tempDir, writeTree, textOf } from '../helpers/tmp.js';
 import { runCommand } from '../helpers/spawn.js';
+import { writeSite } from '../helpers/site.js';
+import { deltaEncoders, decodeDelta } from '../../lib/compress/delta.js';
 
 // `precompressor serve` as a user runs it: real processes on port 0, the URL read from stdout.
 
@@ -219,6 +221,30 @@ test('--manifest: a manifest written elsewhere (relative to <dir>, as when compr
     expect([js.status, js.headers['content-encoding']]).toEqual([200, 'br']);
     expect(zlib.brotliDecompressSync(js.body).toString()).toBe(SITE['app.js']);
     expect((await get(`${s.urls[0]}meta/variants.json`)).status).toBe(404);
+  } finally {
+    expect(await s.stop()).toBe(0);
+  }
+});
+
+test('the site dictionary: linked from pages, served as a dictionary, pages as dcb/dcz against it', async () => {
+  const encoders = deltaEncoders();
+  if (encoders.length === 0) return console.warn(`skipped: Node ${process.version} has no dictionary encoder`);
+  const pages = await writeSite(root, 6);
+  expect((await precompress(root, { deltas: false })).failures).toEqual([]);
+  const m = JSON.parse(await fs.readFile(path.join(root, 'precompressor-manifest.json'), 'utf8'));
+  const rel = m.siteDictionary.path;
+  const key = m.files[rel].dictionary.hash;
+  const s = await startServe([root, '--port', '0']);
+  try {
+    const home = await get(`${s.urls[0]}`, { accept: NAV, 'accept-encoding': 'br' });
+    expect(home.headers.link).toBe(`<./${rel}>; rel="compression-dictionary"`);
+    const d = await get(`${s.urls[0]}${rel}`, { 'accept-encoding': 'br' });
+    expect([d.headers['use-as-dictionary'], d.headers['cache-control']]).toEqual(['match="*", match-dest=("document")', 'public, max-age=31536000, immutable']);
+    const page = pages[1].rel;
+    const res = await get(`${s.urls[0]}${page}`, { accept: NAV, 'accept-encoding': `br, ${encoders.join(', ')}`, 'available-dictionary': `:${key}:` });
+    const enc = /** @type {'dcb' | 'dcz'} */ (res.headers['content-encoding']);
+    expect(encoders).toContain(enc);
+    expect(decodeDelta(enc, res.body, await fs.readFile(path.join(root, rel)))).toEqual(await fs.readFile(path.join(root, page)));
   } finally {
     expect(await s.stop()).toBe(0);
   }

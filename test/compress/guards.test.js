@@ -61,7 +61,7 @@ describe('--manifest never replaces a file that is not a manifest of ours', () =
     await fs.writeFile(path.join(root, 'meta/m.json'), text.slice(0, 40)); // cut short
     const r = await precompress(root, { manifest: 'meta/m.json' });
     expect(r.warnings.map((w) => w.message)).toEqual([expect.stringMatching(/not valid JSON.*starting afresh/)]);
-    expect(JSON.parse(await fs.readFile(path.join(root, 'meta/m.json'), 'utf8')).schema).toBe(2);
+    expect(JSON.parse(await fs.readFile(path.join(root, 'meta/m.json'), 'utf8')).schema).toBe(3);
   });
 });
 

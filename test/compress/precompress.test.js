@@ -60,7 +60,7 @@ test('every eligible file gets .br and .gz that decode to it byte for byte', asy
   expect(m.files['empty.txt']).toMatchObject({ variants: {}, skipped: 'empty', size: 0 });
   expect(m.files['tiny.txt']).toMatchObject({ variants: {}, skipped: 'not-smaller' });
   expect(m.files['assets/app.js'].hash).toMatch(/^sha256-[A-Za-z0-9_-]{43}$/);
-  expect(m.schema).toBe(2);
+  expect(m.schema).toBe(3);
   expect(m.settings).toMatchObject({ encodings: ['br', 'gzip'], brotliQuality: 11, gzipLevel: 9, minRatio: 1 });
   expect(await exists(path.join(root, 'img/logo.png.br'))).toBe(false);
   expect(await exists(path.join(root, 'data/random.bin.gz'))).toBe(false);

@@ -103,7 +103,7 @@ async function afterKill(dir, current, allowed) {
   if (all.includes(MANIFEST)) {
     try {
       const doc = JSON.parse(await fsp.readFile(path.join(dir, MANIFEST), 'utf8'));
-      manifest = (doc.schema === 1 || doc.schema === 2) && typeof doc.files === 'object' ? 'valid' : 'invalid';
+      manifest = [1, 2, 3].includes(doc.schema) && typeof doc.files === 'object' ? 'valid' : 'invalid';
       for (const [rel, e] of Object.entries(doc.files ?? {})) {
         const hex = current.get(rel);
         if (hex === undefined || e.hash !== `sha256-${Buffer.from(hex, 'hex').toString('base64url')}`) continue;

@@ -81,7 +81,7 @@ export async function listTree(root) {
 
 /**
  * The crash invariants: every `.br`/`.gz` under its final name decodes to its current original,
- * and the manifest is absent or valid (parses, schema 1 or 2, files an object).
+ * and the manifest is absent or valid (parses, schema 1, 2 or 3, files an object).
  * @returns {Promise<{ variants: number, corrupt: string[], manifest: 'absent' | 'valid' | 'invalid', temps: number }>}
  */
 export async function checkCrashInvariants(root) {
@@ -100,7 +100,7 @@ export async function checkCrashInvariants(root) {
   if (names.has(MANIFEST)) {
     try {
       const m = JSON.parse(await fsp.readFile(path.join(root, MANIFEST), 'utf8'));
-      manifest = (m.schema === 1 || m.schema === 2) && m.files && typeof m.files === 'object' ? 'valid' : 'invalid';
+      manifest = [1, 2, 3].includes(m.schema) && m.files && typeof m.files === 'object' ? 'valid' : 'invalid';
     } catch {
       manifest = 'invalid';
     }

@@ -2,14 +2,11 @@
 import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import path from 'node:path';
-import http from 'node:http';
-import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import express from 'express';
-import { serveStatic } from '../../lib/serve/middleware.js';
 import { deltaEncoders } from '../../lib/compress/delta.js';
 import { runCommand } from '../helpers/spawn.js';
 import { tempDir } from '../helpers/tmp.js';
+import { expressServer, recordedBrowser, startVitePreview } from '../helpers/servers.js';
 
 // The proof of deploy deltas: a real Chromium loads a real Vite app built with preact 10.24.3, then
 // the same app rebuilt with preact 10.25.0, in the same profile, from serveStatic on Express at
@@ -57,83 +54,22 @@ async function buildApp(root, version, preact) {
   return path.join(root, 'dist');
 }
 
-/**
- * @typedef {{ origin: string, seen: { url: string, headers: import('node:http').IncomingHttpHeaders }[], close: () => Promise<void> }} Served
- *   seen: the requests the server got (empty when it runs in another process)
- */
-
-/** serveStatic on Express, on `port` (0: any). */
-async function expressServer(dist, port) {
-  const mw = serveStatic(dist, { watch: false });
-  /** @type {Served['seen']} */
-  const seen = [];
-  const app = express();
-  app.use((req, _res, next) => {
-    seen.push({ url: req.url, headers: req.headers });
-    next();
-  });
-  app.use(mw);
-  const server = http.createServer(app);
-  await new Promise((resolve) => server.listen(port, '127.0.0.1', () => resolve(undefined)));
-  const close = async () => {
-    mw.close();
-    server.closeAllConnections();
-    await new Promise((resolve) => server.close(() => resolve(undefined)));
-  };
-  return { origin: `http://localhost:${/** @type {any} */ (server.address()).port}`, seen, close };
-}
-
-/** `vite preview` with the plugin (serveStatic inside), in its own process, on `port` (0: any). */
-async function vitePreview(dist, port) {
-  const job = { mode: 'preview', root: path.dirname(dist), port, plugin: { dictionaryStore: store }, config: { logLevel: 'warn' } };
-  const child = spawn(process.execPath, [VITE_RUN, JSON.stringify(job)], { env: process.env, stdio: ['pipe', 'pipe', 'inherit'] });
-  const line = await new Promise((resolve, reject) => {
-    let out = '';
-    child.stdout.on('data', (d) => {
-      out += d;
-      if (out.includes('\n')) resolve(out.split('\n')[0]);
-    });
-    child.on('error', reject);
-    child.on('close', (code) => reject(new Error(`vite preview exited with ${code}`)));
-  });
-  const close = () => new Promise((resolve) => {
-    child.once('close', () => resolve(undefined));
-    child.stdin.end();
-  });
-  return { origin: `http://localhost:${JSON.parse(line).port}`, seen: [], close };
-}
+/** `vite preview` with the plugin, on `port` (0: any). */
+const vitePreview = (dist, port) => startVitePreview(path.dirname(dist), port, { dictionaryStore: store });
 
 /**
  * Deploy version 1 and load it; deploy version 2 on the same origin and load it in the same
  * profile; check from the DevTools protocol that the new bundle came as a delta and ran.
  * @param {string} name
- * @param {(dist: string, port: number) => Promise<Served>} serve
+ * @param {(dist: string, port: number) => Promise<import('../helpers/servers.js').Served>} serve
  */
 async function scenario(name, serve) {
-  const { default: puppeteer } = await import('puppeteer-core');
   const root = path.join(work, name);
   const dist = await buildApp(root, 'v1', 'preact-v1');
   let served = await serve(dist, 0);
   const { origin } = served;
-  const browser = await puppeteer.launch({
-    executablePath: CHROMIUM,
-    headless: true,
-    userDataDir: path.join(work, `profile-${name}`),
-    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
-      '--disable-component-update', '--disable-sync', '--host-resolver-rules=MAP localhost 127.0.0.1'],
-  });
+  const { browser, page, net } = await recordedBrowser(CHROMIUM, path.join(work, `profile-${name}`));
   try {
-    const page = await browser.newPage();
-    const cdp = await page.createCDPSession();
-    await cdp.send('Network.enable');
-    /** @type {Map<string, { url?: string, sent?: Record<string, string>, headers?: Record<string, string>, wire?: number }>} */
-    const net = new Map();
-    const at = (id) => net.get(id) ?? net.set(id, {}).get(id);
-    cdp.on('Network.requestWillBeSent', (e) => void (at(e.requestId).url = e.request.url));
-    cdp.on('Network.requestWillBeSentExtraInfo', (e) => void (at(e.requestId).sent = lower(e.headers)));
-    cdp.on('Network.responseReceived', (e) => void (at(e.requestId).headers = lower(e.response.headers)));
-    cdp.on('Network.loadingFinished', (e) => void (at(e.requestId).wire = e.encodedDataLength));
-
     await page.goto(`${origin}/`, { waitUntil: 'load' });
     expect(await page.evaluate(() => /** @type {any} */ (window).__app)).toBe('v1');
     const oldJs = fs.readdirSync(path.join(dist, 'assets')).find((n) => /^index-[^.]*\.js$/.test(n));
@@ -203,8 +139,3 @@ async function scenario(name, serve) {
 (ready ? test : test.skip)('the same from `vite preview` with the plugin', async () => {
   await scenario('preview', vitePreview);
 }, 120_000);
-
-/** @param {Record<string, string>} h */
-function lower(h) {
-  return Object.fromEntries(Object.entries(h).map(([k, v]) => [k.toLowerCase(), v]));
-}

@@ -10,6 +10,9 @@ import { fileURLToPath } from 'node:url';
 import { isOwnOutput, updateOurs, splitWatchOptions, watch } from '../../lib/watch/watch.js';
 import { batchLines, watchCommand } from '../../lib/cli/watch.js';
 import { tempDir, textOf, noiseOf, writeTree } from '../helpers/tmp.js';
+import { writeSite } from '../helpers/site.js';
+import { deltaEncoders } from '../../lib/compress/delta.js';
+import { deltaPath } from '../../lib/manifest.js';
 
 // Real file-system events: every wait is for an event (a batch, an output line) with a deadline,
 // never a sleep that assumes how long the file system takes.
@@ -139,6 +142,25 @@ describe('pure parts', () => {
 });
 
 describe('watch()', () => {
+  (deltaEncoders().length > 0 ? test : test.skip)('the site dictionary: made by the first pass (its own writes start no batch), an edited page gets its variant against it', async () => {
+    const root = await tempDir('pc-watch-');
+    dirs.push(root);
+    const pages = await writeSite(root, 6);
+    const w = startWatch(root, { deltas: false });
+    const first = await w.ready;
+    const rel = first.siteDictionary.path;
+    expect(first.changes).toContainEqual({ path: rel, action: 'site dictionary' });
+    expect(w.batches).toHaveLength(1);
+    const page = pages[2].rel;
+    const edited = nextBatch(w, compressed(page), `${page} edited`);
+    await fsp.writeFile(path.join(root, page), (await fsp.readFile(path.join(root, page), 'utf8')).replace('</main>', '<p>One more paragraph of its own.</p></main>'));
+    const b = await edited;
+    expect(b.siteDictionary.path).toBe(rel);
+    const key = JSON.parse(await fsp.readFile(path.join(root, 'precompressor-manifest.json'), 'utf8')).files[rel].dictionary.hash;
+    expect(b.changes.map((c) => c.path).sort()).toEqual([page, ...deltaEncoders().map((e) => deltaPath(page, key, e))].sort());
+    expectConsistent(root);
+  });
+
   test('a file written back to an earlier content gets its variants from the variant cache, not encoded again', async () => {
     const root = await site({ 'a.txt': textOf(6000, 1), 'b.txt': textOf(3000, 2) });
     const w = startWatch(root);

@@ -1,0 +1,187 @@
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import pLimit from 'p-limit';
+import { chooseDictionary } from './site-dictionary.js';
+import { deltaEncoders, dictionaryHashOf, DELTA_MAX_SIZE } from './delta.js';
+import { encodeAll, readChecked } from './deltas.js';
+import { contentHash, deltaPath, variantPath, entryOf, siteDictionaryPath } from '../manifest.js';
+import { writeAtomic, removeIfPresent } from '../fs-atomic.js';
+import { encodeBuffer, zlibOptions } from './encode.js';
+import { extensionOf } from './plan.js';
+
+/**
+ * The site-dictionary step of a pass (RFC 9842): one dictionary chosen from the site's HTML pages
+ * (lib/compress/site-dictionary.js), written at the root as `precompressor-dictionary.<16 hex>.dict`
+ * with its own variants, and every page's dcz/dcb against it (through the deploy deltas' encoder,
+ * check and writer: encodeAll()). Runs before addDeltas(), which must leave these delta files in
+ * place (`keep`); apply() records them after it, since addDeltas() rebuilds the delta fields.
+ *
+ * @typedef {{ path: string | null, method: 'segments' | 'page' | 'none', size: number, bytes: number, pages: number,
+ *   written: number, reused: number, pageBytes: number, ordinaryBytes: number, unavailable: string | null }} SiteDictionarySummary
+ *   bytes: the dictionary's own best variant; pageBytes / ordinaryBytes: the pages with a variant
+ *   against it, their smallest one against their best ordinary variant
+ */
+
+/** Extensions of the pages the dictionary is made from and for. */
+export const PAGE_EXTENSIONS = new Set(['html', 'htm']);
+
+/** Fetch destination and match of the site dictionary: every document under the folder it is in. */
+export const SITE_MATCH = Object.freeze({ match: '*', dest: 'document' });
+
+/**
+ * @typedef {import('../manifest.js').FileEntry} FileEntry
+ * @typedef {import('./deltas.js').DeltaInput} DeltaInput
+ */
+
+/**
+ * Is this entry a page that may get a variant against the site dictionary?
+ * @param {string} rel
+ * @param {FileEntry} entry
+ * @param {import('../options.js').Options} opts
+ */
+function isPage(rel, entry, opts) {
+  return PAGE_EXTENSIONS.has(extensionOf(rel)) && entry.skipped === undefined && entry.size >= opts.deltaMinSize && entry.size <= DELTA_MAX_SIZE;
+}
+
+/** @param {FileEntry | undefined} entry */
+const bestOrdinary = (entry) => entry === undefined ? Infinity : Math.min(entry.size, ...Object.values(entry.variants).map((v) => v.size));
+
+/**
+ * @param {import('./deltas.js').DeltaInput} input
+ * @returns {Promise<{ keep: Set<string>, changed: boolean, summary: SiteDictionarySummary,
+ *   apply: (entries: Map<string, import('../manifest.js').FileEntry>) => void, path: string | null, hash: string | null }>}
+ */
+export async function addSiteDictionary(input) {
+  const { opts, entries, previous, report } = input;
+  const encoders = opts.siteDictionary ? deltaEncoders() : [];
+  /** @type {SiteDictionarySummary} */
+  const summary = { path: null, method: 'none', size: 0, bytes: 0, pages: 0, written: 0, reused: 0, pageBytes: 0, ordinaryBytes: 0, unavailable: null };
+  const none = { keep: new Set(), changed: false, summary, apply: () => {}, path: null, hash: null };
+  const oldRel = previous?.siteDictionary?.path ?? null;
+  if (opts.siteDictionary && encoders.length === 0) summary.unavailable = `Node ${process.version} has no zstd or Brotli encoder that takes a dictionary`;
+  const pages = [...entries].filter(([rel, e]) => isPage(rel, e, opts)).sort(([a], [b]) => (a < b ? -1 : 1));
+  let choice = null;
+  /** @type {(Buffer | null)[]} */
+  const bytes = [];
+  if (encoders.length > 0 && pages.length >= 2) {
+    for (const [rel, e] of pages) bytes.push(await readChecked(opts, rel, e));
+    const ok = pages.filter((_, i) => bytes[i] !== null);
+    const okBytes = /** @type {Buffer[]} */ (bytes.filter((b) => b !== null));
+    if (ok.length >= 2) choice = chooseDictionary(okBytes, ok.map(([, e]) => bestOrdinary(e)), encoders.includes('dcz') ? 'dcz' : 'dcb');
+    summary.method = choice?.method ?? 'none';
+  }
+  const dict = choice?.bytes ?? null;
+  const dictHash = dict === null ? null : contentHash(dict);
+  const rel = dictHash === null ? null : siteDictionaryPath(dictHash);
+  const changed = await removeOld(input, oldRel, rel);
+  if (dict === null || rel === null || dictHash === null) return { ...none, changed };
+  if (input.userFiles?.has(rel) || (entries.has(rel) && entries.get(rel)?.hash !== dictHash)) {
+    report.warn(rel, 'a file of yours is where the site dictionary goes: no site dictionary');
+    return { ...none, changed };
+  }
+  const fresh = entries.has(rel);
+  const dictEntry = entries.get(rel) ?? (await writeDictionary(input, rel, dict, dictHash));
+  const dictKey = dictionaryHashOf(dictHash);
+  Object.assign(summary, { path: rel, size: dict.length, bytes: bestOrdinary(dictEntry) });
+  const run = { ...input, encoders, summary: { written: 0 } };
+  /** @type {Map<string, import('../manifest.js').DeltaEntry>} */
+  const records = new Map();
+  const keep = new Set();
+  const limit = pLimit(Math.max(2, Math.min(opts.concurrency, 4)));
+  await Promise.all(pages.map(([page, e], i) => limit(async () => {
+    if (bytes[i] === null) return;
+    const old = reusable(input, page, e, dictKey);
+    if (old !== null) summary.reused += Object.keys(old).length;
+    const rec = old ?? (await encodeAll(run, page, bytes[i], dict, dictKey, bestOrdinary(e)));
+    if (Object.keys(rec).length === 0) return;
+    records.set(page, rec);
+    for (const enc of Object.keys(rec)) keep.add(deltaPath(page, dictKey, /** @type {'dcb' | 'dcz'} */ (enc)));
+  }).catch((err) => report.warn(page, `no variant against the site dictionary (${err.message})`))));
+  summarize(summary, records, entries, run.summary.written);
+  const apply = (/** @type {Map<string, import('../manifest.js').FileEntry>} */ all) => {
+    const d = all.get(rel);
+    if (d) all.set(rel, { ...d, dictionary: { hash: dictKey, ...SITE_MATCH, hashed: true } });
+    for (const [page, rec] of records) {
+      const e = /** @type {import('../manifest.js').FileEntry} */ (all.get(page));
+      all.set(page, { ...e, deltas: { ...e.deltas, [dictKey]: rec } });
+    }
+  };
+  return { keep, changed: changed || summary.written > 0 || !fresh || oldRel !== rel, summary, apply, path: rel, hash: dictHash };
+}
+
+/**
+ * @param {SiteDictionarySummary} summary
+ * @param {Map<string, import('../manifest.js').DeltaEntry>} records
+ * @param {Map<string, FileEntry>} entries
+ * @param {number} written
+ */
+function summarize(summary, records, entries, written) {
+  summary.pages = records.size;
+  summary.written = written;
+  for (const [page, rec] of records) {
+    summary.pageBytes += Math.min(...Object.values(rec).map((v) => /** @type {{ size: number }} */ (v).size));
+    summary.ordinaryBytes += bestOrdinary(entries.get(page));
+  }
+}
+
+/**
+ * The previous pass's record of this page against this dictionary, when its files are all still there.
+ * @param {DeltaInput} input
+ * @param {string} page
+ * @param {FileEntry} entry
+ * @param {string} dictKey
+ */
+function reusable(input, page, entry, dictKey) {
+  const prev = entryOf(input.previous, page);
+  const old = prev !== undefined && prev.hash === entry.hash && prev.deltas && Object.hasOwn(prev.deltas, dictKey) ? prev.deltas[dictKey] : null;
+  if (old === null || Object.keys(old).length === 0) return null;
+  const intact = Object.entries(old).every(([enc, v]) => input.onDisk.get(deltaPath(page, dictKey, /** @type {any} */ (enc))) === v.size);
+  return intact ? old : null;
+}
+
+/**
+ * Write the dictionary and its variants (smaller ones only); returns its entry, added to `entries`.
+ * @param {DeltaInput} input
+ * @param {string} rel
+ * @param {Buffer} dict
+ * @param {string} hash
+ */
+async function writeDictionary(input, rel, dict, hash) {
+  const { opts, entries, report } = input;
+  const abs = path.join(opts.root, rel);
+  /** @type {import('../manifest.js').FileEntry} */
+  const entry = { size: dict.length, mtimeMs: 0, hash, variants: {} };
+  report.change(rel, 'site dictionary');
+  for (const enc of opts.encodings) {
+    const out = await encodeBuffer(dict, enc, zlibOptions(enc, { ...opts, size: dict.length, mode: 'text' }));
+    if (out.length >= dict.length * opts.minRatio) continue;
+    if (!opts.dryRun) await writeAtomic(variantPath(abs, enc), out);
+    entry.variants[enc] = { size: out.length };
+  }
+  if (!opts.dryRun) {
+    await writeAtomic(abs, dict);
+    entry.mtimeMs = (await fs.stat(abs)).mtimeMs;
+  }
+  entries.set(rel, entry);
+  return entry;
+}
+
+/**
+ * Remove the previous pass's site dictionary (and its variants) when another takes its place. It
+ * is ours only while it still has the hash the previous manifest recorded; else it is the user's.
+ * @param {DeltaInput} input
+ * @param {string | null} oldRel
+ * @param {string | null} rel
+ */
+async function removeOld(input, oldRel, rel) {
+  const { opts, entries, previous, report } = input;
+  const old = oldRel === null ? undefined : entries.get(oldRel);
+  if (oldRel === null || oldRel === rel || old === undefined || old.hash !== previous?.siteDictionary?.hash) return false;
+  entries.delete(oldRel);
+  report.change(oldRel, 'remove (old site dictionary)');
+  if (opts.dryRun) return true;
+  for (const p of [oldRel, ...Object.keys(old.variants).map((enc) => variantPath(oldRel, /** @type {any} */ (enc)))]) {
+    await removeIfPresent(path.join(opts.root, ...p.split('/'))).catch((err) => report.warn(p, `not removed (${err.message})`));
+  }
+  return true;
+}

@@ -1,0 +1,213 @@
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import zlib from 'node:zlib';
+import crypto from 'node:crypto';
+import { serveStatic } from '../../lib/serve/middleware.js';
+import { precompress } from '../../lib/compress/precompress.js';
+import { deltaEncoders, decodeDelta } from '../../lib/compress/delta.js';
+import { chooseDictionary, segmentsOf, sharedSegments, skeletonDictionary } from '../../lib/compress/site-dictionary.js';
+import { siteDictionaryLink } from '../../lib/serve/dictionary.js';
+import { validateManifest, deltaPath } from '../../lib/manifest.js';
+import { listen, request } from '../helpers/serve-site.js';
+import { tempDir, writeTree } from '../helpers/tmp.js';
+import { writeSite } from '../helpers/site.js';
+
+// The site dictionary (RFC 9842) end to end over a real HTTP server: the build writes it and the
+// pages' dcb/dcz against it, serveStatic links it, serves it, and answers with the variants.
+
+const encoders = deltaEncoders();
+const it = encoders.length > 0 ? test : test.skip;
+if (encoders.length === 0) console.warn(`site-dictionary tests skipped: Node ${process.version} has no zstd or Brotli dictionary encoder`);
+const sha = (b) => crypto.createHash('sha256').update(b).digest('base64');
+const VARY = 'Accept-Encoding, Available-Dictionary';
+
+let dir;
+beforeEach(async () => {
+  dir = await tempDir('pc-sitedict-');
+});
+afterEach(() => fs.rm(dir, { recursive: true, force: true }));
+
+const manifestOf = async () => JSON.parse(await fs.readFile(path.join(dir, 'precompressor-manifest.json'), 'utf8'));
+
+/** serveStatic on a real server on port 0; run `fn(port)` and close. */
+async function served(fn) {
+  const mw = serveStatic(dir, { watch: false });
+  const srv = await listen((req, res) => mw(req, res, () => {
+    res.statusCode = 404;
+    res.end();
+  }));
+  try {
+    await fn(srv.port);
+  } finally {
+    mw.close();
+    await srv.close();
+  }
+}
+
+describe('choosing the dictionary (pure)', () => {
+  test('segments cut before each tag; shared ones are those of two pages or more', () => {
+    expect(segmentsOf(Buffer.from('<p>a</p><b>x'))).toEqual(['<p>a', '</p>', '<b>x']);
+    const segs = [['<a>', '<b>', '<c>'], ['<a>', '<b>', '<d>'], ['<a>', '<e>']];
+    expect([...sharedSegments(segs)]).toEqual([['<a>', 3], ['<b>', 2]]);
+  });
+
+  test('the skeleton keeps the shared segments of the page in order, repeats included, and what others share after', () => {
+    const segs = [['<a>', '<x>', '<a>', '<b>'], ['<a>', '<b>', '<c>'], ['<a>', '<c>', '<y>']];
+    const df = sharedSegments(segs);
+    expect(skeletonDictionary(segs[0], segs, df, 2, 0).toString()).toBe('<a><a><b>');
+    expect(skeletonDictionary(segs[0], segs, df, 2, 100).toString()).toBe('<a><a><b><c>');
+    expect(skeletonDictionary(segs[0], segs, df, 3, 100).toString()).toBe('<a><a>');
+  });
+
+  it('pages that share a layout get a dictionary that beats their Brotli size; unrelated pages get none', async () => {
+    const pages = await writeSite(dir, 10);
+    const bytes = await Promise.all(pages.map((p) => fs.readFile(path.join(dir, p.rel))));
+    const best = bytes.map((b) => zlib.brotliCompressSync(b).length);
+    const c = chooseDictionary(bytes, best, encoders.includes('dcz') ? 'dcz' : 'dcb');
+    expect(['segments', 'page']).toContain(c.method);
+    expect(c.pageBytes).toBeLessThan(c.baseline * 0.7);
+    expect(c.tried.length).toBeGreaterThan(1);
+    const random = [0, 1, 2].map((i) => crypto.createHash('sha512').update(String(i)).digest().toString('hex').repeat(1).padEnd(4000, String(i)));
+    const none = chooseDictionary(random.map((s) => Buffer.from(s)), random.map((s) => zlib.brotliCompressSync(s).length), 'dcz');
+    expect(none.method).toBe('none');
+    expect(none.bytes).toBeNull();
+  });
+
+  test('the Link header names the dictionary relative to the page', () => {
+    expect(siteDictionaryLink('index.html', 'precompressor-dictionary.0123456789abcdef.dict')).toBe('<./precompressor-dictionary.0123456789abcdef.dict>; rel="compression-dictionary"');
+    expect(siteDictionaryLink('a/b/c.html', 'd.dict')).toBe('<../../d.dict>; rel="compression-dictionary"');
+  });
+});
+
+it('the build writes the dictionary, its variants and every page against it, each decoding to the page', async () => {
+  const pages = await writeSite(dir, 8);
+  await writeTree(dir, { 'tiny.html': '<p>too small</p>', 'app.js': 'console.log(1);\n'.repeat(200) });
+  const report = await precompress(dir, { cache: false });
+  expect(report.failures).toEqual([]);
+  const m = await manifestOf();
+  expect(m.schema).toBe(3);
+  expect(() => validateManifest(m)).not.toThrow();
+  const rel = m.siteDictionary.path;
+  expect(rel).toMatch(/^precompressor-dictionary\.[0-9a-f]{16}\.dict$/);
+  const dict = await fs.readFile(path.join(dir, rel));
+  expect(m.files[rel].hash).toBe(m.siteDictionary.hash);
+  expect(m.files[rel].dictionary).toEqual({ hash: sha(dict), match: '*', dest: 'document', hashed: true });
+  expect(zlib.brotliDecompressSync(await fs.readFile(path.join(dir, `${rel}.br`)))).toEqual(dict);
+  expect(report.siteDictionary).toMatchObject({ path: rel, size: dict.length, pages: pages.length, unavailable: null });
+  for (const p of pages) {
+    const file = await fs.readFile(path.join(dir, p.rel));
+    const rec = m.files[p.rel].deltas[sha(dict)];
+    expect(Object.keys(rec).sort()).toEqual([...encoders].sort());
+    for (const enc of encoders) {
+      const body = await fs.readFile(path.join(dir, deltaPath(p.rel, sha(dict), enc)));
+      expect(body.length).toBe(rec[enc].size);
+      expect(decodeDelta(enc, body, dict)).toEqual(file);
+      expect(rec[enc].size).toBeLessThan(m.files[p.rel].variants.br.size * 0.9);
+    }
+  }
+  expect(m.files['tiny.html'].deltas).toBeUndefined();
+  expect(Object.keys(m.files['app.js'].deltas ?? {})).not.toContain(sha(dict));
+  // A second pass with nothing changed writes nothing and keeps the manifest.
+  const again = await precompress(dir, { cache: false });
+  expect(again.changes).toEqual([]);
+  expect(again.siteDictionary).toMatchObject({ path: rel, written: 0, reused: pages.length * encoders.length });
+});
+
+it('serveStatic links the dictionary from pages, serves it as a dictionary, and answers pages as dcb/dcz against it (exact headers, bytes)', async () => {
+  const pages = await writeSite(dir, 8);
+  await precompress(dir, { cache: false, deltas: false });
+  const m = await manifestOf();
+  const rel = m.siteDictionary.path;
+  const dict = await fs.readFile(path.join(dir, rel));
+  const key = sha(dict);
+  const page = pages[3].rel;
+  const file = await fs.readFile(path.join(dir, page));
+  await served(async (port) => {
+    const home = await request(port, '/', { headers: { 'accept-encoding': 'br' } });
+    expect(home.headers.link).toBe(`<./${rel}>; rel="compression-dictionary"`);
+    expect(home.headers.vary).toBe(VARY);
+    expect(home.headers['content-encoding']).toBe('br');
+
+    const d = await request(port, `/${rel}`, { headers: { 'accept-encoding': 'gzip, br' } });
+    expect([d.status, d.headers['content-encoding'], d.headers['use-as-dictionary'], d.headers['cache-control']])
+      .toEqual([200, 'br', 'match="*", match-dest=("document")', 'public, max-age=31536000, immutable']);
+    expect(d.headers.link).toBeUndefined();
+    expect(sha(zlib.brotliDecompressSync(d.body))).toBe(key);
+
+    const rec = m.files[page].deltas[key];
+    const both = await request(port, `/${page}`, { headers: { 'accept-encoding': 'gzip, br, zstd, dcb, dcz', 'available-dictionary': `:${key}:`, 'sec-fetch-site': 'same-origin', 'sec-fetch-mode': 'navigate' } });
+    const smaller = encoders.length === 2 && rec.dcz.size < rec.dcb.size ? 'dcz' : encoders.includes('dcb') ? 'dcb' : 'dcz';
+    expect([both.status, both.headers['content-encoding'], both.headers['content-length'], both.headers.vary])
+      .toEqual([200, smaller, String(rec[smaller].size), VARY]);
+    expect(both.headers.link).toBe(`<../${rel}>; rel="compression-dictionary"`);
+    expect(decodeDelta(smaller, both.body, dict)).toEqual(file);
+    for (const enc of encoders) {
+      const one = await request(port, `/${page}`, { headers: { 'accept-encoding': `br, ${enc}`, 'available-dictionary': `:${key}:` } });
+      expect(one.headers['content-encoding']).toBe(enc);
+      expect(decodeDelta(enc, one.body, dict)).toEqual(file);
+    }
+    // Another dictionary (an old build's), or none: the ordinary Brotli variant, never a broken page.
+    const other = await request(port, `/${page}`, { headers: { 'accept-encoding': 'br, dcb, dcz', 'available-dictionary': `:${sha('old')}:` } });
+    expect([other.headers['content-encoding'], other.headers.vary]).toEqual(['br', VARY]);
+    expect(zlib.brotliDecompressSync(other.body)).toEqual(file);
+    // A cross-site no-cors request gets no variant against a dictionary (RFC 9842's check, as for deltas).
+    const cross = await request(port, `/${page}`, { headers: { 'accept-encoding': 'br, dcb, dcz', 'available-dictionary': `:${key}:`, 'sec-fetch-site': 'cross-site', 'sec-fetch-mode': 'no-cors' } });
+    expect(cross.headers['content-encoding']).toBe('br');
+  });
+});
+
+it('a new build replaces the dictionary: the old one and its variants are removed, a visitor holding it gets br', async () => {
+  const pages = await writeSite(dir, 8);
+  await precompress(dir, { cache: false, deltas: false });
+  const before = await manifestOf();
+  const oldRel = before.siteDictionary.path;
+  const oldKey = before.files[oldRel].dictionary.hash;
+  // The layout changes (a new nav entry on every page): another dictionary.
+  await writeSite(dir, 9);
+  const report = await precompress(dir, { cache: false, deltas: false });
+  expect(report.failures).toEqual([]);
+  const after = await manifestOf();
+  const rel = after.siteDictionary.path;
+  expect(rel).not.toBe(oldRel);
+  expect(report.changes).toContainEqual({ path: oldRel, action: 'remove (old site dictionary)' });
+  for (const p of [oldRel, `${oldRel}.br`, `${oldRel}.gz`, deltaPath(pages[1].rel, oldKey, encoders[0])]) {
+    await expect(fs.stat(path.join(dir, p))).rejects.toThrow(/ENOENT/);
+  }
+  expect(after.files[oldRel]).toBeUndefined();
+  expect(Object.keys(after.files[pages[1].rel].deltas)).toEqual([after.files[rel].dictionary.hash]);
+  await served(async (port) => {
+    const res = await request(port, `/${pages[1].rel}`, { headers: { 'accept-encoding': 'br, dcb, dcz', 'available-dictionary': `:${oldKey}:` } });
+    expect(res.headers['content-encoding']).toBe('br');
+    expect(zlib.brotliDecompressSync(res.body)).toEqual(await fs.readFile(path.join(dir, pages[1].rel)));
+    expect((await request(port, `/${oldRel}`)).status).toBe(404);
+  });
+});
+
+it('--no-site-dictionary (siteDictionary: false) makes none and removes the one a previous build made', async () => {
+  await writeSite(dir, 6);
+  await precompress(dir, { cache: false, deltas: false });
+  const oldRel = (await manifestOf()).siteDictionary.path;
+  const report = await precompress(dir, { cache: false, deltas: false, siteDictionary: false });
+  const m = await manifestOf();
+  expect(m.siteDictionary).toBeUndefined();
+  expect(report.siteDictionary).toMatchObject({ path: null, method: 'none' });
+  expect(Object.values(m.files).some((e) => e.deltas !== undefined)).toBe(false);
+  await expect(fs.stat(path.join(dir, oldRel))).rejects.toThrow(/ENOENT/);
+  expect((await fs.readdir(path.join(dir, 'docs'))).filter((n) => /\.dc[bz]$/.test(n))).toEqual([]);
+  await served(async (port) => {
+    const res = await request(port, '/', { headers: { 'accept-encoding': 'br' } });
+    expect(res.headers.link).toBeUndefined();
+    expect(res.headers.vary).toBe('Accept-Encoding');
+  });
+});
+
+test('a schema-3 manifest whose siteDictionary is not a listed file with that hash is refused; deltas without a dictionary only from schema 3', () => {
+  const h = 'sha256-47DEQpj8HBSa-_TImW-5JCeuQeRkm5NMpJWZG3hSuFU';
+  const files = { 'd.dict': { size: 1, mtimeMs: 1, hash: h, variants: {} } };
+  expect(() => validateManifest({ schema: 3, files, siteDictionary: { path: 'd.dict', hash: h } })).not.toThrow();
+  expect(() => validateManifest({ schema: 3, files, siteDictionary: { path: 'x.dict', hash: h } })).toThrow(/siteDictionary/);
+  expect(() => validateManifest({ schema: 3, files, siteDictionary: { path: 'd.dict', hash: 'sha256-x' } })).toThrow(/siteDictionary/);
+  const withDeltas = { 'a.html': { size: 1, mtimeMs: 1, hash: h, variants: {}, deltas: { [sha('d')]: { dcz: { size: 5, hash: h } } } } };
+  expect(() => validateManifest({ schema: 3, files: withDeltas })).not.toThrow();
+  expect(() => validateManifest({ schema: 2, files: withDeltas })).toThrow(/deltas but no dictionary/);
+});
