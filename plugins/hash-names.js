@@ -75,3 +75,49 @@ export function hashSpansOfBundle(output, bundle) {
   }
   return spans;
 }
+
+/**
+ * A Vite plugin that records the hash span of every file the client build wrote (per
+ * environment; `ssr`/`client` before Vite 6), for the frameworks' integrations, which compress
+ * the deployed folder later: `lookup(rel)` for a path relative to the client output folder
+ * (undefined when the bundle did not write it: the default rule applies).
+ * @param {{ ssr?: boolean }} [o] also record server environments
+ */
+export function hashSpanCollector({ ssr = false } = {}) {
+  /** @type {Map<string, Map<string, [number, number] | null>>} */
+  const byEnv = new Map();
+  let ssrBuild = false;
+  const keyOf = (/** @type {any} */ ctx) => ctx.environment?.name ?? (ssrBuild ? 'ssr' : 'client');
+  const isServer = (/** @type {any} */ ctx) => (ctx.environment ? ctx.environment.config.consumer === 'server' : ssrBuild);
+  const client = () => byEnv.get('client') ?? new Map();
+  /** The hooks, called with the plugin context as `this` (also by the Vite plugin's own hooks). */
+  const hooks = {
+    /** @param {any} c Vite's resolved config */
+    configResolved(c) {
+      ssrBuild = !!c.build.ssr;
+    },
+    /** @this {any} */
+    buildStart() {
+      byEnv.set(keyOf(this), new Map());
+    },
+    /**
+     * @this {any}
+     * @param {any} output
+     * @param {Record<string, any>} bundle
+     */
+    writeBundle(output, bundle) {
+      if (isServer(this) && !ssr) return;
+      const own = byEnv.get(keyOf(this)) ?? new Map();
+      for (const [rel, span] of hashSpansOfBundle(output, bundle)) own.set(rel, span);
+      byEnv.set(keyOf(this), own);
+    },
+  };
+  return {
+    byEnv,
+    hooks,
+    /** @param {string} rel */
+    lookup: (rel) => client().get(rel),
+    /** @type {import('vite').Plugin} */
+    plugin: { name: 'precompressor:hash-names', apply: 'build', ...hooks },
+  };
+}

@@ -1,9 +1,9 @@
 import path from 'node:path';
 import { optionError } from '../lib/errors.js';
-import { formatBytes, formatDuration, deltaLine, cacheLine, siteDictionaryLine } from '../lib/format.js';
-import { normalizeOptions, splitOptions, defaultCacheDir, defaultDictionaryStore } from '../lib/options.js';
-import { precompress } from '../lib/compress/precompress.js';
-import { hashSpansOfBundle } from './hash-names.js';
+import { normalizeOptions, splitOptions } from '../lib/options.js';
+import { hashSpanCollector } from './hash-names.js';
+import { compressFolder, summaryLines } from './compress-folder.js';
+import { frameworkOf, FRAMEWORK_HINTS } from './frameworks.js';
 
 /**
  * Vite plugin: after Vite has written the client build, run the same incremental pass as the CLI
@@ -81,28 +81,6 @@ export function placeAfterViteGuards(stack, handle, corsExpected) {
 }
 
 /**
- * The summary line(s) for Vite's logger (pure).
- * @param {import('../lib/format.js').SummaryReport} report
- * @param {boolean} verbose
- */
-export function summaryLines(report, verbose) {
-  const f = report.files;
-  const sizes = report.encodings.map((/** @type {string} */ e) => `${e} ${formatBytes(report.bytes[e] ?? 0)}`).join(', ');
-  const lines = [
-    `precompressor: ${f.compressed} compressed, ${f.fromCache ? `${f.fromCache} from cache, ` : ''}${f.unchanged} unchanged, ${f.scanned} files in ${formatDuration(report.durationMs)}; ` +
-      `${formatBytes(report.bytes.compressible)} compressible → ${sizes}`,
-  ];
-  const deltas = deltaLine(report.deltas);
-  if (deltas) lines.push(`precompressor: ${deltas}`);
-  const site = siteDictionaryLine(report.siteDictionary);
-  if (site) lines.push(`precompressor: ${site}`);
-  const cache = cacheLine(report.cache);
-  if (cache) lines.push(`precompressor: ${cache}`);
-  if (verbose) for (const c of report.changes) lines.push(`  ${c.action} ${c.path}`);
-  return lines;
-}
-
-/**
  * After Vite has written the client build: compress `outDir` and report through Vite.
  * @param {any} ctx the hook's plugin context (this.error)
  * @param {any} config Vite's resolved config
@@ -112,22 +90,11 @@ export function summaryLines(report, verbose) {
 async function compressBuild(ctx, config, { api, own }, spans) {
   const t = target(ctx, config);
   if (!t.write || (t.server && !own.ssr)) return;
-  let report;
   try {
-    // Vite empties outDir: the variant cache and the dictionary store keep what outlives a
-    // build, outside it, under the project's node_modules/.cache (found from Vite's root).
-    const keep = { cacheDir: api.cacheDir ?? defaultCacheDir(config.root), dictionaryStore: api.dictionaryStore ?? defaultDictionaryStore(config.root) };
-    // The bundler knows where its hashes are: files it did not emit (public/) get the default rule.
-    const hashPattern = api.hashPattern ?? ((/** @type {string} */ rel) => spans.get(rel));
-    report = await precompress(t.outDir, { ...api, ...keep, hashPattern });
+    await compressFolder(t.outDir, api, { root: config.root, logger: t.logger, verbose: own.verbose, hashSpans: (rel) => spans.get(rel) });
   } catch (err) {
-    return ctx.error(`precompressor: ${/** @type {Error} */ (err).message}`);
+    return ctx.error(/^precompressor: /.test(/** @type {Error} */ (err).message) ? /** @type {Error} */ (err).message : `precompressor: ${/** @type {Error} */ (err).message}`);
   }
-  for (const w of report.warnings) t.logger.warn(`precompressor: ${w.path}: ${w.message}`);
-  if (!report.ok) {
-    return ctx.error(['precompressor: some files could not be compressed:', ...report.failures.map((x) => `  ${x.path}: ${x.message}`)].join('\n'));
-  }
-  for (const line of summaryLines(report, own.verbose)) t.logger.info(line);
 }
 
 /**
@@ -192,33 +159,35 @@ export default function precompressor(options = {}) {
   const split = splitViteOptions(options);
   /** @type {any} */
   let config;
-  /** Per environment (or `ssr`/`client` before Vite 6): the hash span of each name its bundle wrote. */
-  const spans = new Map();
-  const envKey = (/** @type {any} */ ctx) => ctx.environment?.name ?? (config.build.ssr ? 'ssr' : 'client');
+  const names = hashSpanCollector({ ssr: split.own.ssr });
+  /** @type {string | null} */
+  let framework = null;
   return /** @type {import('vite').Plugin} */ ({
     name: 'precompressor',
     enforce: 'post',
     apply: (_c, env) => env.command === 'build' || !!env.isPreview,
     configResolved(c) {
       config = c;
+      names.hooks.configResolved(c);
+      framework = frameworkOf(c.plugins);
+      if (framework && c.command === 'build') c.logger.warn(FRAMEWORK_HINTS[/** @type {keyof typeof FRAMEWORK_HINTS} */ (framework)]);
     },
     buildStart() {
-      spans.set(envKey(this), new Map());
+      names.hooks.buildStart.call(this);
     },
     writeBundle(output, bundle) {
-      const own = spans.get(envKey(this)) ?? new Map();
-      for (const [rel, span] of hashSpansOfBundle(output, bundle)) own.set(rel, span);
-      spans.set(envKey(this), own);
+      names.hooks.writeBundle.call(this, output, bundle);
     },
     closeBundle: {
       order: 'post',
       sequential: true,
       async handler(error) {
-        if (!error) await compressBuild(this, config, split, spans.get(envKey(this)) ?? new Map());
+        // The framework writes the deployed folder after this hook: its own integration compresses that.
+        if (!error && !framework) await compressBuild(this, config, split, names.byEnv.get(this.environment?.name ?? (config.build.ssr ? 'ssr' : 'client')) ?? new Map());
       },
     },
-    configurePreviewServer: (server) => configurePreview(server, split),
+    configurePreviewServer: (server) => (framework ? undefined : configurePreview(server, split)),
   });
 }
 
-export { precompressor };
+export { precompressor, summaryLines };

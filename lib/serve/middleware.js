@@ -84,7 +84,9 @@ function handle(c) {
  * @param {import('./request-path.js').PathOk} p
  */
 function miss(c, p) {
-  if (!c.s.opts.unlisted || p.rel === c.s.manifestRel) return spaOrPass(c);
+  // Never passed on: a framework's static handler behind this one would send the manifest as a file.
+  if (p.rel === c.s.manifestRel) return endWith(c.req, c.res, 404);
+  if (!c.s.opts.unlisted) return spaOrPass(c);
   serveUnlisted(c, p);
 }
 

@@ -137,3 +137,15 @@ describe.each(FRAMEWORKS)('%s', (name, express) => {
     expect(post.headers.allow).toBe('GET, HEAD');
   });
 });
+
+test("the manifest's path is answered 404, not passed on: a framework's static handler behind serveStatic (express.static here) would send it", async () => {
+  const get = await start((make) => {
+    const app = express5();
+    app.use(make({}));
+    app.use(express5.static(site.dir));
+    return app;
+  });
+  const r = await get('/precompressor-manifest.json');
+  expect(r.status).toBe(404);
+  expect((await get('/app.js.br')).status).toBe(200); // what is not ours to answer still passes on
+});

@@ -3,8 +3,16 @@
 import http from 'node:http';
 import { precompress, serveStatic, startPreview, watch, PrecompressorError, type Report, type Manifest } from 'precompressor';
 import vitePlugin from 'precompressor/vite';
+import { precompressed } from 'precompressor/sveltekit';
+import astroIntegration from 'precompressor/astro';
 
 async function main(): Promise<void> {
+  const adapter = precompressed({ name: 'adapter-static', adapt: async (builder: unknown) => void builder, extra: 1 }, { encodings: ['br', 'gzip'], verbose: true });
+  const keptType: number = adapter.extra;
+  void keptType;
+  const integration = astroIntegration({ exclude: ['**/*.map'] });
+  const integrationName: 'precompressor' = integration.name;
+  void integrationName;
   const report: Report = await precompress('dist', { encodings: ['br', 'gzip'], exclude: ['**/*.map'], concurrency: 2, onProgress: (p) => void p.filesDone });
   const failed: string[] = report.failures.map((f) => `${f.path}: ${f.message}`);
   const br: number | undefined = report.bytes.br;
