@@ -3,7 +3,9 @@ import fsSync from 'node:fs';
 import crypto from 'node:crypto';
 import path from 'node:path';
 import { PrecompressorError } from './errors.js';
+import { StringDecoder } from 'node:string_decoder';
 import { writeAtomic } from './fs-atomic.js';
+import { ManifestLines } from './manifest-lines.js';
 
 /**
  * Bump when the manifest's shape changes. Version 2 added `dictionary` and `deltas` (deploy deltas,
@@ -83,35 +85,71 @@ function bad(file, why) {
  * @returns {Manifest}
  */
 export function validateManifest(data, file = 'manifest') {
+  const m = validateHead(data, file);
+  for (const rel in m.files) {
+    if (!Object.hasOwn(m.files, rel)) continue;
+    const why = entryProblem(rel, m.files[rel], m.schema);
+    if (why !== null) throw bad(file, why);
+  }
+  if (m.siteDictionary !== undefined && !siteDictionaryOk(m.siteDictionary, entryOf(m, m.siteDictionary?.path)?.hash)) {
+    throw bad(file, SITE_DICTIONARY_PROBLEM);
+  }
+  return m;
+}
+
+const SITE_DICTIONARY_PROBLEM = 'siteDictionary is not { path, hash } of a listed file';
+
+/**
+ * The top level of a manifest: an object of a readable schema with a `files` object.
+ * @param {unknown} data
+ * @param {string} file
+ * @returns {Manifest}
+ */
+function validateHead(data, file) {
   if (data === null || typeof data !== 'object' || Array.isArray(data)) throw bad(file, 'not a JSON object');
   const m = /** @type {any} */ (data);
   if (!READABLE_SCHEMAS.includes(m.schema)) throw bad(file, `schema ${JSON.stringify(m.schema)} is not one of ${READABLE_SCHEMAS.join(', ')}`);
   if (m.files === null || typeof m.files !== 'object' || Array.isArray(m.files)) throw bad(file, '"files" is not an object');
-  for (const [rel, e] of Object.entries(m.files)) {
-    if (rel === '' || rel.startsWith('/') || rel.includes('\\') || rel.split('/').some((s) => s === '..' || s === '.' || s === '')) {
-      throw bad(file, `file path ${JSON.stringify(rel)} is not a relative POSIX path inside the folder`);
-    }
-    if (e === null || typeof e !== 'object') throw bad(file, `entry ${JSON.stringify(rel)} is not an object`);
-    if (!Number.isSafeInteger(e.size) || e.size < 0) throw bad(file, `entry ${JSON.stringify(rel)} has no valid size`);
-    if (typeof e.mtimeMs !== 'number') throw bad(file, `entry ${JSON.stringify(rel)} has no valid mtimeMs`);
-    if (typeof e.hash !== 'string') throw bad(file, `entry ${JSON.stringify(rel)} has no hash`);
-    if (e.variants === null || typeof e.variants !== 'object') throw bad(file, `entry ${JSON.stringify(rel)} has no variants object`);
-    for (const [enc, v] of Object.entries(e.variants)) {
-      if (!Object.hasOwn(VARIANT_SUFFIX, enc)) throw bad(file, `entry ${JSON.stringify(rel)} has unknown encoding ${JSON.stringify(enc)}`);
-      if (v === null || typeof v !== 'object' || !Number.isSafeInteger(v.size) || v.size < 0) {
-        throw bad(file, `entry ${JSON.stringify(rel)} variant ${enc} has no valid size`);
-      }
-    }
-    const why = dictionaryProblem(e, m.schema);
-    if (why !== null) throw bad(file, `entry ${JSON.stringify(rel)} ${why}`);
-  }
-  const sd = m.siteDictionary;
-  if (sd !== undefined && (sd === null || typeof sd !== 'object' || typeof sd.path !== 'string' || !Object.hasOwn(m.files, sd.path) ||
-    typeof sd.hash !== 'string' || m.files[sd.path].hash !== sd.hash)) {
-    throw bad(file, 'siteDictionary is not { path, hash } of a listed file');
-  }
   return m;
 }
+
+/**
+ * Is `sd` a site dictionary record naming a listed file whose hash (`listedHash`) is its own?
+ * @param {any} sd
+ * @param {string | undefined} listedHash
+ */
+function siteDictionaryOk(sd, listedHash) {
+  return sd !== null && typeof sd === 'object' && typeof sd.path === 'string' && typeof sd.hash === 'string' && listedHash === sd.hash;
+}
+
+/**
+ * What is wrong with one file entry, or null.
+ * @param {string} rel
+ * @param {any} e as parsed
+ * @param {number} schema
+ */
+function entryProblem(rel, e, schema) {
+  if (rel === '' || rel.startsWith('/') || rel.includes('\\') || rel.includes('//') || rel.endsWith('/') || DOT_SEGMENT.test(rel)) {
+    return `file path ${JSON.stringify(rel)} is not a relative POSIX path inside the folder`;
+  }
+  if (e === null || typeof e !== 'object') return `entry ${JSON.stringify(rel)} is not an object`;
+  if (!Number.isSafeInteger(e.size) || e.size < 0) return `entry ${JSON.stringify(rel)} has no valid size`;
+  if (typeof e.mtimeMs !== 'number') return `entry ${JSON.stringify(rel)} has no valid mtimeMs`;
+  if (typeof e.hash !== 'string') return `entry ${JSON.stringify(rel)} has no hash`;
+  if (e.variants === null || typeof e.variants !== 'object') return `entry ${JSON.stringify(rel)} has no variants object`;
+  for (const enc in e.variants) {
+    if (!Object.hasOwn(e.variants, enc)) continue;
+    const v = e.variants[enc];
+    if (!Object.hasOwn(VARIANT_SUFFIX, enc)) return `entry ${JSON.stringify(rel)} has unknown encoding ${JSON.stringify(enc)}`;
+    if (v === null || typeof v !== 'object' || !Number.isSafeInteger(v.size) || v.size < 0) return `entry ${JSON.stringify(rel)} variant ${enc} has no valid size`;
+  }
+  if (e.dictionary === undefined && e.deltas === undefined) return null;
+  const why = dictionaryProblem(e, schema);
+  return why === null ? null : `entry ${JSON.stringify(rel)} ${why}`;
+}
+
+/** A `.` or `..` segment. */
+const DOT_SEGMENT = /(?:^|\/)\.\.?(?:\/|$)/;
 
 const B64_SHA256 = /^[A-Za-z0-9+/]{43}=$/;
 export const DELTA_SUFFIXES = Object.freeze(/** @type {const} */ (['dcb', 'dcz']));
@@ -209,37 +247,157 @@ export function parseManifest(text, file) {
 function unreadable(file, err) {
   // missing: no such file, or a path through a file (a root that is a file has no manifest)
   if (['ENOENT', 'ENOTDIR'].includes(/** @type {any} */ (err).code)) return null;
+  if (err instanceof PrecompressorError) throw err;
   throw new PrecompressorError('ERR_PRECOMPRESSOR_MANIFEST', `Cannot read manifest ${file}: ${/** @type {Error} */ (err).message}`, { path: file, cause: err });
 }
 
 /**
- * Read and validate a manifest. Returns null when the file does not exist.
- * @param {string} file
- * @returns {Promise<Manifest | null>}
+ * @template T
+ * @typedef {(head: Manifest) => { add(rel: string, entry: FileEntry): void, done(): T }} Collector
+ *   what a reader does with a manifest: `head` has every top-level field (`files` empty), then each
+ *   validated entry is added, then `done()` gives the result
  */
-export async function readManifest(file) {
-  let text;
+
+/** @type {Collector<Manifest>} the whole manifest as one object */
+function wholeManifest(head) {
+  /** @type {Record<string, FileEntry>} */
+  const files = {};
+  // defineProperty: an entry named `__proto__` is an own key, as JSON.parse makes it
+  const add = (/** @type {string} */ rel, /** @type {FileEntry} */ e) => {
+    if (rel === '__proto__') Object.defineProperty(files, rel, { value: e, enumerable: true, writable: true, configurable: true });
+    else files[rel] = e;
+  };
+  return { add, done: () => ({ ...head, files }) };
+}
+
+const CHUNK_BYTES = 1 << 20;
+// O_NONBLOCK: opening a FIFO planted at the manifest's path must not wait for a writer.
+const READ_FLAGS = fsSync.constants.O_RDONLY | (fsSync.constants.O_NONBLOCK ?? 0);
+
+/**
+ * The steps of reading one manifest file, as a generator run by readManifest() (async) or
+ * readManifestSync(): yields 'fstat' (receives the Stats) and [buffer, position] reads (receives
+ * the bytes read). A manifest in writeManifest()'s layout is parsed line by
+ * line (lib/manifest-lines.js) and each entry validated and collected as it comes; any other JSON
+ * is parsed whole and then collected.
+ * @template T
+ * @param {string} file
+ * @param {Collector<T>} collect
+ * @returns {Generator<'fstat' | [Buffer, number], T, any>}
+ */
+function* readSteps(file, collect) {
+  const st = yield 'fstat';
+  if (!st.isFile()) throw new PrecompressorError('ERR_PRECOMPRESSOR_MANIFEST', `Cannot read manifest ${file}: not a regular file`, { path: file });
+  /** @type {ReturnType<Collector<T>> | null} */
+  let sink = null;
+  /** @type {Manifest | null} */
+  let head = null;
+  /** @type {string | undefined} the site dictionary's hash as listed */
+  let sdHash;
+  const lines = new ManifestLines((h) => {
+    head = validateHead(h, file);
+    sink = collect(head);
+  }, (rel, e) => {
+    const why = entryProblem(rel, e, /** @type {Manifest} */ (head).schema);
+    if (why !== null) throw bad(file, why);
+    if (rel === /** @type {any} */ (head).siteDictionary?.path) sdHash = /** @type {FileEntry} */ (e).hash;
+    /** @type {NonNullable<typeof sink>} */ (sink).add(rel, /** @type {FileEntry} */ (e));
+  });
+  const decoder = new StringDecoder('utf8');
+  let ours = true;
+  for (let at = 0; ours;) {
+    const buf = Buffer.allocUnsafe(CHUNK_BYTES);
+    const n = yield [buf, at];
+    if (n === 0) break;
+    at += n;
+    ours = lines.push(decoder.write(buf.subarray(0, n)));
+  }
+  if (ours && lines.push(decoder.end()) && lines.end() && head !== null && sink !== null) {
+    const sd = /** @type {Manifest} */ (head).siteDictionary;
+    if (sd !== undefined && !siteDictionaryOk(sd, sdHash)) throw bad(file, SITE_DICTIONARY_PROBLEM);
+    return /** @type {NonNullable<typeof sink>} */ (sink).done();
+  }
+  // Not in our layout (JSON all the same, or not JSON): read again from the start and parse it whole.
+  const parts = [];
+  for (let at = 0; ;) {
+    const buf = Buffer.allocUnsafe(CHUNK_BYTES);
+    const n = yield [buf, at];
+    if (n === 0) break;
+    at += n;
+    parts.push(buf.subarray(0, n));
+  }
+  return collectWhole(Buffer.concat(parts).toString('utf8'), file, collect);
+}
+
+/**
+ * @template T
+ * @param {string} text
+ * @param {string} file
+ * @param {Collector<T>} collect
+ */
+function collectWhole(text, file, collect) {
+  const m = parseManifest(text, file);
+  const sink = collect({ ...m, files: {} });
+  for (const rel in m.files) if (Object.hasOwn(m.files, rel)) sink.add(rel, m.files[rel]);
+  return sink.done();
+}
+/**
+ * Read and validate a manifest. Returns null when the file does not exist. `collect` decides what
+ * is kept of it (the whole Manifest by default; serveStatic keeps a compact index).
+ * @template [T=Manifest]
+ * @param {string} file
+ * @param {Collector<T>} [collect]
+ * @returns {Promise<T | null>}
+ */
+export async function readManifest(file, collect = /** @type {Collector<any>} */ (wholeManifest)) {
+  let fh;
   try {
-    text = await fs.readFile(file, 'utf8');
+    fh = await fs.open(file, READ_FLAGS);
   } catch (err) {
     return unreadable(file, err);
   }
-  return parseManifest(text, file);
+  try {
+    const steps = readSteps(file, collect);
+    let r = steps.next();
+    while (!r.done) {
+      const req = r.value;
+      r = steps.next(req === 'fstat' ? await fh.stat() : (await fh.read(req[0], 0, req[0].length, req[1])).bytesRead);
+    }
+    return r.value;
+  } catch (err) {
+    return unreadable(file, err);
+  } finally {
+    await fh.close();
+  }
 }
 
 /**
  * Synchronous twin of readManifest(), for serveStatic's construction.
+ * @template [T=Manifest]
  * @param {string} file
- * @returns {Manifest | null}
+ * @param {Collector<T>} [collect]
+ * @returns {T | null}
  */
-export function readManifestSync(file) {
-  let text;
+export function readManifestSync(file, collect = /** @type {Collector<any>} */ (wholeManifest)) {
+  let fd;
   try {
-    text = fsSync.readFileSync(file, 'utf8');
+    fd = fsSync.openSync(file, READ_FLAGS);
   } catch (err) {
     return unreadable(file, err);
   }
-  return parseManifest(text, file);
+  try {
+    const steps = readSteps(file, collect);
+    let r = steps.next();
+    while (!r.done) {
+      const req = r.value;
+      r = steps.next(req === 'fstat' ? fsSync.fstatSync(fd) : fsSync.readSync(fd, req[0], 0, req[0].length, req[1]));
+    }
+    return r.value;
+  } catch (err) {
+    return unreadable(file, err);
+  } finally {
+    fsSync.closeSync(fd);
+  }
 }
 
 /**

@@ -1,7 +1,7 @@
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { buildManifest, writeManifest, readManifest } from '../lib/manifest.js';
+import { buildManifest, writeManifest, readManifest, readManifestSync, manifestText } from '../lib/manifest.js';
 
 /** @param {Record<string, object>} files */
 const manifestOf = (files) => buildManifest({ tool: 'precompressor@0.0.0', settings: { encodings: ['br', 'gzip'] }, files });
@@ -34,4 +34,45 @@ test('a manifest without files is valid JSON too', async () => {
   const file = path.join(dir, 'sub/m.json');
   await writeManifest(file, m);
   expect(JSON.parse(await fs.readFile(file, 'utf8'))).toEqual(m);
+});
+
+describe('reading, line by line or whole', () => {
+  const files = { 'a.js': { size: 3, mtimeMs: 1, hash: 'sha256-a', variants: { br: { size: 2 } } }, 'b.js': { size: 4, mtimeMs: 2, hash: 'sha256-b', variants: {} } };
+  const write = async (text) => {
+    const file = path.join(dir, 'm.json');
+    await fs.writeFile(file, text);
+    return file;
+  };
+  const ours = () => [...manifestText(manifestOf(files))].join('');
+
+  test('any JSON layout reads as the same manifest, async and sync', async () => {
+    const m = manifestOf(files);
+    for (const text of [ours(), JSON.stringify(m), JSON.stringify(m, null, 2), ours().replace('\n }\n}\n', '\n }\n}\n\n\n')]) {
+      const file = await write(text);
+      expect(await readManifest(file)).toEqual(m);
+      expect(readManifestSync(file)).toEqual(m);
+    }
+  });
+
+  test('a collector sees the head first, then each entry', async () => {
+    const file = await write(ours());
+    const seen = [];
+    const collect = (head) => {
+      seen.push(Object.keys(head.files).length);
+      return { add: (rel) => seen.push(rel), done: () => seen };
+    };
+    expect(readManifestSync(file, collect)).toEqual([0, 'a.js', 'b.js']);
+  });
+
+  test.each([
+    ['a missing comma between entries', (t) => t.replace('}},\n', '}}\n'), /not valid JSON/],
+    ['a comma after the last entry', (t) => t.replace('{}}\n }', '{}},\n }'), /not valid JSON/],
+    ['a cut-off document', (t) => t.slice(0, -4), /not valid JSON/],
+    ['an entry without a size', (t) => t.replace('"size":4,', ''), /entry "b.js" has no valid size/],
+    ['an unknown encoding', (t) => t.replace('"br":', '"xz":'), /unknown encoding "xz"/],
+  ])('%s is refused with the same error as a whole parse gives', async (_name, edit, message) => {
+    const file = await write(edit(ours()));
+    await expect(readManifest(file)).rejects.toThrow(message);
+    expect(() => readManifestSync(file)).toThrow(message);
+  });
 });

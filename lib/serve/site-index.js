@@ -10,7 +10,8 @@ import { isTempPath } from '../fs-atomic.js';
 
 const ENCODINGS = /** @type {const} */ (['br', 'gzip', 'zstd']);
 const STRIDE = 2 + ENCODINGS.length; // size, mtimeMs, then each encoding's variant size (-1: none)
-const HASH = /^sha256-([A-Za-z0-9_-]{43})$/;
+// 43 base64url characters whose last one carries no stray bits: the one spelling of 32 bytes
+const HASH = /^sha256-([A-Za-z0-9_-]{42}[AEIMQUYcgkosw048])$/;
 
 export class SiteIndex {
   /** @type {Map<string, number>} path → slot */
@@ -34,6 +35,18 @@ export class SiteIndex {
     for (const rel in files) if (Object.hasOwn(files, rel)) this.add(rel, files[rel]);
   }
 
+  /**
+   * A reader's collector (readManifest()) that keeps the manifest as an index.
+   * @param {string | null} manifestRel
+   * @returns {import('../manifest.js').Collector<SiteIndex>}
+   */
+  static collector(manifestRel) {
+    return (head) => {
+      const index = new SiteIndex(manifestRel, head);
+      return { add: (rel, e) => index.add(rel, e), done: () => index };
+    };
+  }
+
   get size() {
     return this.slots.size;
   }
@@ -55,10 +68,14 @@ export class SiteIndex {
       this.nums[at + 2 + k] = Object.hasOwn(e.variants, enc) ? /** @type {{ size: number }} */ (e.variants[enc]).size : -1;
     });
     const m = HASH.exec(e.hash);
-    // only a hash that reads back the same from its 32 bytes (canonical base64url) is packed
-    const packed = m !== null && this.hashes.write(m[1], i * 32, 'base64url') === 32 && this.hashes.toString('base64url', i * 32, i * 32 + 32) === m[1];
+    const packed = m !== null && this.hashes.write(m[1], i * 32, 'base64url') === 32;
     if (!packed || e.type !== undefined || e.dictionary !== undefined || e.deltas !== undefined) this.whole.set(i, e);
-    for (let s = rel.indexOf('/'); s !== -1; s = rel.indexOf('/', s + 1)) this.dirs.add(rel.slice(0, s));
+    // a folder already known has its parents known too
+    for (let s = rel.lastIndexOf('/'); s !== -1; s = rel.lastIndexOf('/', s - 1)) {
+      const dir = rel.slice(0, s);
+      if (this.dirs.has(dir)) break;
+      this.dirs.add(dir);
+    }
   }
 
   /** @param {number} n slots needed */

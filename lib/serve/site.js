@@ -58,12 +58,12 @@ export class Site {
     this.unlisted = createUnlistedLookup(opts, this.realRoot);
     this.pathOptions = Object.freeze({ windows: process.platform === 'win32' });
     this.bodies = new BodyCache(opts.memoryBudget);
-    let manifest = null;
+    let index = null;
     if (opts.manifest !== null) {
-      manifest = readManifestSync(opts.manifest);
-      if (manifest === null && !opts.unlisted) throw missingManifest(opts);
+      index = readManifestSync(opts.manifest, SiteIndex.collector(this.manifestRel));
+      if (index === null && !opts.unlisted) throw missingManifest(opts);
     }
-    this.gen = this.generation(manifest);
+    this.gen = this.generation(index ?? new SiteIndex(this.manifestRel, null));
     if (opts.watch) {
       this.watcher = createWatcher({
         manifest: opts.manifest,
@@ -75,11 +75,10 @@ export class Site {
   }
 
   /**
-   * @param {import('../manifest.js').Manifest | null} manifest
+   * @param {SiteIndex} index
    * @returns {Generation}
    */
-  generation(manifest) {
-    const index = new SiteIndex(this.manifestRel, manifest);
+  generation(index) {
     const tctx = { root: this.opts.root, opts: this.opts, maskOf: this.neg.maskOf, settingsTag: settingsTagOf(index.settings), siteDictionary: index.siteDictionary };
     return { index, built: new Map(), checking: new Map(), tctx };
   }
@@ -259,13 +258,13 @@ export class Site {
     const { opts } = this;
     if (opts.manifest === null) return;
     await this.unlisted.refresh();
-    const m = await readManifestAsync(opts.manifest);
+    const m = await readManifestAsync(opts.manifest, SiteIndex.collector(this.manifestRel));
     if (m === null && !opts.unlisted) {
       throw new PrecompressorError('ERR_PRECOMPRESSOR_MANIFEST', `No manifest at ${opts.manifest}`, { path: opts.manifest });
     }
     if (this.closed) return;
     this.realRoot = realRootOf(opts.root);
-    this.gen = this.generation(m);
+    this.gen = this.generation(m ?? new SiteIndex(this.manifestRel, null));
     this.bodies.clear();
     this.watcher?.update(this.watchedDirs());
   }
