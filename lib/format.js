@@ -2,6 +2,21 @@
  * Pure text formatting for the CLI: sizes, durations, the progress line and the summary.
  */
 
+/** Characters a terminal acts on or that reorder a line: C0, DEL, C1, line and paragraph separators, bidi controls. */
+// eslint-disable-next-line no-control-regex -- matching them is the point
+const UNPRINTABLE = /[\u0000-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
+const SHORT = /** @type {Record<string, string>} */ ({ '\n': '\\n', '\r': '\\r', '\t': '\\t' });
+
+/**
+ * `s` with every control character escaped (`\n`, `\r`, `\t`, `\x1b`, `\u202e`), for a line a
+ * person reads: a file name cannot recolour the terminal, move the cursor or forge a line of its
+ * own (`error: …`). Machine output (`--json`) stays exact.
+ * @param {string} s
+ */
+export function printable(s) {
+  return String(s).replace(UNPRINTABLE, (c) => SHORT[c] ?? (c.charCodeAt(0) < 0x100 ? `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}` : `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`));
+}
+
 /**
  * 1234567 → "1.23 MB" (SI units, like the sizes browsers and CDNs show).
  * @param {number} n
@@ -46,7 +61,7 @@ const RUNNING_MAX = 40;
  */
 export function runningText(running) {
   if (!running || running.length === 0) return '';
-  const [first] = running;
+  const first = printable(running[0]);
   const shown = first.length > RUNNING_MAX ? `…${first.slice(first.length - RUNNING_MAX + 1)}` : first;
   return ` · ${shown}${running.length > 1 ? ` +${running.length - 1}` : ''}`;
 }
@@ -121,7 +136,7 @@ export function formatSummary(r) {
   const f = r.files;
   const lines = [];
   const verb = r.dryRun ? 'would compress' : 'compressed';
-  lines.push(`precompressor: ${f.scanned} files in ${r.root} (${formatDuration(r.durationMs)})${r.dryRun ? ' [dry run]' : ''}`);
+  lines.push(`precompressor: ${f.scanned} files in ${printable(r.root)} (${formatDuration(r.durationMs)})${r.dryRun ? ' [dry run]' : ''}`);
   lines.push(
     `  ${verb} ${r.dryRun ? r.changes.filter((c) => c.action === 'compress').length : f.compressed}, ` +
       `${f.fromCache ? `from cache ${f.fromCache}, ` : ''}unchanged ${f.unchanged}; ` +
@@ -132,7 +147,7 @@ export function formatSummary(r) {
     const parts = r.encodings.map((e) => `${e} ${formatBytes(r.bytes[e] ?? 0)} (${percent(r.bytes[e] ?? 0, r.bytes.compressible)})`);
     lines.push(`  ${formatBytes(r.bytes.compressible)} compressible of ${formatBytes(r.bytes.original)} → ${parts.join(' · ')}`);
   } else {
-    for (const c of r.changes) lines.push(`  ${c.action}: ${c.path}`);
+    for (const c of r.changes) lines.push(`  ${c.action}: ${printable(c.path)}`);
   }
   const deltas = deltaLine(r.deltas);
   if (deltas) lines.push(`  ${deltas}`);

@@ -5,6 +5,7 @@ import path from 'node:path';
 import { PrecompressorError } from './errors.js';
 import { StringDecoder } from 'node:string_decoder';
 import { writeAtomic } from './fs-atomic.js';
+import { isEncoding } from './encodings.js';
 import { ManifestLines } from './manifest-lines.js';
 
 /**
@@ -45,13 +46,6 @@ const READABLE_SCHEMAS = [1, 2, 3];
  */
 
 /**
- * The suffix a variant of each encoding has on disk: `<path><suffix>`.
- * @type {Readonly<Record<string, string>>}
- */
-export const VARIANT_SUFFIX = Object.freeze({ br: '.br', gzip: '.gz', zstd: '.zst' });
-
-/** Path of the variant file of `rel` (POSIX, relative to root) for `encoding`. */
-/**
  * The manifest's entry for `rel`, or undefined. Own keys only: a file named `constructor` or
  * `__proto__` must not find what Object.prototype has under that name.
  * @param {Manifest | null} manifest
@@ -62,12 +56,33 @@ export function entryOf(manifest, rel) {
   return manifest !== null && Object.hasOwn(manifest.files, rel) ? manifest.files[rel] : undefined;
 }
 
+const MAX_DATE_MS = 8.64e15;
+/** What Node refuses in a header value (its checkInvalidHeaderChar). */
+const INVALID_HEADER_CHAR = /[^\t\x20-\x7e\x80-\xff]/;
+
+/** C0 and C1 control characters, DEL included. */
+// eslint-disable-next-line no-control-regex -- matching them is the point
+const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
+const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+
 /**
+ * Why `rel` cannot be a file path of a manifest, or null (pure). One rule for the writer (the walk
+ * reports such a file and leaves it out) and the reader (validateManifest()), so that what one run
+ * writes the server and the next run accept: a relative POSIX path inside the folder (not empty,
+ * no leading `/`, no backslash, no empty, `.` or `..` segment), without control characters (no name
+ * can forge a line in a log or a header), and valid Unicode (a name that was not valid UTF-8 on disk
+ * reads back with U+FFFD and would not open under that name).
  * @param {string} rel
- * @param {string} encoding
+ * @returns {string | null}
  */
-export function variantPath(rel, encoding) {
-  return rel + VARIANT_SUFFIX[encoding];
+export function pathProblem(rel) {
+  if (rel === '' || rel.startsWith('/') || rel.split('/').some((s) => s === '..' || s === '.' || s === '')) {
+    return 'is not a relative POSIX path inside the folder';
+  }
+  if (rel.includes('\\')) return 'contains a backslash';
+  if (CONTROL.test(rel)) return 'contains a control character';
+  if (LONE_SURROGATE.test(rel) || rel.includes('\ufffd')) return 'is not valid UTF-8';
+  return null;
 }
 
 /**
@@ -129,27 +144,28 @@ function siteDictionaryOk(sd, listedHash) {
  * @param {number} schema
  */
 function entryProblem(rel, e, schema) {
-  if (rel === '' || rel.startsWith('/') || rel.includes('\\') || rel.includes('//') || rel.endsWith('/') || DOT_SEGMENT.test(rel)) {
-    return `file path ${JSON.stringify(rel)} is not a relative POSIX path inside the folder`;
-  }
+  const problem = pathProblem(rel);
+  if (problem !== null) return `file path ${JSON.stringify(rel)} ${problem}`;
   if (e === null || typeof e !== 'object') return `entry ${JSON.stringify(rel)} is not an object`;
   if (!Number.isSafeInteger(e.size) || e.size < 0) return `entry ${JSON.stringify(rel)} has no valid size`;
-  if (typeof e.mtimeMs !== 'number') return `entry ${JSON.stringify(rel)} has no valid mtimeMs`;
+  // a Date holds ±8.64e15 ms; beyond it Last-Modified would read "Invalid Date"
+  if (typeof e.mtimeMs !== 'number' || !(Math.abs(e.mtimeMs) <= MAX_DATE_MS)) return `entry ${JSON.stringify(rel)} has no valid mtimeMs`;
   if (typeof e.hash !== 'string') return `entry ${JSON.stringify(rel)} has no hash`;
+  // sent as Content-Type: a CR, LF or other byte Node refuses in a header would turn every request into a 500
+  if (e.type !== undefined && (typeof e.type !== 'string' || INVALID_HEADER_CHAR.test(e.type))) {
+    return `entry ${JSON.stringify(rel)} has an invalid type ${JSON.stringify(e.type)}`;
+  }
   if (e.variants === null || typeof e.variants !== 'object') return `entry ${JSON.stringify(rel)} has no variants object`;
   for (const enc in e.variants) {
     if (!Object.hasOwn(e.variants, enc)) continue;
     const v = e.variants[enc];
-    if (!Object.hasOwn(VARIANT_SUFFIX, enc)) return `entry ${JSON.stringify(rel)} has unknown encoding ${JSON.stringify(enc)}`;
+    if (!isEncoding(enc)) return `entry ${JSON.stringify(rel)} has unknown encoding ${JSON.stringify(enc)}`;
     if (v === null || typeof v !== 'object' || !Number.isSafeInteger(v.size) || v.size < 0) return `entry ${JSON.stringify(rel)} variant ${enc} has no valid size`;
   }
   if (e.dictionary === undefined && e.deltas === undefined) return null;
   const why = dictionaryProblem(e, schema);
   return why === null ? null : `entry ${JSON.stringify(rel)} ${why}`;
 }
-
-/** A `.` or `..` segment. */
-const DOT_SEGMENT = /(?:^|\/)\.\.?(?:\/|$)/;
 
 const B64_SHA256 = /^[A-Za-z0-9+/]{43}=$/;
 export const DELTA_SUFFIXES = Object.freeze(/** @type {const} */ (['dcb', 'dcz']));
@@ -241,12 +257,23 @@ export function parseManifest(text, file) {
 }
 
 /**
+ * The largest manifest read by default, in bytes: a site of a million files (about 180 bytes per
+ * entry as writeManifest() writes it, 360 in the indented layout of earlier versions) fits. serveStatic's `maxManifestBytes` raises it, up to the
+ * engine's longest string (about 512 MiB in V8).
+ */
+export const MAX_MANIFEST_BYTES = 400 * 1024 * 1024;
+
+// O_NONBLOCK: opening a FIFO planted at the manifest's path must not wait for a writer.
+const READ_FLAGS = fsSync.constants.O_RDONLY | (fsSync.constants.O_NONBLOCK ?? 0);
+
+/**
  * @param {string} file
  * @param {unknown} err
  */
 function unreadable(file, err) {
-  // missing: no such file, or a path through a file (a root that is a file has no manifest)
-  if (['ENOENT', 'ENOTDIR'].includes(/** @type {any} */ (err).code)) return null;
+  // missing: no such file, a path through a file (a root that is a file has no manifest), or a
+  // path too long for the OS (express.static treats such a root as empty too)
+  if (['ENOENT', 'ENOTDIR', 'ENAMETOOLONG'].includes(/** @type {any} */ (err).code)) return null;
   if (err instanceof PrecompressorError) throw err;
   throw new PrecompressorError('ERR_PRECOMPRESSOR_MANIFEST', `Cannot read manifest ${file}: ${/** @type {Error} */ (err).message}`, { path: file, cause: err });
 }
@@ -262,8 +289,8 @@ function unreadable(file, err) {
 function wholeManifest(head) {
   /** @type {Record<string, FileEntry>} */
   const files = {};
-  // defineProperty: an entry named `__proto__` is an own key, as JSON.parse makes it
   const add = (/** @type {string} */ rel, /** @type {FileEntry} */ e) => {
+    // an entry named `__proto__` is an own key, as JSON.parse makes it
     if (rel === '__proto__') Object.defineProperty(files, rel, { value: e, enumerable: true, writable: true, configurable: true });
     else files[rel] = e;
   };
@@ -271,133 +298,176 @@ function wholeManifest(head) {
 }
 
 const CHUNK_BYTES = 1 << 20;
-// O_NONBLOCK: opening a FIFO planted at the manifest's path must not wait for a writer.
-const READ_FLAGS = fsSync.constants.O_RDONLY | (fsSync.constants.O_NONBLOCK ?? 0);
 
 /**
- * The steps of reading one manifest file, as a generator run by readManifest() (async) or
- * readManifestSync(): yields 'fstat' (receives the Stats) and [buffer, position] reads (receives
- * the bytes read). A manifest in writeManifest()'s layout is parsed line by
- * line (lib/manifest-lines.js) and each entry validated and collected as it comes; any other JSON
- * is parsed whole and then collected.
+ * Reading one manifest file, as a generator of I/O requests run by readManifest() (async) or
+ * readManifestSync(), so the two cannot drift: yields [op, ...args] with op 'open', 'fstat',
+ * 'read' (a buffer and a file position; receives the bytes read) or 'close'; an I/O error is
+ * thrown back in. Refuses what is not a regular file and what is larger than `maxBytes`.
  * @template T
  * @param {string} file
+ * @param {number} maxBytes
  * @param {Collector<T>} collect
- * @returns {Generator<'fstat' | [Buffer, number], T, any>}
+ * @returns {Generator<[string, ...any[]], T | null, any>}
  */
-function* readSteps(file, collect) {
-  const st = yield 'fstat';
-  if (!st.isFile()) throw new PrecompressorError('ERR_PRECOMPRESSOR_MANIFEST', `Cannot read manifest ${file}: not a regular file`, { path: file });
-  /** @type {ReturnType<Collector<T>> | null} */
-  let sink = null;
-  /** @type {Manifest | null} */
-  let head = null;
-  /** @type {string | undefined} the site dictionary's hash as listed */
-  let sdHash;
-  const lines = new ManifestLines((h) => {
-    head = validateHead(h, file);
-    sink = collect(head);
-  }, (rel, e) => {
-    const why = entryProblem(rel, e, /** @type {Manifest} */ (head).schema);
-    if (why !== null) throw bad(file, why);
-    if (rel === /** @type {any} */ (head).siteDictionary?.path) sdHash = /** @type {FileEntry} */ (e).hash;
-    /** @type {NonNullable<typeof sink>} */ (sink).add(rel, /** @type {FileEntry} */ (e));
-  });
-  const decoder = new StringDecoder('utf8');
-  let ours = true;
-  for (let at = 0; ours;) {
-    const buf = Buffer.allocUnsafe(CHUNK_BYTES);
-    const n = yield [buf, at];
-    if (n === 0) break;
-    at += n;
-    ours = lines.push(decoder.write(buf.subarray(0, n)));
+function* readDoc(file, maxBytes, collect) {
+  let fd;
+  try {
+    fd = yield ['open', file];
+  } catch (err) {
+    return unreadable(file, err);
   }
-  if (ours && lines.push(decoder.end()) && lines.end() && head !== null && sink !== null) {
-    const sd = /** @type {Manifest} */ (head).siteDictionary;
-    if (sd !== undefined && !siteDictionaryOk(sd, sdHash)) throw bad(file, SITE_DICTIONARY_PROBLEM);
-    return /** @type {NonNullable<typeof sink>} */ (sink).done();
+  try {
+    const st = yield ['fstat', fd];
+    if (!st.isFile()) {
+      throw new PrecompressorError('ERR_PRECOMPRESSOR_MANIFEST', `Cannot read manifest ${file}: not a regular file`, { path: file });
+    }
+    if (st.size > maxBytes) throw tooLarge(file, st.size, maxBytes);
+    return yield* readText(fd, file, maxBytes, collect);
+  } catch (err) {
+    return unreadable(file, err);
+  } finally {
+    yield ['close', fd];
   }
-  // Not in our layout (JSON all the same, or not JSON): read again from the start and parse it whole.
-  const parts = [];
-  for (let at = 0; ;) {
-    const buf = Buffer.allocUnsafe(CHUNK_BYTES);
-    const n = yield [buf, at];
-    if (n === 0) break;
-    at += n;
-    parts.push(buf.subarray(0, n));
-  }
-  return collectWhole(Buffer.concat(parts).toString('utf8'), file, collect);
 }
 
 /**
+ * The text of an open manifest, collected. A manifest in writeManifest()'s layout is parsed in
+ * batches of lines (lib/manifest-lines.js), each entry validated and collected as it comes, so
+ * that neither the whole text nor a second copy of the entries is held; any other JSON is read
+ * again from the start and parsed whole. Larger than `maxBytes` (before and while reading, for a
+ * file that grows under us): refused, so memory stays bounded by the limit.
  * @template T
- * @param {string} text
+ * @param {unknown} fd
  * @param {string} file
+ * @param {number} maxBytes
  * @param {Collector<T>} collect
+ * @returns {Generator<[string, ...any[]], T, any>}
  */
-function collectWhole(text, file, collect) {
-  const m = parseManifest(text, file);
+function* readText(fd, file, maxBytes, collect) {
+  /** @type {{ head: Manifest | null, sink: ReturnType<Collector<T>> | null, sdHash: string | undefined }} */
+  const got = { head: null, sink: null, sdHash: undefined };
+  const lines = new ManifestLines((h) => {
+    got.head = validateHead(h, file);
+    got.sink = collect(got.head);
+  }, (rel, e) => {
+    const head = /** @type {Manifest} */ (got.head);
+    const why = entryProblem(rel, e, head.schema);
+    if (why !== null) throw bad(file, why);
+    if (rel === head.siteDictionary?.path) got.sdHash = /** @type {FileEntry} */ (e).hash;
+    /** @type {ReturnType<Collector<T>>} */ (got.sink).add(rel, /** @type {FileEntry} */ (e));
+  });
+  const decoder = new StringDecoder('utf8');
+  let ours = true;
+  for (let at = 0, n; ours && (n = yield* readAt(fd, at, file, maxBytes)).length > 0; at += n.length) {
+    ours = lines.push(decoder.write(n));
+  }
+  if (ours && lines.push(decoder.end()) && lines.end() && got.head !== null && got.sink !== null) {
+    const sd = got.head.siteDictionary;
+    if (sd !== undefined && !siteDictionaryOk(sd, got.sdHash)) throw bad(file, SITE_DICTIONARY_PROBLEM);
+    return got.sink.done();
+  }
+  // Not in our layout (JSON all the same, or not JSON): read again from the start and parse it whole.
+  const parts = [];
+  for (let at = 0, n; (n = yield* readAt(fd, at, file, maxBytes)).length > 0; at += n.length) parts.push(n);
+  const m = parseManifest(Buffer.concat(parts).toString('utf8'), file);
   const sink = collect({ ...m, files: {} });
   for (const rel in m.files) if (Object.hasOwn(m.files, rel)) sink.add(rel, m.files[rel]);
   return sink.done();
 }
+
 /**
- * Read and validate a manifest. Returns null when the file does not exist. `collect` decides what
- * is kept of it (the whole Manifest by default; serveStatic keeps a compact index).
+ * Up to CHUNK_BYTES of the file from `at` (empty at the end); refused past `maxBytes`.
+ * @param {unknown} fd
+ * @param {number} at
+ * @param {string} file
+ * @param {number} maxBytes
+ * @returns {Generator<[string, ...any[]], Buffer, any>}
+ */
+function* readAt(fd, at, file, maxBytes) {
+  const buf = Buffer.allocUnsafe(CHUNK_BYTES);
+  const n = yield ['read', fd, buf, at];
+  if (at + n > maxBytes) throw tooLarge(file, at + n, maxBytes);
+  return buf.subarray(0, n);
+}
+
+/**
+ * @param {string} file
+ * @param {number} size
+ * @param {number} maxBytes
+ */
+function tooLarge(file, size, maxBytes) {
+  return new PrecompressorError('ERR_PRECOMPRESSOR_MANIFEST',
+    `Manifest ${file} is ${size} bytes, above the limit of ${maxBytes} bytes: raise options.maxManifestBytes if it is yours`, { path: file });
+}
+
+/** @type {Record<string, (...args: any[]) => any>} */
+const SYNC_IO = {
+  open: (file) => fsSync.openSync(file, READ_FLAGS),
+  fstat: (fd) => fsSync.fstatSync(fd),
+  read: (fd, buf, at) => fsSync.readSync(fd, buf, 0, buf.length, at),
+  close: (fd) => fsSync.closeSync(fd),
+};
+
+/** @type {Record<string, (...args: any[]) => Promise<any>>} */
+const ASYNC_IO = {
+  open: (file) => fs.open(file, READ_FLAGS),
+  fstat: (fh) => fh.stat(),
+  read: async (fh, buf, at) => (await fh.read(buf, 0, buf.length, at)).bytesRead,
+  close: (fh) => fh.close(),
+};
+
+/**
+ * @template T
+ * @typedef {{ maxBytes?: number, collect?: Collector<T> }} ReadOptions
+ *   maxBytes: refuse a manifest larger than this (MAX_MANIFEST_BYTES); collect: what is kept of it
+ *   (the whole Manifest by default; serveStatic keeps a compact index)
+ */
+
+/**
+ * Read and validate a manifest. Returns null when the file does not exist.
  * @template [T=Manifest]
  * @param {string} file
- * @param {Collector<T>} [collect]
+ * @param {ReadOptions<T>} [options]
  * @returns {Promise<T | null>}
  */
-export async function readManifest(file, collect = /** @type {Collector<any>} */ (wholeManifest)) {
-  let fh;
-  try {
-    fh = await fs.open(file, READ_FLAGS);
-  } catch (err) {
-    return unreadable(file, err);
+export async function readManifest(file, { maxBytes = MAX_MANIFEST_BYTES, collect = /** @type {any} */ (wholeManifest) } = {}) {
+  const steps = readDoc(file, maxBytes, collect);
+  let r = steps.next();
+  while (!r.done) {
+    const [op, ...args] = r.value;
+    r = await ASYNC_IO[op](...args).then((v) => steps.next(v), (err) => steps.throw(err));
   }
-  try {
-    const steps = readSteps(file, collect);
-    let r = steps.next();
-    while (!r.done) {
-      const req = r.value;
-      r = steps.next(req === 'fstat' ? await fh.stat() : (await fh.read(req[0], 0, req[0].length, req[1])).bytesRead);
-    }
-    return r.value;
-  } catch (err) {
-    return unreadable(file, err);
-  } finally {
-    await fh.close();
-  }
+  return r.value;
 }
 
 /**
  * Synchronous twin of readManifest(), for serveStatic's construction.
  * @template [T=Manifest]
  * @param {string} file
- * @param {Collector<T>} [collect]
+ * @param {ReadOptions<T>} [options]
  * @returns {T | null}
  */
-export function readManifestSync(file, collect = /** @type {Collector<any>} */ (wholeManifest)) {
-  let fd;
+export function readManifestSync(file, { maxBytes = MAX_MANIFEST_BYTES, collect = /** @type {any} */ (wholeManifest) } = {}) {
+  const steps = readDoc(file, maxBytes, collect);
+  let r = steps.next();
+  while (!r.done) r = stepSync(steps, r.value);
+  return r.value;
+}
+
+/**
+ * Run one I/O request synchronously and hand its result (or its error) back to the generator.
+ * @param {Generator<[string, ...any[]], any, any>} steps
+ * @param {[string, ...any[]]} request
+ */
+function stepSync(steps, [op, ...args]) {
+  let value;
   try {
-    fd = fsSync.openSync(file, READ_FLAGS);
+    value = SYNC_IO[op](...args);
   } catch (err) {
-    return unreadable(file, err);
+    return steps.throw(err);
   }
-  try {
-    const steps = readSteps(file, collect);
-    let r = steps.next();
-    while (!r.done) {
-      const req = r.value;
-      r = steps.next(req === 'fstat' ? fsSync.fstatSync(fd) : fsSync.readSync(fd, req[0], 0, req[0].length, req[1]));
-    }
-    return r.value;
-  } catch (err) {
-    return unreadable(file, err);
-  } finally {
-    fsSync.closeSync(fd);
-  }
+  return steps.next(value);
 }
 
 /**
@@ -453,6 +523,7 @@ export async function writeManifest(file, manifest) {
   await fs.mkdir(path.dirname(file), { recursive: true });
   await writeAtomic(file, manifestText(manifest));
 }
+
 
 /**
  * Content hash as recorded in the manifest: `sha256-<base64url>`.

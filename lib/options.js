@@ -2,9 +2,10 @@ import os from 'node:os';
 import path from 'node:path';
 import { optionError } from './errors.js';
 import { cacheRoot } from './paths.js';
+import { ENCODING_NAMES, isEncoding } from './encodings.js';
 
 /**
- * @typedef {'br' | 'gzip' | 'zstd'} Encoding
+ * @typedef {import('./encodings.js').Encoding} Encoding
  * @typedef {(progress: import('./format.js').Progress) => void} OnProgress
  * @typedef {Readonly<{ root: string, encodings: readonly Encoding[], brotliQuality: number, gzipLevel: number,
  *   zstdLevel: number, zopfli: boolean, include: readonly string[], exclude: readonly string[],
@@ -16,17 +17,10 @@ import { cacheRoot } from './paths.js';
  * @typedef {(path: string) => [number, number] | null | undefined} HashSpan where a file's hash is in its base name
  */
 
-/** Encodings we can write, in server-preference order, with their file suffix. */
-export const ENCODINGS = Object.freeze({
-  br: '.br',
-  zstd: '.zst',
-  gzip: '.gz',
-});
-
-/** The manifest's default file name, inside the compressed folder. */
 /** Highest level whose window fits 8 MB without setting the window explicitly. */
 export const ZSTD_MAX_LEVEL = 19;
 
+/** The manifest's default file name, inside the compressed folder. */
 export const MANIFEST_NAME = 'precompressor-manifest.json';
 
 /** Extensions whose files get a dictionary family and deploy deltas by default (see lib/compress/delta.js). */
@@ -62,44 +56,82 @@ export const DEFAULT_SKIP_EXTENSIONS = Object.freeze([
 ]);
 
 /**
- * Every option of `precompress()`, with its default. The CLI builds its flags and `--help`
- * from this table too, so the README, the CLI and the API cannot drift.
+ * @typedef {{ default: unknown, describe: string, flag?: { type: 'array' | 'string' | 'number' | 'boolean', shown?: string } }} OptionSpec
+ *   flag: the option's CLI flag (`--` and its name in kebab case), the type yargs reads, and the default as
+ *   `--help` and the README show it when that is not the value itself
  */
-export const OPTION_DEFAULTS = Object.freeze({
-  encodings: Object.freeze(['br', 'gzip']),
-  brotliQuality: 11,
-  gzipLevel: 9,
-  zstdLevel: 19,
-  zopfli: false,
-  include: Object.freeze(['**/*']),
-  exclude: Object.freeze([]),
-  skipExtensions: DEFAULT_SKIP_EXTENSIONS,
-  minRatio: 1,
-  concurrency: null, // os.availableParallelism()
-  manifest: null, // <dir>/precompressor-manifest.json
-  dotfiles: false,
-  force: false,
-  dryRun: false,
-  streamThreshold: 64 * 1024 * 1024,
-  onProgress: null,
-  cache: true, // take variants from the content-addressed cache, and add new ones to it
-  cacheDir: null, // node_modules/.cache/precompressor/variants of the project (see cacheRoot() in lib/paths.js)
-  cacheMaxSize: CACHE_MAX_SIZE, // bytes (or a string such as "512MB"): least recently used entries are evicted above it
-  deltas: true, // deploy deltas (RFC 9842) against earlier versions, where this Node can encode them
-  siteDictionary: true, // a dictionary made from the site's HTML pages, and each page's dcz/dcb against it
-  previous: null, // an older build folder whose files are also taken as dictionaries
-  dictionaryStore: null, // node_modules/.cache/precompressor/dictionaries of the project (see cacheRoot() in lib/paths.js)
-  dictionaryVersions: 3, // earlier versions per family kept in the store and used as dictionaries
-  deltaMinSize: 1024,
-  deltaMargin: 0.1, // a delta is kept only if at least this much smaller than the best variant
-  deltaExtensions: DELTA_EXTENSIONS,
-  hashPattern: null, // RegExp with a group `hash` matched on base names, or (path) => [start, end] in the base name | null | undefined; default: Vite/Rollup, webpack, esbuild names
-  allowSystemDir: false, // compress `/`, the home folder or a system folder (see lib/compress/guards.js) anyway
+
+/**
+ * @param {unknown} dflt
+ * @param {string} describe
+ * @param {'array' | 'string' | 'number' | 'boolean'} [type] of the CLI flag; none: an API-only option
+ * @param {string} [shown] the default as `--help` and the README show it, when not the value itself
+ * @returns {OptionSpec}
+ */
+const opt = (dflt, describe, type, shown) => ({ default: dflt, describe, ...(type ? { flag: { type, ...(shown ? { shown } : {}) } } : {}) });
+
+/**
+ * Every option of `precompress()`: default, CLI flag and description, in one place. OPTION_DEFAULTS,
+ * the CLI's flags, `--help` and the README's options table come from it (test/readme.test.js).
+ * @type {Readonly<Record<string, Readonly<OptionSpec>>>}
+ */
+export const OPTIONS = Object.freeze({
+  include: opt(Object.freeze(['**/*']), 'Glob of files to compress, relative to <dir>; repeatable', 'array'),
+  exclude: opt(Object.freeze([]), 'Glob of files not to compress (still listed in the manifest); repeatable', 'array'),
+  skipExtensions: opt(DEFAULT_SKIP_EXTENSIONS, 'Comma-separated extensions of already-compressed formats to skip; ' +
+    'replaces the built-in list ("" skips none)', 'string', '(built-in list)'),
+  encodings: opt(Object.freeze(['br', 'gzip']), 'Comma-separated encodings to write: br, zstd, gzip', 'string'),
+  brotliQuality: opt(11, 'Brotli quality, 0-11', 'number'),
+  gzipLevel: opt(9, 'gzip level, 1-9', 'number'),
+  zstdLevel: opt(19, 'zstd level, 1-19 (the window is capped at 8 MB for HTTP whatever the level)', 'number'),
+  zopfli: opt(false, 'Write the .gz variants with zopfli: typically 4-8 % smaller than gzip 9, much slower', 'boolean'),
+  minRatio: opt(1, 'Keep a variant only if compressed < original × ratio (0 < ratio ≤ 1)', 'number'),
+  concurrency: opt(null, 'Files compressed at once; default os.availableParallelism()', 'number', '(cores)'),
+  manifest: opt(null, 'Where to write the manifest', 'string', '<dir>/precompressor-manifest.json'),
+  dotfiles: opt(false, 'Also take files and folders whose name starts with a dot', 'boolean'),
+  force: opt(false, 'Ignore the manifest and the variant cache and compress everything again (the cache is still filled)',
+    'boolean'),
+  dryRun: opt(false, 'Say what would change without writing anything', 'boolean'),
+  streamThreshold: opt(64 * 1024 * 1024, 'Files at least this big (bytes) are streamed instead of read whole'),
+  onProgress: opt(null, 'Called at most every 100 ms with files, bytes, estimated work done/total and the files running'),
+  cache: opt(true, 'Take variants already made (by any build sharing the cache folder) from the variant cache; ' +
+    '--no-cache bypasses it', 'boolean'),
+  cacheDir: opt(null, 'The variant cache folder (persist it in CI; see docs/cache.md)', 'string',
+    'node_modules/.cache/precompressor/variants'),
+  cacheMaxSize: opt(CACHE_MAX_SIZE, 'Cap of the variant cache (bytes, or 500MB, 1GiB...); least recently used entries go first',
+    'string', '512MiB'),
+  deltas: opt(true, 'Deploy deltas (RFC 9842, dcz/dcb) against earlier versions of each file; --no-deltas turns them off',
+    'boolean'),
+  siteDictionary: opt(true, 'A dictionary made from the HTML pages, and each page as dcz/dcb against it; ' +
+    '--no-site-dictionary turns it off', 'boolean'),
+  previous: opt(null, 'An older build folder whose files are also taken as earlier versions', 'string'),
+  dictionaryStore: opt(null, 'Where earlier versions are kept across builds (persist it in CI)', 'string',
+    'node_modules/.cache/precompressor/dictionaries'),
+  dictionaryVersions: opt(3, 'Earlier versions per file kept and used as dictionaries, 1-100', 'number'),
+  deltaMinSize: opt(1024, 'Files smaller than this (bytes) get no deltas'),
+  deltaMargin: opt(0.1, 'Keep a delta only if smaller than the best variant × (1 − margin)', 'number'),
+  deltaExtensions: opt(DELTA_EXTENSIONS, 'Extensions that get deltas (array, or comma-separated)'),
+  allowSystemDir: opt(false, 'Compress <dir> even when it is /, the home folder or a system folder (/usr, /etc, /var...), ' +
+    'which are refused by default', 'boolean'),
+  hashPattern: opt(null, 'RegExp with a group (?<hash>...) that finds the hash in a file name ' +
+    '(default: Vite/Rollup, webpack, esbuild names)', 'string'),
 });
+
+/** Every option of `precompress()` with its default (from OPTIONS). */
+export const OPTION_DEFAULTS = Object.freeze(Object.fromEntries(Object.entries(OPTIONS).map(([k, o]) => [k, o.default])));
 
 /** @param {unknown} v @returns {v is number} */
 function isInt(v) {
   return typeof v === 'number' && Number.isInteger(v);
+}
+
+/**
+ * The items of a comma-separated list (`"br, gzip"`), trimmed, empty ones dropped: the CLI's list
+ * flags and the string form of the list options.
+ * @param {unknown} value
+ */
+export function commaList(value) {
+  return String(value).split(',').map((s) => s.trim()).filter(Boolean);
 }
 
 /**
@@ -168,7 +200,7 @@ export function splitOptions(options, ownDefaults) {
 function encodingList(value) {
   const encodings = stringList('options.encodings', value);
   for (const e of encodings) {
-    if (!Object.hasOwn(ENCODINGS, e)) throw optionError('options.encodings', `a list of ${Object.keys(ENCODINGS).join(', ')}`, value);
+    if (!isEncoding(e)) throw optionError('options.encodings', `a list of ${ENCODING_NAMES.join(', ')}`, value);
   }
   if (encodings.length === 0) throw optionError('options.encodings', 'a non-empty list', value);
   return /** @type {readonly Encoding[]} */ (encodings);
@@ -214,7 +246,7 @@ export function normalizeOptions(dir, options = {}) {
   if (o.manifest !== null && (typeof o.manifest !== 'string' || o.manifest === '')) {
     throw optionError('options.manifest', 'a non-empty path string', o.manifest);
   }
-  const skip = typeof o.skipExtensions === 'string' ? o.skipExtensions.split(',').filter(Boolean) : o.skipExtensions;
+  const skip = typeof o.skipExtensions === 'string' ? commaList(o.skipExtensions) : o.skipExtensions;
   const skipExtensions = stringList('options.skipExtensions', skip).map((e) => e.replace(/^\./, '').toLowerCase());
 
   const root = path.resolve(dir);
@@ -222,7 +254,7 @@ export function normalizeOptions(dir, options = {}) {
     ...deltaOptions(o),
     ...cacheOptions(o),
     root,
-    encodings: Object.freeze(/** @type {Encoding[]} */ (Object.keys(ENCODINGS)).filter((e) => encodings.includes(e))),
+    encodings: Object.freeze(ENCODING_NAMES.filter((e) => encodings.includes(e))),
     brotliQuality: o.brotliQuality,
     gzipLevel: o.gzipLevel,
     zstdLevel: o.zstdLevel,
@@ -284,7 +316,7 @@ function deltaOptions(o) {
   if (typeof o.deltaMargin !== 'number' || !(o.deltaMargin >= 0 && o.deltaMargin < 1)) {
     throw optionError('options.deltaMargin', 'a number from 0 to less than 1', o.deltaMargin);
   }
-  const ext = typeof o.deltaExtensions === 'string' ? o.deltaExtensions.split(',').filter(Boolean) : o.deltaExtensions;
+  const ext = typeof o.deltaExtensions === 'string' ? commaList(o.deltaExtensions) : o.deltaExtensions;
   const deltaExtensions = stringList('options.deltaExtensions', ext).map((e) => e.replace(/^\./, '').toLowerCase());
   let hashPattern = o.hashPattern;
   if (typeof hashPattern === 'string' && hashPattern !== '') {

@@ -2,17 +2,47 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 
+// Site paths are POSIX and relative to the site's root (`assets/app.js`), as the manifest keys them.
+
 /**
- * POSIX path of `abs` relative to `root`, or null when `abs` is `root` itself or outside it.
- * (`..foo` is a name inside the folder; only `..` and `../…` leave it.)
+ * The absolute path of site path `rel` under `root`.
+ * @param {string} root
+ * @param {string} rel
+ */
+export function absPath(root, rel) {
+  return path.join(root, ...rel.split('/'));
+}
+
+/**
+ * Is `p` the folder `root` or inside it? Separator-aware: `/public-x` is not inside `/public`, and
+ * `..foo` is a name inside. Both absolute and normalized (realpaths); nothing is inside a null root.
+ * @param {string | null} root
+ * @param {string} p
+ */
+export function isInside(root, p) {
+  if (root === null) return false;
+  return p === root || p.startsWith(root.endsWith(path.sep) ? root : root + path.sep);
+}
+
+/**
+ * Site path of `abs` under `root`, or null when `abs` is `root` itself or outside it.
  * @param {string} root
  * @param {string} abs
  * @returns {string | null}
  */
 export function relInside(root, abs) {
-  const rel = path.relative(root, abs);
-  if (rel === '' || rel === '..' || rel.startsWith(`..${path.sep}`) || path.isAbsolute(rel)) return null;
-  return rel.split(path.sep).join('/');
+  const r = path.resolve(root);
+  const a = path.resolve(abs);
+  if (a === r || !isInside(r, a)) return null;
+  return a.slice(r.endsWith(path.sep) ? r.length : r.length + 1).split(path.sep).join('/');
+}
+
+/**
+ * Does a segment of site path `rel` start with a dot (a dotfile, or a file in a dot folder)?
+ * @param {string} rel
+ */
+export function hasDotSegment(rel) {
+  return rel.startsWith('.') || rel.includes('/.');
 }
 
 /**

@@ -274,6 +274,8 @@ export interface ServeOptions {
   dictionaries?: boolean;
   /** Hashed assets with a family get `Cache-Control: public, max-age=31536000, immutable` (browsers keep only fresh dictionaries). Default true. */
   immutableHashed?: boolean;
+  /** A larger manifest (or one that is not a regular file) is refused: thrown at startup, kept out on reload. Default 400 MiB. */
+  maxManifestBytes?: number;
 }
 
 export type NextFunction = (err?: unknown) => void;
@@ -300,6 +302,16 @@ export interface PreviewOptions extends ServeOptions {
   port?: number;
   /** Interface to listen on. Default `'127.0.0.1'`. */
   host?: string;
+  /** Close a socket with no progress for this long, a download its client stopped reading included (ms or `'30s'`; 0: never). Default 30 s. */
+  timeout?: number | string;
+  /** The request head must arrive within this (node:http `headersTimeout`). Default 20 s. */
+  headersTimeout?: number | string;
+  /** The whole request must arrive within this (node:http `requestTimeout`). Default 30 s. */
+  requestTimeout?: number | string;
+  /** Close an idle kept-alive connection after this (node:http `keepAliveTimeout`). Default 5 s. */
+  keepAliveTimeout?: number | string;
+  /** Connections beyond this are closed at once (node:http `server.maxConnections`). Default 500. */
+  maxConnections?: number;
 }
 
 export interface Preview {

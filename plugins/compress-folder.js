@@ -1,4 +1,4 @@
-import { formatBytes, formatDuration, deltaLine, cacheLine, siteDictionaryLine } from '../lib/format.js';
+import { formatBytes, formatDuration, deltaLine, cacheLine, siteDictionaryLine, printable } from '../lib/format.js';
 import { defaultCacheDir, defaultDictionaryStore, normalizeOptions, splitOptions } from '../lib/options.js';
 import { precompress } from '../lib/compress/precompress.js';
 import { PrecompressorError, optionError } from '../lib/errors.js';
@@ -27,7 +27,7 @@ export function summaryLines(report, verbose) {
   if (site) lines.push(`precompressor: ${site}`);
   const cache = cacheLine(report.cache);
   if (cache) lines.push(`precompressor: ${cache}`);
-  if (verbose) for (const c of report.changes) lines.push(`  ${c.action} ${c.path}`);
+  if (verbose) for (const c of report.changes) lines.push(`  ${c.action} ${printable(c.path)}`);
   return lines;
 }
 
@@ -50,9 +50,9 @@ export async function compressFolder(dir, api, ctx) {
   const keep = { cacheDir: api.cacheDir ?? defaultCacheDir(ctx.root), dictionaryStore: api.dictionaryStore ?? defaultDictionaryStore(ctx.root) };
   const hashPattern = api.hashPattern ?? ctx.hashSpans ?? null;
   const report = await precompress(dir, { ...api, ...keep, hashPattern });
-  for (const w of report.warnings) ctx.logger.warn(`precompressor: ${w.path}: ${w.message}`);
+  for (const w of report.warnings) ctx.logger.warn(`precompressor: ${printable(w.path)}: ${printable(w.message)}`);
   if (!report.ok) {
-    const lines = ['precompressor: some files could not be compressed:', ...report.failures.map((x) => `  ${x.path}: ${x.message}`)];
+    const lines = ['precompressor: some files could not be compressed:', ...report.failures.map((x) => `  ${printable(x.path)}: ${printable(x.message)}`)];
     throw new PrecompressorError('ERR_PRECOMPRESSOR_FILES', lines.join('\n'));
   }
   for (const line of summaryLines(report, ctx.verbose ?? false)) ctx.logger.info(line);

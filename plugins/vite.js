@@ -1,6 +1,7 @@
 import path from 'node:path';
 import { optionError } from '../lib/errors.js';
 import { normalizeOptions, splitOptions } from '../lib/options.js';
+import { printable } from '../lib/format.js';
 import { hashSpanCollector } from './hash-names.js';
 import { compressFolder, summaryLines } from './compress-folder.js';
 import { frameworkOf, FRAMEWORK_HINTS } from './frameworks.js';
@@ -93,7 +94,7 @@ async function compressBuild(ctx, config, { api, own }, spans) {
   try {
     await compressFolder(t.outDir, api, { root: config.root, logger: t.logger, verbose: own.verbose, hashSpans: (rel) => spans.get(rel) });
   } catch (err) {
-    return ctx.error(/^precompressor: /.test(/** @type {Error} */ (err).message) ? /** @type {Error} */ (err).message : `precompressor: ${/** @type {Error} */ (err).message}`);
+    return ctx.error(/^precompressor: /.test(/** @type {Error} */ (err).message) ? /** @type {Error} */ (err).message : `precompressor: ${printable(/** @type {Error} */ (err).message)}`);
   }
 }
 

@@ -1,4 +1,5 @@
-import { formatBytes, formatDuration, formatProgress, formatSummary } from '../lib/format.js';
+import { formatBytes, formatDuration, formatProgress, formatSummary, printable, runningText } from '../lib/format.js';
+import { batchLines } from '../lib/cli/watch.js';
 
 test('sizes and durations', () => {
   expect(formatBytes(999)).toBe('999 B');
@@ -41,4 +42,36 @@ test('the summary names counts, skip reasons and bytes per encoding', () => {
   );
   const dry = formatSummary({ ...report, dryRun: true, changes: [{ path: 'a.js', action: 'compress' }, { path: 'old.js.br', action: 'remove (orphan)' }] });
   expect(dry.split('\n').slice(1)).toEqual(['  would compress 1, unchanged 0; skipped: 1 compressed format, 3 not smaller, 0 excluded, 1 empty', '  compress: a.js', '  remove (orphan): old.js.br']);
+});
+
+describe('control characters in names are escaped in every line a person reads (#17)', () => {
+  const evil = 'x\x1b[31m\r\nerror: forged\u009b\u202e.js';
+  const shown = 'x\\x1b[31m\\r\\nerror: forged\\x9b\\u202e.js';
+
+  test('printable()', () => {
+    expect(printable(evil)).toBe(shown);
+    expect(printable('\t\0\x7f')).toBe('\\t\\x00\\x7f');
+    expect(printable('plain/ünï 日本.js')).toBe('plain/ünï 日本.js');
+  });
+
+  test('the progress line, the summary and the dry run', () => {
+    expect(runningText([evil])).toBe(` · ${shown}`);
+    const r = {
+      root: `/tmp/${evil}`, dryRun: true, durationMs: 5, encodings: ['br'], changes: [{ path: evil, action: 'compress' }],
+      files: { scanned: 1, compressed: 0, unchanged: 0, compressedFormat: 0, notSmaller: 0, excluded: 0, empty: 0, failed: 0 },
+      bytes: { original: 1, compressible: 1 },
+    };
+    const text = formatSummary(r);
+    expect(text).toContain(`/tmp/${shown}`);
+    expect(text).toContain(`compress: ${shown}`);
+    for (const c of ['\x1b', '\r', '\u009b', '\u202e']) expect(text).not.toContain(c);
+    expect(text.split('\n')).toHaveLength(3);
+  });
+
+  test('the watch log', () => {
+    const batch = { changes: [{ path: evil, action: 'compress' }], failures: [{ path: evil, message: `${evil} changed` }], warnings: [{ path: evil, message: 'w' }] };
+    const { out, err } = batchLines(batch, { time: 'T' });
+    expect(out).toEqual([`T compressed ${shown}`]);
+    expect(err).toEqual([`T error: ${shown}: ${shown} changed`, `T warning: ${shown}: w`]);
+  });
 });

@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { normalizeOptions, parseSize } from '../lib/options.js';
+import { normalizeOptions, parseSize, commaList } from '../lib/options.js';
 
 describe('normalizeOptions', () => {
   test('defaults are filled and frozen', () => {
@@ -10,6 +10,12 @@ describe('normalizeOptions', () => {
     expect(o.concurrency).toBeGreaterThanOrEqual(1);
     expect(o.manifest.endsWith('dist/precompressor-manifest.json')).toBe(true);
     expect(Object.isFrozen(o)).toBe(true);
+  });
+  test('a list option given as a string is read like the CLI reads its flag: trimmed, empty items dropped', () => {
+    expect(commaList(' br, gzip,,zstd ')).toEqual(['br', 'gzip', 'zstd']);
+    const o = normalizeOptions('dist', { skipExtensions: 'png, .JPG', deltaExtensions: 'js, css' });
+    expect([...o.skipExtensions]).toEqual(['png', 'jpg']);
+    expect([...o.deltaExtensions]).toEqual(['js', 'css']);
   });
   test.each([
     [{ concurrency: 'abc' }, 'Expected options.concurrency to be a positive integer, got "abc" (string)'],

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { relInside, cacheRoot } from '../lib/paths.js';
+import { relInside, cacheRoot, absPath, isInside, hasDotSegment } from '../lib/paths.js';
 
 test.each([
   ['/site', '/site/a/b.js', 'a/b.js'],
@@ -12,6 +12,30 @@ test.each([
   ['/site/', '/site/m.json', 'm.json'],
 ])('relInside(%s, %s) → %s', (root, abs, rel) => {
   expect(relInside(root, abs)).toBe(rel);
+});
+
+test.each([
+  ['/site', '/site', true],
+  ['/site', '/site/a', true],
+  ['/site', '/site/..a', true],
+  ['/site', '/site-x/a', false],
+  ['/site', '/sit', false],
+  ['/', '/etc', true],
+  [null, '/site', false],
+])('isInside(%s, %s) → %s', (root, p, inside) => {
+  expect(isInside(root, p)).toBe(inside);
+});
+
+test('absPath: a site path under its root', () => {
+  expect(absPath('/site', 'a/b/c.js')).toBe(path.join('/site', 'a', 'b', 'c.js'));
+  expect(absPath('/site', '..foo.js')).toBe(path.join('/site', '..foo.js'));
+});
+
+test.each([
+  ['.env', true], ['a/.git/config', true], ['a/.b', true], ['..foo.js', true],
+  ['a.b/c', false], ['a/b.', false], ['index.html', false],
+])('hasDotSegment(%s) → %s', (rel, dot) => {
+  expect(hasDotSegment(rel)).toBe(dot);
 });
 
 test('isTempPath: temp files, temp folders and what is inside them', async () => {

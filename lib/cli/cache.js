@@ -1,5 +1,5 @@
 import { normalizeOptions } from '../options.js';
-import { formatBytes, formatDuration } from '../format.js';
+import { formatBytes, formatDuration, printable } from '../format.js';
 import { clear, info, prune } from '../compress/cache-run.js';
 import { withFlagNames } from './options.js';
 
@@ -31,7 +31,7 @@ export function cacheBuilder(y) {
  * @param {number} maxSize
  */
 export function infoLines(r, maxSize) {
-  const lines = [`precompressor cache: ${r.dir}`, `  ${r.entries} entries, ${formatBytes(r.bytes)} (cap ${formatBytes(maxSize)})`];
+  const lines = [`precompressor cache: ${printable(r.dir)}`, `  ${r.entries} entries, ${formatBytes(r.bytes)} (cap ${formatBytes(maxSize)})`];
   const last = r.lastRun;
   if (last) {
     const total = last.hits + last.misses;
@@ -52,7 +52,7 @@ export async function cacheCommand(argv, stdout, stderr) {
   try {
     opts = normalizeOptions('.', { cacheDir: argv['cache-dir'], cacheMaxSize: argv['cache-max-size'] });
   } catch (err) {
-    stderr.write(`precompressor: ${withFlagNames(/** @type {Error} */ (err).message, CACHE_FLAGS)}\n`);
+    stderr.write(`precompressor: ${printable(withFlagNames(/** @type {Error} */ (err).message, CACHE_FLAGS))}\n`);
     return 2;
   }
   const dir = opts.cacheDir;
@@ -62,11 +62,11 @@ export async function cacheCommand(argv, stdout, stderr) {
     else if (argv.action === 'prune') result = { dir, ...(await prune(dir, opts.cacheMaxSize)) };
     else result = { dir, ...(await clear(dir)) };
   } catch (err) {
-    stderr.write(`precompressor: cache ${argv.action}: ${/** @type {Error} */ (err).message}\n`);
+    stderr.write(`precompressor: cache ${argv.action}: ${printable(/** @type {Error} */ (err).message)}\n`);
     return 1;
   }
   if (argv.json) stdout.write(JSON.stringify(result, null, 2) + '\n');
   else if (!('removed' in result)) stdout.write(infoLines(result, opts.cacheMaxSize).join('\n') + '\n');
-  else stdout.write(`precompressor cache: ${result.removed} entries removed (${formatBytes(result.freed)}) from ${dir}\n`);
+  else stdout.write(`precompressor cache: ${result.removed} entries removed (${formatBytes(result.freed)}) from ${printable(dir)}\n`);
   return 0;
 }

@@ -1,7 +1,7 @@
 import yargs from 'yargs';
 import { precompress } from '../compress/precompress.js';
 import { CLI_FLAGS, CLI_OUTPUT_FLAGS, apiOptionsFromArgv, withFlagNames } from './options.js';
-import { formatProgress, formatSummary } from '../format.js';
+import { formatProgress, formatSummary, printable } from '../format.js';
 import { serveBuilder, serveCommand } from './serve.js';
 import { cacheBuilder, cacheCommand } from './cache.js';
 
@@ -44,7 +44,7 @@ export async function main(args, io = {}) {
   try {
     await y.parseAsync();
   } catch (err) {
-    stderr.write(`precompressor: ${/** @type {Error} */ (err).message}\n`);
+    stderr.write(`precompressor: ${printable(/** @type {Error} */ (err).message)}\n`);
     return 2;
   }
   return code;
@@ -107,13 +107,13 @@ async function runCompress(argv, stdout, stderr) {
   try {
     report = await precompress(String(argv.dir), { ...apiOptionsFromArgv(argv), onProgress });
   } catch (err) {
-    stderr.write(`precompressor: ${withFlagNames(/** @type {Error} */ (err).message, CLI_FLAGS)}\n`);
+    stderr.write(`precompressor: ${printable(withFlagNames(/** @type {Error} */ (err).message, CLI_FLAGS))}\n`);
     return 2;
   } finally {
     if (tty) stderr.write('\r\x1b[2K');
   }
-  for (const w of report.warnings) if (!quiet) stderr.write(`warning: ${w.path}: ${w.message}\n`);
-  for (const f of report.failures) stderr.write(`error: ${f.path}: ${f.message}\n`);
+  for (const w of report.warnings) if (!quiet) stderr.write(`warning: ${printable(w.path)}: ${printable(w.message)}\n`);
+  for (const f of report.failures) stderr.write(`error: ${printable(f.path)}: ${printable(f.message)}\n`);
   if (argv.json) stdout.write(JSON.stringify(report, null, 2) + '\n');
   else if (!quiet) stdout.write(formatSummary(report) + '\n');
   if (argv.watch && !argv['dry-run']) return runWatch(argv, stdout, stderr);

@@ -1,6 +1,8 @@
 import fs from 'node:fs';
-import { SERVE_DEFAULTS } from '../serve/options.js';
+import { SERVE_DEFAULTS, PREVIEW_LIMITS } from '../serve/options.js';
+import { commaList } from '../options.js';
 import { withFlagNames } from './options.js';
+import { printable } from '../format.js';
 
 /**
  * `precompressor serve <dir>`: preview a compressed folder with serveStatic on node:http. Its own
@@ -24,7 +26,18 @@ export const SERVE_FLAGS = Object.freeze([
   { flag: 'encodings', option: 'encodings', type: 'string', default: SERVE_DEFAULTS.encodings.join(','), describe: 'Comma-separated encodings to serve, in order of preference' },
   { flag: 'dotfiles', option: 'dotfiles', type: 'string', default: SERVE_DEFAULTS.dotfiles, choices: ['ignore', 'deny', 'allow'], describe: 'Files and folders whose name starts with a dot: ignore (404), deny (403) or allow' },
   { flag: 'manifest', option: 'manifest', type: 'string', default: '<dir>/precompressor-manifest.json', describe: 'The manifest to serve from; a relative path is resolved against <dir>, as for precompressor <dir> --manifest' },
+  { flag: 'max-manifest-bytes', option: 'maxManifestBytes', type: 'number', default: SERVE_DEFAULTS.maxManifestBytes, describe: 'Refuse a larger manifest (and any manifest that is not a regular file)' },
+  { flag: 'timeout', option: 'timeout', type: 'string', default: seconds(PREVIEW_LIMITS.timeout), describe: 'Close a connection with no progress for this long, a download its client stopped reading included (0: never)' },
+  { flag: 'headers-timeout', option: 'headersTimeout', type: 'string', default: seconds(PREVIEW_LIMITS.headersTimeout), describe: 'Close a connection whose request head has not arrived within this' },
+  { flag: 'request-timeout', option: 'requestTimeout', type: 'string', default: seconds(PREVIEW_LIMITS.requestTimeout), describe: 'Close a connection whose whole request has not arrived within this' },
+  { flag: 'keep-alive-timeout', option: 'keepAliveTimeout', type: 'string', default: seconds(PREVIEW_LIMITS.keepAliveTimeout), describe: 'Close an idle kept-alive connection after this' },
+  { flag: 'max-connections', option: 'maxConnections', type: 'number', default: PREVIEW_LIMITS.maxConnections, describe: 'Close connections beyond this many at once' },
 ]);
+
+/** A duration's flag default as the user would type it: `30s`. @param {number} ms */
+function seconds(ms) {
+  return `${ms / 1000}s`;
+}
 
 /** @param {import('yargs').Argv} y */
 export function serveBuilder(y) {
@@ -63,7 +76,9 @@ export function serveOptionsFromArgv(argv) {
   for (const f of SERVE_FLAGS) {
     const v = argv[f.flag];
     if (v === undefined || f.option === null) continue;
-    out[f.option] = f.option === 'encodings' ? String(v).split(',').map((s) => s.trim()).filter(Boolean) : v;
+    if (f.option === 'encodings') out[f.option] = commaList(v);
+    // a number flag arrives as text (its error shows what was typed): a number when it is one
+    else out[f.option] = f.type === 'number' && /^\d+$/.test(String(v)) ? Number(v) : v;
   }
   return out;
 }
@@ -93,7 +108,7 @@ export function cliMessage(err, dir, missingManifest) {
 export async function serveCommand(argv, stdout, stderr) {
   const dir = String(argv.dir);
   if (!fs.statSync(dir, { throwIfNoEntry: false })?.isDirectory()) {
-    stderr.write(`precompressor: no folder at ${dir}\n`);
+    stderr.write(`precompressor: no folder at ${printable(dir)}\n`);
     return 2;
   }
   const { startPreview } = await import('../serve/preview.js');
@@ -105,12 +120,12 @@ export async function serveCommand(argv, stdout, stderr) {
   } catch (err) {
     const e = /** @type {Error & { code?: string, path?: string }} */ (err);
     const missing = e.code === 'ERR_PRECOMPRESSOR_MANIFEST' && !!e.path && !fs.existsSync(e.path);
-    stderr.write(`precompressor: ${cliMessage(e, dir, missing)}\n`);
+    stderr.write(`precompressor: ${printable(cliMessage(e, dir, missing))}\n`);
     return 2;
   }
   const { urls } = preview;
-  if (urls.length === 1) stdout.write(`Serving ${dir} at ${urls[0]}\n`);
-  else stdout.write(`Serving ${dir} at\n${urls.map((u) => `  ${u}\n`).join('')}`);
+  if (urls.length === 1) stdout.write(`Serving ${printable(dir)} at ${urls[0]}\n`);
+  else stdout.write(`Serving ${printable(dir)} at\n${urls.map((u) => `  ${u}\n`).join('')}`);
   stdout.write('Press Ctrl+C to stop\n');
   await new Promise((resolve) => {
     process.once('SIGINT', resolve);

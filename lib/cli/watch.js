@@ -1,4 +1,5 @@
 import { watch } from '../watch/watch.js';
+import { printable } from '../format.js';
 
 /**
  * `precompressor <dir> --watch`: run the watcher and print one line per file a batch compressed
@@ -14,8 +15,8 @@ const WORDS = { compress: 'compressed', 'from cache': 'from cache', 'remove (orp
  * @param {{ path: string, action: string, skipped?: string }} c
  */
 function changeText(c) {
-  if ((c.action === 'compress' || c.action === 'from cache') && c.skipped === 'not-smaller') return `${c.path}: no variant, compressed output not smaller`;
-  return `${WORDS[c.action] ?? c.action} ${c.path}`;
+  if ((c.action === 'compress' || c.action === 'from cache') && c.skipped === 'not-smaller') return `${printable(c.path)}: no variant, compressed output not smaller`;
+  return `${WORDS[c.action] ?? c.action} ${printable(c.path)}`;
 }
 
 /** Local HH:MM:SS, for log lines. */
@@ -33,12 +34,12 @@ function clock(d = new Date()) {
 export function batchLines(batch, o = {}) {
   const t = o.time ?? clock();
   const out = o.quiet ? [] : batch.changes.map((c) => `${t} ${changeText(c)}`);
-  const err = batch.failures.map((f) => `${t} error: ${f.path}: ${f.message}`);
+  const err = batch.failures.map((f) => `${t} error: ${printable(f.path)}: ${printable(f.message)}`);
   for (const w of o.quiet ? [] : batch.warnings) {
     const key = `${w.path}\0${w.message}`;
     if (o.warned?.has(key)) continue;
     o.warned?.add(key);
-    err.push(`${t} warning: ${w.path}: ${w.message}`);
+    err.push(`${t} warning: ${printable(w.path)}: ${printable(w.message)}`);
   }
   return { out, err };
 }
@@ -61,7 +62,7 @@ export async function watchCommand(dir, apiOptions, io = {}) {
   try {
     watcher = watch(dir, apiOptions);
   } catch (err) {
-    stderr.write(`precompressor: ${/** @type {Error} */ (err).message}\n`);
+    stderr.write(`precompressor: ${printable(/** @type {Error} */ (err).message)}\n`);
     return 2;
   }
   const warned = new Set();
@@ -70,7 +71,7 @@ export async function watchCommand(dir, apiOptions, io = {}) {
     for (const l of out) stdout.write(l + '\n');
     for (const l of err) stderr.write(l + '\n');
   });
-  watcher.on('error', (err) => stderr.write(`${clock()} error: ${err.message}\n`));
+  watcher.on('error', (err) => stderr.write(`${clock()} error: ${printable(err.message)}\n`));
 
   return new Promise((resolve) => {
     let stopping = false;
@@ -82,7 +83,7 @@ export async function watchCommand(dir, apiOptions, io = {}) {
       stopping = true;
       if (!quiet) stderr.write(`precompressor: ${name}, finishing the current batch...\n`);
       watcher.close().then(() => finish(0), (err) => {
-        stderr.write(`precompressor: ${err.message}\n`);
+        stderr.write(`precompressor: ${printable(err.message)}\n`);
         finish(1);
       });
     };
@@ -94,10 +95,10 @@ export async function watchCommand(dir, apiOptions, io = {}) {
     };
     watcher.ready.then(
       () => {
-        if (!quiet && !stopping) stdout.write(`precompressor: watching ${watcher.root} (Ctrl-C to stop)\n`);
+        if (!quiet && !stopping) stdout.write(`precompressor: watching ${printable(watcher.root)} (Ctrl-C to stop)\n`);
       },
       (err) => {
-        stderr.write(`precompressor: ${err.message}\n`);
+        stderr.write(`precompressor: ${printable(err.message)}\n`);
         stopping = true;
         watcher.close().finally(() => finish(2));
       },

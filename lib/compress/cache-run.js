@@ -1,7 +1,8 @@
 import fsp from 'node:fs/promises';
 import path from 'node:path';
-import { tempOwnerGone, writeAtomic, TEMP_SUFFIX } from '../fs-atomic.js';
-import { ENTRY_NAME, LAST_RUN, SHARD_NAME } from './cache.js';
+import { tempOwnerGone, writeAtomic } from '../fs-atomic.js';
+import { PrecompressorError } from '../errors.js';
+import { ENTRY_NAME, LAST_RUN, SHARD_NAME, entryRecordAt } from './cache.js';
 
 /**
  * The variant cache (lib/compress/cache.js) as a whole: one pass's use of it (counters, the
@@ -10,24 +11,62 @@ import { ENTRY_NAME, LAST_RUN, SHARD_NAME } from './cache.js';
  */
 
 /**
- * Every entry of the cache with its size and mtime; temps of processes that are gone are removed.
+ * The tag that marks a folder as a cache (https://bford.info/cachedir/): written when a build uses
+ * the cache, and required before anything in a folder is removed, so that `--cache-dir` naming
+ * another folder by mistake removes nothing.
+ */
+export const CACHEDIR_TAG = 'CACHEDIR.TAG';
+const TAG_SIGNATURE = 'Signature: 8a477f597d28d172789f06886806bc55';
+const TAG_TEXT = `${TAG_SIGNATURE}\n# This file is a cache directory tag created by precompressor (its variant cache).\n# For information about cache directory tags, see https://bford.info/cachedir/\n`;
+
+/** Mark `dir` as a cache (once). @param {string} dir */
+export async function markCache(dir) {
+  const tag = path.join(dir, CACHEDIR_TAG);
+  if ((await fsp.lstat(tag).catch(() => null)) !== null) return;
+  await fsp.mkdir(dir, { recursive: true });
+  await writeAtomic(tag, TAG_TEXT);
+}
+
+/**
+ * Throw unless `dir` carries our tag (a regular file that begins with the signature): nothing is
+ * removed from a folder that is not a cache. A folder that does not exist has nothing to remove.
+ * @param {string} dir
+ * @returns {Promise<boolean>} false when `dir` does not exist
+ */
+async function assertCache(dir) {
+  if ((await fsp.stat(dir).catch(() => null)) === null) return false;
+  const tag = path.join(dir, CACHEDIR_TAG);
+  const st = await fsp.lstat(tag).catch(() => null);
+  const text = st?.isFile() ? await fsp.readFile(tag, 'utf8').catch(() => '') : '';
+  if (text.startsWith(TAG_SIGNATURE)) return true;
+  throw new PrecompressorError('ERR_PRECOMPRESSOR_DIR',
+    `${dir} is not marked as a cache (no ${CACHEDIR_TAG}): nothing removed. Check --cache-dir; a build that uses the cache marks its folder`, { path: dir });
+}
+
+/** Our temps in a shard: `.<key>.<pid>-<12 hex>.pctmp` (tempPathFor()); no other file is swept. */
+const SHARD_TEMP = /^\.[0-9a-f]{64}\.\d+-[0-9a-f]{12}\.pctmp$/;
+
+/**
+ * Every entry of the cache with its size and mtime: regular files named by their key that hold a
+ * whole entry of that key, in shard folders that are not symlinks; temps of processes that are
+ * gone are removed. Anything else (another tool's blobs, a symlink) is neither counted nor removed.
  * @param {string} dir
  */
 async function scan(dir) {
   const entries = [];
-  const shards = await fsp.readdir(dir).catch(() => []);
+  const shards = await fsp.readdir(dir, { withFileTypes: true }).catch(() => []);
   for (const shard of shards) {
-    if (!SHARD_NAME.test(shard)) continue;
-    const sub = path.join(dir, shard);
+    if (!SHARD_NAME.test(shard.name) || !shard.isDirectory()) continue; // a symlink is not entered
+    const sub = path.join(dir, shard.name);
     for (const name of await fsp.readdir(sub).catch(() => [])) {
       const file = path.join(sub, name);
-      if (name.endsWith(TEMP_SUFFIX)) {
+      if (SHARD_TEMP.test(name)) {
         if (tempOwnerGone(name)) await fsp.rm(file, { force: true });
         continue;
       }
-      if (!ENTRY_NAME.test(name)) continue;
-      const st = await fsp.stat(file).catch(() => null);
-      if (st) entries.push({ file, size: st.size, mtimeMs: st.mtimeMs });
+      if (!ENTRY_NAME.test(name) || !name.startsWith(shard.name)) continue;
+      const st = await fsp.lstat(file).catch(() => null);
+      if (st?.isFile() && entryRecordAt(file, name) !== null) entries.push({ file, size: st.size, mtimeMs: st.mtimeMs });
     }
   }
   return entries;
@@ -40,6 +79,7 @@ async function scan(dir) {
  * @returns {Promise<{ entries: number, bytes: number, removed: number, freed: number }>} what is left, and what went
  */
 export async function prune(dir, maxSize) {
+  if (!(await assertCache(dir))) return { entries: 0, bytes: 0, removed: 0, freed: 0 };
   const entries = await scan(dir);
   let bytes = entries.reduce((n, e) => n + e.size, 0);
   let removed = 0;
@@ -72,11 +112,34 @@ export async function info(dir) {
  */
 export async function clear(dir) {
   const { removed, freed } = await prune(dir, 0);
-  for (const shard of await fsp.readdir(dir).catch(() => [])) {
-    if (SHARD_NAME.test(shard)) await fsp.rmdir(path.join(dir, shard)).catch(() => {});
+  for (const shard of await fsp.readdir(dir, { withFileTypes: true }).catch(() => [])) {
+    if (SHARD_NAME.test(shard.name) && shard.isDirectory()) await fsp.rmdir(path.join(dir, shard.name)).catch(() => {}); // only when empty
   }
-  await fsp.rm(path.join(dir, LAST_RUN), { force: true });
+  const last = path.join(dir, LAST_RUN);
+  if ((await fsp.lstat(last).catch(() => null))?.isFile()) await fsp.rm(last, { force: true });
   return { removed, freed };
+}
+
+/**
+ * Who else can write a cache folder with this stat, in words, or null (pure): another owner, or
+ * write permission for others, or for a group that is not the user's own. Its entries are proven
+ * before use (cache-take.js), but such a writer can still slow builds down or fill the disk.
+ * @param {{ uid: number, gid: number, mode: number }} st
+ * @param {{ uid: number, gid: number }} me
+ */
+export function exposure(st, me) {
+  if (st.uid !== me.uid) return `is owned by another user (uid ${st.uid})`;
+  if (st.mode & 0o002) return `is writable by every user (mode ${(st.mode & 0o7777).toString(8)})`;
+  if (st.mode & 0o020 && st.gid !== me.gid) return `is writable by group ${st.gid} (mode ${(st.mode & 0o7777).toString(8)})`;
+  return null;
+}
+
+/** The warning for a cache folder others can write, or null (POSIX only). @param {string} dir */
+async function exposureWarning(dir) {
+  if (typeof process.getuid !== 'function' || typeof process.getgid !== 'function') return null;
+  const st = await fsp.stat(dir).catch(() => null);
+  const why = st === null ? null : exposure(st, { uid: process.getuid(), gid: process.getgid() });
+  return why === null ? null : `the cache folder ${why}: its entries are checked before use, but whoever can write it can slow builds down or fill the disk; use a folder only you can write`;
 }
 
 /** Runs that may estimate the cache's size from the last record before one scans it again. */
@@ -132,15 +195,17 @@ export function createCacheRun(opts) {
     async finish(report) {
       if (!on || stats.hits + stats.misses === 0) return;
       try {
+        await markCache(opts.cacheDir);
         const file = path.join(opts.cacheDir, LAST_RUN);
         const last = await fsp.readFile(file, 'utf8').then(JSON.parse, () => null);
         const size = await sizeAfter(last, stats.written, opts);
         const record = { at: new Date().toISOString(), ...stats, cpuSavedMs: Math.round(stats.cpuSavedMs), ...size };
-        await fsp.mkdir(opts.cacheDir, { recursive: true });
         await writeAtomic(file, JSON.stringify(record) + '\n');
       } catch (err) {
         error ??= /** @type {Error} */ (err).message;
       }
+      const exposed = await exposureWarning(opts.cacheDir);
+      if (exposed !== null) report.warn(opts.cacheDir, exposed);
       if (stats.rejected > 0) {
         report.warn(opts.cacheDir, `${stats.rejected} cache entries did not decode to their source: removed and encoded again (is the cache folder written by someone else?)`);
       }

@@ -3,8 +3,7 @@ import fsp from 'node:fs/promises';
 import path from 'node:path';
 import crypto from 'node:crypto';
 import { createRequire } from 'node:module';
-import { threadId } from 'node:worker_threads';
-import { tempPathFor, writeAtomicSync } from '../fs-atomic.js';
+import { READ_NOFOLLOW, tempPathFor, writeAtomicSync } from '../fs-atomic.js';
 
 /**
  * The variant cache: compressed bytes kept outside the output folder, content-addressed, so that a
@@ -20,11 +19,9 @@ import { tempPathFor, writeAtomicSync } from '../fs-atomic.js';
  * - **Entry** `<dir>/<2 hex>/<64 hex key>`: the compressed bytes, then a trailer: a JSON record
  *   (key, size, SHA-256 of the bytes, encode time), its length (4 bytes) and MAGIC. One file,
  *   written to a temp file beside it and renamed: a reader sees a whole entry or none.
- * - **Use**: the record is read and checked (magic, lengths, key), and the bytes must decode to
- *   exactly the source's bytes before they reach the output. A buffered file's entry is read
- *   whole in one read, decoded in memory and written as a fresh variant is (writeAtomicSync()); a
- *   streamed file's is copied (copy-on-write where the file system can) to a temp file, cut to the
- *   bytes, decoded as a stream, and the temp renamed into place. The record's own
+ * - **Use**: the record is read and checked (magic, lengths, key); the entry is copied
+ *   (copy-on-write where the file system can) to a temp file, cut to the bytes, and those must
+ *   decode to exactly the source's bytes before the temp is renamed into place. The record's own
  *   size and SHA-256 only catch damage: whoever can write the folder can recompute them, so only
  *   the decode proves a variant. Anything that fails is removed from the cache and the variant is
  *   encoded again: neither a damaged nor a rewritten entry reaches the output.
@@ -85,21 +82,20 @@ const entryPath = (/** @type {string} */ dir, /** @type {string} */ key) => path
  */
 
 /**
- * The record in an entry's last bytes (`fileSize` long in all), read by `readAt(buffer, position)`;
- * null when it is not a whole entry of `key`.
- * @param {(buf: Buffer, position: number) => void} readAt
+ * The record of an entry file open on `fd`, or null when it is not a whole entry.
+ * @param {number} fd
  * @param {number} fileSize
  * @param {string} key
  */
-function parseRecord(readAt, fileSize, key) {
+function readRecord(fd, fileSize, key) {
   if (fileSize < TAIL) return null;
   const tail = Buffer.alloc(TAIL);
-  readAt(tail, fileSize - TAIL);
+  fs.readSync(fd, tail, 0, TAIL, fileSize - TAIL);
   if (!tail.subarray(4).equals(MAGIC)) return null;
   const len = tail.readUInt32BE(0);
   if (len > fileSize - TAIL) return null;
   const json = Buffer.alloc(len);
-  readAt(json, fileSize - TAIL - len);
+  fs.readSync(fd, json, 0, len, fileSize - TAIL - len);
   const rec = JSON.parse(json.toString('utf8'));
   const whole = rec?.key === key && Number.isSafeInteger(rec.bytes) && rec.bytes + len + TAIL === fileSize &&
     Number.isSafeInteger(rec.size) && (rec.bytes === 0 || rec.bytes === rec.size) && typeof rec.encodeMs === 'number';
@@ -107,20 +103,10 @@ function parseRecord(readAt, fileSize, key) {
 }
 
 /**
- * The record of an entry file open on `fd`, or null when it is not a whole entry.
- * @param {number} fd
- * @param {number} fileSize
- * @param {string} key
- */
-function readRecord(fd, fileSize, key) {
-  return parseRecord((buf, at) => fs.readSync(fd, buf, 0, buf.length, at), fileSize, key);
-}
-
-/**
  * Remove a damaged entry or a temp file (best effort: another run may have replaced or removed it).
  * @param {string} file
  */
-function discard(file) {
+export function discard(file) {
   try {
     fs.rmSync(file, { force: true });
   } catch {
@@ -129,230 +115,93 @@ function discard(file) {
 }
 
 /**
- * The entry of `key`, or null: none, or not a whole one (then it is removed).
+ * Is the shard folder of `key` a real folder (not a symlink that would take reads and writes
+ * elsewhere)? False also when it does not exist.
+ * @param {string} dir
+ * @param {string} key
+ */
+function shardIsFolder(dir, key) {
+  return fs.lstatSync(path.join(dir, key.slice(0, 2)), { throwIfNoEntry: false })?.isDirectory() ?? false;
+}
+
+/**
+ * The entry of `key` open for reading, or null: none, not a whole one (then it is removed), not a
+ * regular file or behind a symlink (a cache folder others can write: never followed, never read,
+ * so a FIFO planted as an entry cannot block the build). The caller closes `fd`.
+ * @param {string} dir
+ * @param {string} key
+ * @returns {(Entry & { fd: number }) | null}
+ */
+export function openEntrySync(dir, key) {
+  if (!shardIsFolder(dir, key)) return null;
+  const file = entryPath(dir, key);
+  let fd;
+  try {
+    fd = fs.openSync(file, READ_NOFOLLOW);
+  } catch {
+    return null;
+  }
+  let rec = null;
+  try {
+    const st = fs.fstatSync(fd);
+    if (st.isFile()) rec = readRecord(fd, st.size, key);
+  } catch {
+    rec = null;
+  }
+  if (rec !== null) return { ...rec, file, fd };
+  fs.closeSync(fd);
+  discard(file);
+  return null;
+}
+
+/**
+ * The record of the file `file` if it is a whole entry whose key is `name` (a regular file, not
+ * followed through a symlink), else null: what `cache prune` and `clear` may remove.
+ * @param {string} file
+ * @param {string} name
+ * @returns {EntryRecord | null}
+ */
+export function entryRecordAt(file, name) {
+  let fd;
+  try {
+    fd = fs.openSync(file, READ_NOFOLLOW);
+  } catch {
+    return null;
+  }
+  try {
+    const st = fs.fstatSync(fd);
+    return st.isFile() ? readRecord(fd, st.size, name) : null;
+  } catch {
+    return null;
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
+/**
+ * The entry of `key`, or null (see openEntrySync()).
  * @param {string} dir
  * @param {string} key
  * @returns {Entry | null}
  */
 export function lookupSync(dir, key) {
-  const file = entryPath(dir, key);
-  let fd;
-  try {
-    fd = fs.openSync(file, 'r');
-  } catch {
-    return null;
-  }
-  let rec;
-  try {
-    rec = readRecord(fd, fs.fstatSync(fd).size, key);
-  } catch {
-    rec = null;
-  } finally {
-    fs.closeSync(fd);
-  }
-  if (rec === null) discard(file);
-  return rec === null ? null : { ...rec, file };
+  const e = openEntrySync(dir, key);
+  if (e === null) return null;
+  fs.closeSync(e.fd);
+  return { key: e.key, size: e.size, bytes: e.bytes, sha256: e.sha256, encodeMs: e.encodeMs, file: e.file };
 }
 
 /**
  * Mark an entry as just used (its mtime orders eviction); a read-only cache is still used.
  * @param {string} file
  */
-function touch(file) {
+export function touch(file) {
   const now = new Date();
   try {
-    fs.utimesSync(file, now, now);
+    fs.lutimesSync(file, now, now); // never a symlink's target
   } catch {
     // read-only cache: eviction order is then the order of writing
   }
-}
-
-let copies = 0;
-
-/**
- * An entry's bytes copied (copy-on-write where the file system has it) to a temp file for
- * `at.target`, cut to them; null when the copy fails (an entry evicted meanwhile).
- * @param {Entry} entry
- * @param {Placement} at
- */
-function copyToTempSync(entry, at) {
-  const tmp = at.tempDir ? path.join(at.tempDir, `c${threadId}-${copies++}`) : tempPathFor(at.target);
-  try {
-    fs.copyFileSync(entry.file, tmp, fs.constants.COPYFILE_FICLONE);
-    fs.truncateSync(tmp, entry.size);
-    return tmp;
-  } catch {
-    discard(tmp);
-    return null;
-  }
-}
-
-/**
- * Rename the temp `tmp` over `at.target`, with the source's mtime; through a temp beside the
- * target when the run's temp folder is on another file system (a mount inside the tree).
- * @param {string} tmp
- * @param {Placement} at
- */
-function placeSync(tmp, at) {
-  fs.utimesSync(tmp, at.mtime, at.mtime);
-  try {
-    fs.renameSync(tmp, at.target);
-  } catch (err) {
-    if (/** @type {any} */ (err).code !== 'EXDEV') throw err;
-    const near = tempPathFor(at.target);
-    try {
-      fs.copyFileSync(tmp, near);
-      fs.utimesSync(near, at.mtime, at.mtime);
-      fs.renameSync(near, at.target);
-    } finally {
-      discard(near);
-      discard(tmp);
-    }
-  }
-}
-
-/**
- * @typedef {{ target: string, keepBelow: number, mtime: Date, tempDir?: string | null }} Placement
- *   tempDir: a folder on the target's file system for the copy
- * @typedef {{ kept: number | null, encodeMs: number }} Taken kept: the variant's size, or null when not kept
- * @typedef {{ entry: Entry, tmp: string } | { taken: Taken } | null} Started
- */
-
-/**
- * The record says the output is not small enough: nothing of the entry reaches the output.
- * @param {Entry} entry
- * @param {Placement} at
- * @returns {Taken}
- */
-function notKept(entry, at) {
-  fs.rmSync(at.target, { force: true });
-  touch(entry.file);
-  return { kept: null, encodeMs: entry.encodeMs };
-}
-
-/**
- * The first half of taking a variant: look it up; when it is to be kept, copy its bytes to a temp
- * file that the caller proves (it decodes to the source) before finishTake() renames it.
- * @param {string} dir
- * @param {string} key
- * @param {Placement} at
- * @returns {Started}
- */
-function startTake(dir, key, at) {
-  const entry = lookupSync(dir, key);
-  if (entry === null) return null;
-  if (entry.size >= at.keepBelow) return { taken: notKept(entry, at) };
-  if (entry.bytes === 0) return null;
-  const tmp = copyToTempSync(entry, at);
-  return tmp === null ? null : { entry, tmp };
-}
-
-/**
- * The second half: a proven copy is renamed into place; an unproven one is dropped with its entry
- * (whoever wrote it, it is not a variant of this source) and counted in `stats.rejected`.
- * @param {{ entry: Entry, tmp: string }} s
- * @param {boolean} proven
- * @param {Placement} at
- * @param {ReturnType<typeof taskStats>} stats
- * @returns {Taken | null}
- */
-function finishTake(s, proven, at, stats) {
-  if (!proven) {
-    discard(s.tmp);
-    discard(s.entry.file);
-    stats.rejected++;
-    return null;
-  }
-  try {
-    placeSync(s.tmp, at);
-  } catch {
-    // an output that cannot be written: the caller encodes instead, and meets and reports the error itself
-    discard(s.tmp);
-    return null;
-  }
-  touch(s.entry.file);
-  return { kept: s.entry.size, encodeMs: s.entry.encodeMs };
-}
-
-/**
- * The entry of `key` read whole, in one read, with its record; null when there is none or it is
- * not a whole one (then it is removed). For entries of buffered files (small enough to hold).
- * @param {string} dir
- * @param {string} key
- * @returns {{ entry: Entry, bytes: Buffer } | null}
- */
-function readWholeSync(dir, key) {
-  const file = entryPath(dir, key);
-  let whole;
-  try {
-    whole = fs.readFileSync(file);
-  } catch {
-    return null;
-  }
-  let rec;
-  try {
-    rec = parseRecord((buf, at) => whole.copy(buf, 0, at, at + buf.length), whole.length, key);
-  } catch {
-    rec = null;
-  }
-  if (rec === null) {
-    discard(file);
-    return null;
-  }
-  return { entry: { ...rec, file }, bytes: whole.subarray(0, rec.bytes) };
-}
-
-/**
- * Put the cached variant of `key` in place: written to `target` when smaller than `keepBelow`
- * bytes and `proves(bytes)` (they decode to the source), else `target` removed. Null on a miss
- * (nothing usable: encode it). The entry is read once into memory, proven there and written
- * through writeAtomicSync(), as a variant just encoded is: no copy of the entry, no truncate, no
- * read back.
- * @param {string} dir
- * @param {string} key
- * @param {Placement & { proves: (bytes: Buffer) => boolean }} at
- * @param {ReturnType<typeof taskStats>} stats
- * @returns {Taken | null}
- */
-export function takeVariantSync(dir, key, at, stats) {
-  const got = readWholeSync(dir, key);
-  if (got === null) return null;
-  const { entry, bytes } = got;
-  if (entry.size >= at.keepBelow) return notKept(entry, at);
-  if (entry.bytes === 0) return null;
-  let proven;
-  try {
-    proven = at.proves(bytes);
-  } catch {
-    proven = false;
-  }
-  if (!proven) {
-    discard(entry.file);
-    stats.rejected++;
-    return null;
-  }
-  try {
-    writeAtomicSync(at.target, bytes, { mtime: at.mtime, tempDir: at.tempDir ?? undefined });
-  } catch {
-    return null; // an output that cannot be written: the caller encodes instead, and meets and reports the error itself
-  }
-  touch(entry.file);
-  return { kept: entry.size, encodeMs: entry.encodeMs };
-}
-
-/**
- * takeVariantSync() with a proof that runs asynchronously (a streamed decode of a big variant).
- * @param {string} dir
- * @param {string} key
- * @param {Placement & { proves: (copy: string) => Promise<boolean> }} at
- * @param {ReturnType<typeof taskStats>} stats
- * @returns {Promise<Taken | null>}
- */
-export async function takeVariant(dir, key, at, stats) {
-  const s = startTake(dir, key, at);
-  if (s === null || 'taken' in s) return s?.taken ?? null;
-  const proven = await at.proves(s.tmp).catch(() => false);
-  return finishTake(s, proven, at, stats);
 }
 
 /**
@@ -363,10 +212,10 @@ export async function takeVariant(dir, key, at, stats) {
 export function readBytesSync(entry) {
   let data;
   try {
-    const fd = fs.openSync(entry.file, 'r');
+    const fd = fs.openSync(entry.file, READ_NOFOLLOW);
     try {
       data = Buffer.alloc(entry.bytes);
-      if (fs.readSync(fd, data, 0, entry.bytes, 0) !== entry.bytes) data = null;
+      if (!fs.fstatSync(fd).isFile() || fs.readSync(fd, data, 0, entry.bytes, 0) !== entry.bytes) data = null;
     } finally {
       fs.closeSync(fd);
     }
@@ -419,6 +268,7 @@ export function storeSync(dir, key, data, info) {
   const file = entryPath(dir, key);
   const content = entryContent(key, data, info.size, info.encodeMs);
   fs.mkdirSync(path.dirname(file), { recursive: true });
+  if (!shardIsFolder(dir, key)) throw symlinkedShard(file);
   writeAtomicSync(file, content);
   return content.length;
 }
@@ -436,6 +286,7 @@ export function storeSync(dir, key, data, info) {
 export async function storeFile(dir, key, variant, encodeMs, made) {
   const file = entryPath(dir, key);
   await fsp.mkdir(path.dirname(file), { recursive: true });
+  if (!shardIsFolder(dir, key)) throw symlinkedShard(file);
   const tmp = tempPathFor(file);
   try {
     await fsp.copyFile(variant, tmp, fs.constants.COPYFILE_FICLONE);
@@ -456,6 +307,11 @@ export async function storeFile(dir, key, variant, encodeMs, made) {
     await fsp.rm(tmp, { force: true });
     throw err;
   }
+}
+
+/** @param {string} file */
+function symlinkedShard(file) {
+  return new Error(`${path.dirname(file)} is not a folder (a symlink?): not written`);
 }
 
 /** Per-task cache counters, filled where the task runs and returned with its result. */

@@ -1,6 +1,6 @@
 import zlib from 'node:zlib';
-import { createReadStream } from 'node:fs';
-import { Writable } from 'node:stream';
+import { createReadStream, createWriteStream } from 'node:fs';
+import { Transform, Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { createHasher } from '../manifest.js';
 import { decodeBufferSync } from './encode.js';
@@ -47,6 +47,60 @@ export function decodesToSync(variant, encoding, source) {
 }
 
 /**
+ * A sink that decodes what it is given (as `encoding`) and hashes the output, failing as soon as it
+ * exceeds `maxSize` bytes; `result()` resolves to { size, hash } once the input has ended.
+ * @param {string} encoding
+ * @param {number} maxSize
+ */
+function decodingHasher(encoding, maxSize) {
+  const decoder = createDecoder(encoding);
+  if (decoder === null) return null;
+  const hasher = createHasher();
+  let size = 0;
+  const sink = new Writable({
+    write(chunk, _enc, cb) {
+      size += chunk.length;
+      if (size > maxSize) return cb(new Error('decodes to more bytes than the original'));
+      hasher.update(chunk);
+      cb();
+    },
+  });
+  return { decoder, sink, result: () => ({ size, hash: hasher.digest() }) };
+}
+
+/**
+ * Copy `bytes` (a variant) to `out` and decode them on the way: true when they decode to exactly
+ * `source` (its size and content hash). One read of the variant for both.
+ * @param {NodeJS.ReadableStream} bytes
+ * @param {import('node:fs/promises').FileHandle} out
+ * @param {string} encoding
+ * @param {{ size: number, hash: string }} source
+ */
+export async function copyDecoding(bytes, out, encoding, source) {
+  const d = decodingHasher(encoding, source.size);
+  if (d === null) return false;
+  const decoded = pipeline(d.decoder, d.sink);
+  const tee = new Transform({
+    transform(chunk, _enc, cb) {
+      if (d.decoder.write(chunk)) cb(null, chunk);
+      else d.decoder.once('drain', () => cb(null, chunk));
+    },
+    flush(cb) {
+      d.decoder.end();
+      cb();
+    },
+  });
+  try {
+    await Promise.all([pipeline(bytes, tee, createWriteStream('', { fd: out.fd, autoClose: false })), decoded]);
+  } catch {
+    d.decoder.destroy();
+    return false;
+  }
+  const r = d.result();
+  return r.size === source.size && r.hash === source.hash;
+}
+
+/**
  * Does the file `variantAbs` decode (as `encoding`) to `size` bytes whose content hash is `hash`
  * (contentHash())? Streamed: neither file is held in memory. False when it does not, cannot be
  * decoded or read.
@@ -55,22 +109,13 @@ export function decodesToSync(variant, encoding, source) {
  * @param {{ size: number, hash: string }} source
  */
 export async function decodesToHash(variantAbs, encoding, source) {
-  const decoder = createDecoder(encoding);
-  if (decoder === null) return false;
-  const hasher = createHasher();
-  let size = 0;
-  const sink = new Writable({
-    write(chunk, _enc, cb) {
-      size += chunk.length;
-      if (size > source.size) return cb(new Error('decodes to more bytes than the original'));
-      hasher.update(chunk);
-      cb();
-    },
-  });
+  const d = decodingHasher(encoding, source.size);
+  if (d === null) return false;
   try {
-    await pipeline(createReadStream(variantAbs, { highWaterMark: 1 << 20 }), decoder, sink);
-    return size === source.size && hasher.digest() === source.hash;
+    await pipeline(createReadStream(variantAbs, { highWaterMark: 1 << 20 }), d.decoder, d.sink);
   } catch {
     return false;
   }
+  const r = d.result();
+  return r.size === source.size && r.hash === source.hash;
 }

@@ -1,5 +1,4 @@
 import fs from 'node:fs/promises';
-import path from 'node:path';
 import crypto from 'node:crypto';
 import pLimit from 'p-limit';
 import { familyOf, dictionaryHashOf, deltaEncoders, encodeDelta, verifyDelta, DELTA_MAX_SIZE } from './delta.js';
@@ -11,6 +10,7 @@ import { walk } from './walk.js';
 import { cacheKey, lookupSync, readBytesSync, storeSync, taskStats } from './cache.js';
 import { performance } from 'node:perf_hooks';
 import { userFileMessage } from './ownership.js';
+import { absPath } from '../paths.js';
 
 /**
  * The deploy-delta step of a pass, after the ordinary variants: give every eligible file its
@@ -71,7 +71,7 @@ async function previousVersions(opts, previous, keys) {
     if (!opts.deltaExtensions.has(extensionOf(f.rel)) || f.size < opts.deltaMinSize || f.size > DELTA_MAX_SIZE) continue;
     const fam = familyOf(f.rel, opts.hashPattern);
     if (fam === null || !keys.has(fam.key)) continue;
-    const bytes = await fs.readFile(path.join(previous, ...f.rel.split('/')));
+    const bytes = await fs.readFile(absPath(previous, f.rel));
     const list = out.get(fam.key) ?? [];
     list.push({ hash: contentHash(bytes), bytes });
     out.set(fam.key, list);
@@ -125,7 +125,7 @@ export async function addDeltas(input) {
     if (run.keep.has(rel)) continue;
     report.change(rel, 'remove (stale delta)');
     summary.removed++;
-    if (!opts.dryRun) await removeIfPresent(path.join(opts.root, ...rel.split('/'))).catch((err) => report.fail({ path: rel, code: err.code ?? 'ERR_PRECOMPRESSOR_FILE', message: err.message }));
+    if (!opts.dryRun) await removeIfPresent(absPath(opts.root, rel)).catch((err) => report.fail({ path: rel, code: err.code ?? 'ERR_PRECOMPRESSOR_FILE', message: err.message }));
   }
   if (store && !opts.dryRun) {
     // The store is a cache: when it cannot be written, this build is served as usual, and the next one gets fewer deltas.
@@ -210,7 +210,7 @@ async function deltasFor(run, rel, dicts) {
  * @param {import('../manifest.js').FileEntry} entry
  */
 export async function readChecked(opts, rel, entry) {
-  const data = await fs.readFile(path.join(opts.root, ...rel.split('/'))).catch(() => null);
+  const data = await fs.readFile(absPath(opts.root, rel)).catch(() => null);
   return data !== null && contentHash(data) === entry.hash ? data : null;
 }
 
@@ -240,7 +240,7 @@ export async function encodeAll(run, rel, data, dict, dictKey, best) {
       continue;
     }
     run.report.change(target, cached ? `delta (${enc}, from cache)` : `delta (${enc})`);
-    if (!run.opts.dryRun) await writeAtomic(path.join(run.opts.root, ...target.split('/')), out);
+    if (!run.opts.dryRun) await writeAtomic(absPath(run.opts.root, target), out);
     rec[enc] = { size: out.length, hash: contentHash(out) };
     run.summary.written++;
   }
@@ -324,7 +324,7 @@ async function recordVersions(store, members, entries, opts) {
   for (const [key, rels] of members) {
     for (const rel of rels) {
       const e = /** @type {import('../manifest.js').FileEntry} */ (entries.get(rel));
-      current.set(key, [...(current.get(key) ?? []), { hash: e.hash, bytes: () => fs.readFile(path.join(opts.root, ...rel.split('/'))) }]);
+      current.set(key, [...(current.get(key) ?? []), { hash: e.hash, bytes: () => fs.readFile(absPath(opts.root, rel)) }]);
     }
   }
   await store.record(current, opts.dictionaryVersions + 1);

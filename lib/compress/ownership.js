@@ -1,4 +1,5 @@
-import { VARIANT_SUFFIX, entryOf, deltaStem, deltasOf, variantPath } from '../manifest.js';
+import { entryOf, deltaStem, deltasOf } from '../manifest.js';
+import { variantPath, suffixOf, suffixEncoding, stemOf } from '../encodings.js';
 
 /**
  * Whose is a file at one of our output paths (`X.br`, `X.gz`, `X.zst`, a deploy delta
@@ -13,29 +14,8 @@ import { VARIANT_SUFFIX, entryOf, deltaStem, deltasOf, variantPath } from '../ma
  * A file at a variant path whose X does not exist and was not ours is an ordinary file: no claim.
  */
 
-const SUFFIX_TO_ENCODING = new Map(Object.entries(VARIANT_SUFFIX).map(([enc, suf]) => [suf, enc]));
-
 /** Milliseconds of slack between a file's mtime and the manifest's `generatedAt` (timestamps rounded by the file system). */
 const MTIME_SLACK_MS = 1;
-
-/**
- * The encoding whose suffix (`.br`, `.gz`, `.zst`) ends the path, if any.
- * @param {string} rel
- */
-export function suffixEncoding(rel) {
-  const dot = rel.lastIndexOf('.');
-  if (dot <= rel.lastIndexOf('/')) return undefined;
-  return SUFFIX_TO_ENCODING.get(rel.slice(dot));
-}
-
-/**
- * `rel` without the suffix of `encoding` (the variant's source path).
- * @param {string} rel
- * @param {string} encoding
- */
-export function stemOf(rel, encoding) {
-  return rel.slice(0, -VARIANT_SUFFIX[encoding].length);
-}
 
 /**
  * When the manifest was written (ms), or Infinity when it has no date.
@@ -158,7 +138,7 @@ export function userFileWarnings(decisions) {
     if (!d.blocked || d.action === 'skip' || d.action === 'hold') continue;
     for (const enc of d.blocked) {
       const rel = variantPath(d.file.rel, /** @type {'br'} */ (enc));
-      out.push({ path: rel, message: userFileMessage(rel, d.file.rel, `${VARIANT_SUFFIX[/** @type {'br'} */ (enc)]} variant`) });
+      out.push({ path: rel, message: userFileMessage(rel, d.file.rel, `${suffixOf(enc)} variant`) });
     }
   }
   return out;

@@ -1,7 +1,8 @@
 import path from 'node:path';
 import picomatch from 'picomatch';
-import { entryOf, deltaStem, variantPath } from '../manifest.js';
-import { suffixEncoding, stemOf, recordedOurs } from './ownership.js';
+import { entryOf, deltaStem } from '../manifest.js';
+import { variantPath, suffixEncoding, stemOf } from '../encodings.js';
+import { recordedOurs } from './ownership.js';
 
 /**
  * Pure decisions: which walked files are sources and which are our variants, what to do with

@@ -4,7 +4,8 @@ import pLimit from 'p-limit';
 import { normalizeOptions, settingsOf } from '../options.js';
 import { walk } from './walk.js';
 import { classify, decide, eligibility, brotliModeFor, estimatedCost, sameSettings } from './plan.js';
-import { readManifest, buildManifest, writeManifest, variantPath, entryOf } from '../manifest.js';
+import { readManifest, buildManifest, writeManifest, entryOf } from '../manifest.js';
+import { variantPath } from '../encodings.js';
 import { compressFile, hashFile } from './compress-file.js';
 import { makeTempDir, removeIfPresent, removeTemp, tempOwnerGone } from '../fs-atomic.js';
 import { checkEncoders } from './encode.js';
@@ -14,9 +15,10 @@ import { addDeltas } from './deltas.js';
 import { addSiteDictionary } from './site-deltas.js';
 import { findOwners } from './same-content.js';
 import { userFileWarnings } from './ownership.js';
-import { relInside } from '../paths.js';
+import { relInside, absPath } from '../paths.js';
 import { createCacheRun } from './cache-run.js';
 import { assertManifestTarget, assertNotSystemDir } from './guards.js';
+import { retryWhileChanged } from '../flow.js';
 
 export const VERSION = JSON.parse(fs.readFileSync(new URL('../../package.json', import.meta.url), 'utf8')).version;
 const TOOL = `precompressor@${VERSION}`;
@@ -169,7 +171,7 @@ class Pass {
 
   /** @param {string} rel */
   abs(rel) {
-    return path.join(this.opts.root, ...rel.split('/'));
+    return absPath(this.opts.root, rel);
   }
 
   /**
@@ -189,6 +191,9 @@ class Pass {
     if (this.previous === null && !opts.dryRun) this.pool.warm();
     const walked = await walk(opts.root, { dotfiles: opts.dotfiles });
     for (const rel of walked.outside) report.warn(rel, 'symlink resolves outside the folder (or is dangling): not taken');
+    for (const { rel, why } of walked.leftOut) report.warn(rel, why);
+    // A folder or file the walk could not read fails like a file that cannot be compressed; the rest goes on.
+    for (const f of walked.failed) report.fail({ path: f.rel, code: f.code, message: f.message });
     if (unreadable) report.warn(relInside(opts.root, opts.manifest) ?? opts.manifest, `${/** @type {Error} */ (unreadable).message}; starting afresh`);
     const manifestRel = relInside(opts.root, opts.manifest);
     const eligible = eligibility(opts);
@@ -322,15 +327,37 @@ class Pass {
   }
 
   /**
-   * Prepare the tasks of one file; flush() submits them. Its results are checked together.
+   * Compress one file: its tasks are prepared now and submitted by flush(). Its results are checked
+   * together, and it is done again while it changes between its encodings (all variants must match).
    * @param {WalkedFile} file
-   * @param {number} [attempt]
    */
-  schedule(file, attempt = 1) {
+  schedule(file) {
     if (this.opts.dryRun) {
       this.report.change(file.rel, 'compress');
       return;
     }
+    let current = file;
+    const job = retryWhileChanged(async (attempt) => {
+      const results = await this.compressOnce(current, attempt > 1);
+      if (results === null) return;
+      this.report.ended(file.rel);
+      const [first] = results;
+      if (results.some((r) => r.hash !== first.hash || r.mtimeMs !== first.mtimeMs)) {
+        current = { ...current, size: first.size };
+        throw Object.assign(new Error('kept changing while it was being compressed'), { changed: true });
+      }
+      this.record(current, results);
+    }, MAX_ATTEMPTS);
+    this.compressJobs.push(job.catch((err) => this.fail(file.rel, err)));
+  }
+
+  /**
+   * Run the tasks of `file` (submitted by the next flush(), or at once on a retry); null when one failed.
+   * @param {WalkedFile} file
+   * @param {boolean} now
+   * @returns {Promise<TaskResult[] | null>}
+   */
+  async compressOnce(file, now) {
     /** @type {TaskResult[]} */
     const results = [];
     const done = splitTasks(file.size, { encodings: this.encodingsOf(file.rel) }).map((t) => {
@@ -340,7 +367,9 @@ class Pass {
         this.queued.push({ cost, submit });
       });
     });
-    this.compressJobs.push(Promise.all(done).then(() => this.finish(file, results, attempt)));
+    if (now) this.flush();
+    await Promise.all(done);
+    return this.failed.has(file.rel) ? null : results;
   }
 
   /**
@@ -368,23 +397,12 @@ class Pass {
   }
 
   /**
-   * All tasks of a file are done: record it, or redo it if they saw different contents.
+   * All tasks of a file saw the same content: its entry and variants.
    * @param {WalkedFile} file
    * @param {TaskResult[]} results
-   * @param {number} attempt
    */
-  finish(file, results, attempt) {
-    if (this.failed.has(file.rel)) return;
-    this.report.ended(file.rel);
+  record(file, results) {
     const [first] = results;
-    if (results.some((r) => r.hash !== first.hash || r.mtimeMs !== first.mtimeMs)) {
-      // The file changed between its encodings: do it again so that all variants match.
-      if (attempt < MAX_ATTEMPTS) {
-        this.schedule({ ...file, size: first.size }, attempt + 1);
-        return this.flush();
-      }
-      return this.fail(file.rel, new Error('kept changing while it was being compressed'));
-    }
     const out = Object.assign({}, ...results.map((r) => r.out));
     /** @type {import('../manifest.js').FileEntry} */
     const entry = { size: first.size, mtimeMs: first.mtimeMs, hash: first.hash, variants: {} };

@@ -4,7 +4,9 @@ import pLimit from 'p-limit';
 import { chooseDictionary } from './site-dictionary.js';
 import { deltaEncoders, dictionaryHashOf, DELTA_MAX_SIZE } from './delta.js';
 import { encodeAll, readChecked } from './deltas.js';
-import { contentHash, deltaPath, variantPath, entryOf, siteDictionaryPath } from '../manifest.js';
+import { contentHash, deltaPath, entryOf, siteDictionaryPath } from '../manifest.js';
+import { variantPath } from '../encodings.js';
+import { absPath } from '../paths.js';
 import { writeAtomic, removeIfPresent } from '../fs-atomic.js';
 import { encodeBuffer, zlibOptions } from './encode.js';
 import { extensionOf } from './plan.js';
@@ -181,7 +183,7 @@ async function removeOld(input, oldRel, rel) {
   report.change(oldRel, 'remove (old site dictionary)');
   if (opts.dryRun) return true;
   for (const p of [oldRel, ...Object.keys(old.variants).map((enc) => variantPath(oldRel, /** @type {any} */ (enc)))]) {
-    await removeIfPresent(path.join(opts.root, ...p.split('/'))).catch((err) => report.warn(p, `not removed (${err.message})`));
+    await removeIfPresent(absPath(opts.root, p)).catch((err) => report.warn(p, `not removed (${err.message})`));
   }
   return true;
 }

@@ -1,24 +1,30 @@
 import fs from 'node:fs/promises';
 import fsSync from 'node:fs';
 import path from 'node:path';
-import fg from 'fast-glob';
 import { PrecompressorError } from '../errors.js';
-import { TEMP_SUFFIX, isTempPath } from '../fs-atomic.js';
-import { relInside } from '../paths.js';
+import { TEMP_SUFFIX } from '../fs-atomic.js';
+import { pathProblem } from '../manifest.js';
+import { relInside, hasDotSegment } from '../paths.js';
 
 /**
- * @typedef {{ rel: string, size: number, mtimeMs: number }} WalkEntry
- * @typedef {{ files: WalkEntry[], temps: string[], outside: string[] }} WalkResult
+ * @typedef {{ rel: string, size: number, mtimeMs: number, dev?: number, ino?: number, link?: boolean }} WalkEntry
+ *   dev, ino: the file the walk found (a symlink's target for `link`), which is the only file a
+ *   worker then reads under that name (see openSource() in compress-file.js)
+ * @typedef {{ rel: string, code: string, message: string }} WalkFailure
+ * @typedef {{ files: WalkEntry[], temps: string[], outside: string[], leftOut: { rel: string, why: string }[],
+ *   failed: WalkFailure[] }} WalkResult
  */
 
 /**
- * Every regular file under `root` (POSIX relative paths), with size and mtime, in one pass.
- * Symlinks are never followed into folders; a symlink to a file is taken only if its target
- * resolves inside `root` (else reported in `outside`). Our own temp files and folders are returned apart
- * so that the caller can sweep them. Nothing is filtered by include/exclude here: the manifest
- * lists every file.
+ * Every regular file under `root` (POSIX relative paths), with size, mtime and identity, in one
+ * pass. Symlinks are never followed into folders; a symlink to a file is taken only if its target
+ * resolves inside `root` (else reported in `outside`). Our own temp files and folders are returned
+ * apart so that the caller can sweep them. A name the manifest cannot hold (pathProblem()) is left
+ * out and listed in `leftOut` (a folder once, not each of its files); a folder or file that cannot
+ * be read (a path over PATH_MAX, EACCES) is listed in `failed` and the walk goes on. Nothing is
+ * filtered by include/exclude here: the manifest lists every file.
  * @param {string} root absolute path
- * @param {{ dotfiles: boolean, ignore?: string[] }} opts
+ * @param {{ dotfiles: boolean }} opts
  * @returns {Promise<WalkResult>}
  */
 export async function walk(root, opts) {
@@ -32,92 +38,107 @@ export async function walk(root, opts) {
   }
   if (!st.isDirectory()) throw new PrecompressorError('ERR_PRECOMPRESSOR_DIR', `${root} is not a directory`, { path: root });
   const realRoot = await fs.realpath(root);
+  /** @type {WalkResult} */
+  const out = { files: [], temps: [], outside: [], leftOut: [], failed: [] };
+  /** @type {string[]} */
+  const links = [];
+  visit(root, '', opts.dotfiles, out, links);
+  for (const rel of links) {
+    const target = await resolveInside(realRoot, path.join(root, rel));
+    if (target === null) out.outside.push(rel);
+    // an alias of a dotfile (env.txt → .env) is a dotfile too: judged by its target as well as its name
+    else if (!opts.dotfiles && hasDotSegment(target.rel)) continue;
+    else if (target.st.isFile()) {
+      const st = target.st;
+      out.files.push({ rel, size: st.size, mtimeMs: st.mtimeMs, dev: st.dev, ino: st.ino, link: true });
+    }
+  }
+  out.files.sort((a, b) => (a.rel < b.rel ? -1 : a.rel > b.rel ? 1 : 0));
+  return out;
+}
 
-  const entries = await fgWalk({
-    cwd: root,
-    // Dot entries are always listed so that our own temp files (".name.pctmp") are found and
-    // swept; dot folders are not entered unless dotfiles are wanted.
-    dot: true,
-    onlyFiles: false,
-    followSymbolicLinks: false,
-    objectMode: true,
-    ignore: [...(opts.ignore ?? []), ...(opts.dotfiles ? [] : ['**/.*/**'])],
-    suppressErrors: false,
-  }).catch((err) => {
-    throw new PrecompressorError('ERR_PRECOMPRESSOR_DIR', `Cannot walk ${root}: ${err.message}`, { path: root, cause: err });
-  });
-
-  /** @type {WalkEntry[]} */
-  const files = [];
-  const temps = [];
-  const outside = [];
-  for (const e of entries) {
-    if (e.dirent.isDirectory() && !e.path.endsWith(TEMP_SUFFIX)) continue;
-    if (isTempPath(e.path) && !e.path.endsWith(TEMP_SUFFIX)) continue; // inside a temp folder (listed with dotfiles)
-    // Our own lstat rather than fast-glob's `stats` option: 160 against 270 ms for 21,000 entries.
-    const s = lstatOrNull(`${root}/${e.path}`);
-    if (s === null) continue; // gone since the folder was read
-    if (e.path.endsWith(TEMP_SUFFIX)) {
-      if (s.isFile() || s.isDirectory()) temps.push(e.path);
+/**
+ * Walk one folder, synchronously: its lstat calls do not each wait for a turn on libuv's thread
+ * pool (which made an async walk of 21,000 entries 15-30 % slower here), and the walk runs once
+ * per pass, before any other work. Dot folders are entered only with `dotfiles`, but dot entries
+ * are looked at so that our own temps (".name.pctmp") are found and swept.
+ * @param {string} root
+ * @param {string} dirRel '' for the root
+ * @param {boolean} dotfiles
+ * @param {WalkResult} out
+ * @param {string[]} links symlinks found, resolved by the caller
+ */
+function visit(root, dirRel, dotfiles, out, links) {
+  let dirents;
+  try {
+    dirents = fsSync.readdirSync(dirRel === '' ? root : `${root}/${dirRel}`, { withFileTypes: true });
+  } catch (err) {
+    if (dirRel === '') throw new PrecompressorError('ERR_PRECOMPRESSOR_DIR', `Cannot walk ${root}: ${/** @type {Error} */ (err).message}`, { path: root, cause: err });
+    if (!gone(err)) out.failed.push(failureOf(dirRel, err));
+    return;
+  }
+  for (const d of dirents) {
+    const rel = dirRel === '' ? d.name : `${dirRel}/${d.name}`;
+    if (d.name.endsWith(TEMP_SUFFIX)) {
+      if (d.isFile() || d.isDirectory()) out.temps.push(rel); // never entered
       continue;
     }
-    if (!opts.dotfiles && isDotPath(e.path)) continue;
-    if (s.isFile()) {
-      files.push({ rel: e.path, size: s.size, mtimeMs: s.mtimeMs });
-    } else if (s.isSymbolicLink()) {
-      const target = await resolveInside(realRoot, path.join(root, e.path));
-      if (target === null) outside.push(e.path);
-      else if (target.isFile()) files.push({ rel: e.path, size: target.size, mtimeMs: target.mtimeMs });
-    }
-  }
-  // Temp folders (makeTempDir) live at the top; the glob does not list dot folders' own entries.
-  for (const d of await fs.readdir(root, { withFileTypes: true })) {
-    if (d.isDirectory() && d.name.endsWith(TEMP_SUFFIX) && !temps.includes(d.name)) temps.push(d.name);
-  }
-  files.sort((a, b) => (a.rel < b.rel ? -1 : a.rel > b.rel ? 1 : 0));
-  return { files, temps, outside };
-}
-
-/**
- * fast-glob's synchronous walk: its lstat calls do not each wait for a turn on libuv's thread
- * pool, which made the async walk of 21,000 entries 15-30 % slower here. Sync is fine: the walk
- * runs once per pass, before any other work.
- * @param {import('fast-glob').Options} options
- */
-async function fgWalk(options) {
-  return /** @type {import('fast-glob').Entry[]} */ (/** @type {unknown} */ (fg.sync('**/*', options)));
-}
-
-/**
- * lstat, or null when the entry no longer exists.
- * @param {string} p
- */
-function lstatOrNull(p) {
-  try {
-    return fsSync.lstatSync(p, { throwIfNoEntry: false }) ?? null;
-  } catch (err) {
-    throw new PrecompressorError('ERR_PRECOMPRESSOR_DIR', `Cannot read ${p}: ${/** @type {Error} */ (err).message}`, { path: p, cause: err });
+    if (!dotfiles && d.name.startsWith('.')) continue;
+    if (!d.isDirectory() && !d.isFile() && !d.isSymbolicLink()) continue; // FIFOs, sockets, devices are never sources
+    const problem = pathProblem(rel);
+    if (problem !== null) {
+      out.leftOut.push(d.isDirectory()
+        ? { rel, why: `folder name ${problem}: its files are left out (they could not be served)` }
+        : { rel, why: `name ${problem}: left out of the manifest (it could not be served)` });
+    } else if (d.isDirectory()) visit(root, rel, dotfiles, out, links);
+    else if (d.isSymbolicLink()) links.push(rel);
+    else addFile(root, rel, out);
   }
 }
 
 /**
- * Does any segment of the POSIX path start with a dot?
+ * lstat a regular file found by readdir and list it; a file that cannot be stat'ed is a failure.
+ * @param {string} root
  * @param {string} rel
+ * @param {WalkResult} out
  */
-function isDotPath(rel) {
-  return rel.startsWith('.') || rel.includes('/.');
+function addFile(root, rel, out) {
+  let s;
+  try {
+    s = fsSync.lstatSync(`${root}/${rel}`);
+  } catch (err) {
+    if (!gone(err)) out.failed.push(failureOf(rel, err));
+    return;
+  }
+  if (s.isFile()) out.files.push({ rel, size: s.size, mtimeMs: s.mtimeMs, dev: s.dev, ino: s.ino });
+}
+
+/** Gone since its folder was read: not a failure. */
+const gone = (/** @type {unknown} */ err) => ['ENOENT', 'ENOTDIR'].includes(/** @type {any} */ (err).code);
+
+/**
+ * @param {string} rel
+ * @param {unknown} err
+ * @returns {WalkFailure}
+ */
+function failureOf(rel, err) {
+  const e = /** @type {any} */ (err);
+  const why = e.code === 'ENAMETOOLONG' ? 'its path is longer than the system allows' : 'cannot be read';
+  return { rel, code: e.code ?? 'ERR_PRECOMPRESSOR_FILE', message: `${why} (${e.code ?? e.message})` };
 }
 
 /**
- * Stats of a symlink's target if it resolves inside `realRoot`, else null (also for dangling links).
+ * A symlink's target if it resolves inside `realRoot` (its POSIX path relative to it, and its
+ * stats), else null (also for dangling links).
  * @param {string} realRoot
  * @param {string} link
  */
 async function resolveInside(realRoot, link) {
   try {
     const real = await fs.realpath(link);
-    if (relInside(realRoot, real) === null) return null;
-    return await fs.stat(real);
+    const rel = relInside(realRoot, real);
+    if (rel === null) return null;
+    return { rel, st: await fs.stat(real) };
   } catch {
     return null;
   }

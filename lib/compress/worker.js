@@ -5,9 +5,10 @@ import { parentPort, threadId } from 'node:worker_threads';
 import { encodeBufferSync, loadEncoder, zlibOptions } from './encode.js';
 import { contentHash } from '../manifest.js';
 import { writeAtomicSync } from '../fs-atomic.js';
-import { VARIANT_SUFFIX } from '../manifest.js';
+import { variantPath } from '../encodings.js';
 import { assertUnchanged } from './compress-file.js';
-import { cacheKey, storeSync, takeVariantSync, taskStats } from './cache.js';
+import { cacheKey, storeSync, taskStats } from './cache.js';
+import { takeVariantSync } from './cache-take.js';
 import { claimBatch } from './pool.js';
 import { decodesToSync } from './decode-check.js';
 
@@ -78,7 +79,7 @@ export function compressBufferedSync(t) {
   /** @type {Record<string, number | null>} */
   const out = {};
   for (const encoding of t.encodings) {
-    const target = t.abs + VARIANT_SUFFIX[encoding];
+    const target = variantPath(t.abs, encoding);
     const options = zlibOptions(encoding, { ...t, size });
     const key = t.cache ? cacheKey('variant', hash, [encoding, options]) : null;
     const at = { target, keepBelow: size * t.minRatio, mtime: src.mtime, tempDir: ownTempDir(t.tempDir) };

@@ -1,7 +1,11 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { readManifest, readManifestSync, VARIANT_SUFFIX, contentHash } from '../manifest.js';
+import { readManifest, readManifestSync, contentHash } from '../manifest.js';
+import { variantPath } from '../encodings.js';
+import { absPath, isInside } from '../paths.js';
 import { deltaFilesOf } from './dictionary.js';
+import { OPEN_FLAGS, realOf, servableReal } from './open.js';
+import { MANIFEST_NAME } from '../options.js';
 
 /**
  * One listed path's files checked against the disk, on the path's first request (lib/serve/site.js)
@@ -22,59 +26,56 @@ export { readManifestSync };
 export { readManifest as readManifestAsync };
 
 /**
- * True when `p` is `root` or inside it (separator-aware: `/public-x` is not inside `/public`).
- * Nothing is inside a root that does not exist (null).
- * @param {string | null} root
- * @param {string} p
- */
-export function isInside(root, p) {
-  if (root === null) return false;
-  const prefix = root.endsWith(path.sep) ? root : root + path.sep;
-  return p === root || p.startsWith(prefix);
-}
-
-/**
- * The checks for one entry, as a generator of I/O requests: yields [op, path], receives the result.
- * ops: 'realpath' → string | null, 'stat' → fs.Stats | null (follows symlinks), 'read' → Buffer | null.
+ * The checks for one entry, as a generator of I/O requests: yields [op, path, arg], receives the
+ * result. ops: 'realpath' → string | null; 'file' → { st, buf } | null: the file opened (never
+ * through a final symlink, never waiting on a FIFO), fstat'd, refused unless the descriptor's own
+ * real path is servable (`arg.rules`: inside the real root, not a dotfile, not the manifest), and
+ * read when its size is `arg.read`. Reading and identifying through that one descriptor means a
+ * folder swapped for a symlink meanwhile can neither put outside bytes in memory nor record an
+ * outside file's dev/ino (which the per-request check compares against).
  * Returns the Check for buildEntry, or null when the file must not be served.
  * @param {string} rel
  * @param {import('../manifest.js').FileEntry} src
- * @param {{ root: string, realRoot: string | null, encodings: readonly string[], realDirs: Map<string, string | null>, dictionaries?: boolean }} ctx
+ * @param {{ root: string, realRoot: string | null, encodings: readonly string[], realDirs: Map<string, string | null>, dictionaries?: boolean, rules: { dotfiles: string, manifestReal: string | null } }} ctx
  * @param {string[]} memory encodings (and 'identity') to load into memory
  * @returns {Generator<Op, import('./table.js').Check | null, any>}
  */
 export function* checkEntry(rel, src, ctx, memory) {
-  const logical = path.join(ctx.root, ...rel.split('/'));
+  const logical = absPath(ctx.root, rel);
   const dir = path.dirname(logical);
   let realDir = ctx.realDirs.get(dir);
   if (realDir === undefined) {
-    realDir = /** @type {string | null} */ (yield ['realpath', dir]);
+    realDir = /** @type {string | null} */ (yield ['realpath', dir, null]);
     if (realDir !== null && !isInside(ctx.realRoot, realDir)) realDir = null;
     ctx.realDirs.set(dir, realDir);
   }
   if (realDir === null) return null;
+  const rules = { realRoot: ctx.realRoot, ...ctx.rules };
 
   /**
-   * Resolve a file in that folder; null when missing, not a file, or a link out of root.
+   * Resolve a file in that folder (read when its size is `read`); null when missing, not a
+   * file, or not servable.
    * @param {string} name
-   * @returns {Generator<Op, { file: string, st: fs.Stats } | null, any>}
+   * @param {number} [read]
+   * @returns {Generator<Op, { file: string, st: fs.Stats, buf: Buffer | null } | null, any>}
    */
-  function* resolve(name) {
-    const file = /** @type {string | null} */ (yield ['realpath', path.join(/** @type {string} */ (realDir), name)]);
+  function* resolve(name, read = -1) {
+    const file = /** @type {string | null} */ (yield ['realpath', path.join(/** @type {string} */ (realDir), name), null]);
     if (file === null || !isInside(ctx.realRoot, file)) return null;
-    const st = /** @type {fs.Stats | null} */ (yield ['stat', file]);
-    return st !== null && st.isFile() ? { file, st } : null;
+    const got = /** @type {{ st: fs.Stats, buf: Buffer | null } | null} */ (yield ['file', file, { rules, read }]);
+    return got === null ? null : { file, ...got };
   }
 
   const base = path.basename(logical);
-  const orig = yield* resolve(base);
+  const orig = yield* resolve(base, memory.includes('identity') ? src.size : -1);
   if (orig === null) return null;
   /** @type {Record<string, Buffer>} */
   const bodies = {};
+  /** @type {Record<string, { dev: number, ino: number }>} the file each representation was checked as */
+  const ids = { identity: idOf(orig.st) };
   let stale = orig.st.size !== src.size;
   if (!stale && memory.includes('identity')) {
-    const buf = /** @type {Buffer | null} */ (yield ['read', orig.file]);
-    if (buf !== null && buf.length === src.size && contentHash(buf) === src.hash) bodies.identity = buf;
+    if (orig.buf !== null && contentHash(orig.buf) === src.hash) bodies.identity = orig.buf;
     else stale = true;
   } else if (!stale) {
     stale = orig.st.mtimeMs !== src.mtimeMs;
@@ -85,39 +86,63 @@ export function* checkEntry(rel, src, ctx, memory) {
     for (const enc of ctx.encodings) {
       const v = src.variants[/** @type {'br'} */ (enc)];
       if (!v) continue;
-      const found = yield* resolve(base + VARIANT_SUFFIX[/** @type {'br'} */ (enc)]);
+      const found = yield* resolve(variantPath(base, enc), memory.includes(enc) ? v.size : -1);
       if (found === null || found.st.size !== v.size) continue;
       if (memory.includes(enc)) {
-        const buf = /** @type {Buffer | null} */ (yield ['read', found.file]);
-        if (buf === null || buf.length !== v.size) continue;
-        bodies[enc] = buf;
+        if (found.buf === null) continue;
+        bodies[enc] = found.buf;
       }
       variants[enc] = found.file;
+      ids[enc] = idOf(found.st);
     }
   }
   /** @type {Record<string, string>} deploy deltas whose bytes hash to their record (a wrong one breaks the page) */
   const deltas = {};
   if (!stale && ctx.dictionaries && src.deltas) {
     for (const d of deltaFilesOf(base, src)) {
-      const found = yield* resolve(d.name);
-      if (found === null || found.st.size !== d.size) continue;
-      const buf = /** @type {Buffer | null} */ (yield ['read', found.file]);
-      if (buf !== null && contentHash(buf) === d.hash) deltas[d.name] = found.file;
+      const found = yield* resolve(d.name, d.size);
+      if (found === null || found.buf === null || contentHash(found.buf) !== d.hash) continue;
+      deltas[d.name] = found.file;
+      ids[d.name] = idOf(found.st);
     }
   }
-  return { stale, file: orig.file, variants, bodies: stale ? {} : bodies, memory, deltas };
+  return { stale, file: orig.file, variants, bodies: stale ? {} : bodies, memory, deltas, ids };
 }
 
-/** @typedef {['realpath' | 'stat' | 'read', string]} Op a file-system step a check yields */
+/** @param {{ dev: number, ino: number }} st */
+function idOf(st) {
+  return { dev: st.dev, ino: st.ino };
+}
+
+/**
+ * A file-system step a check yields: the real path of a path, or a file opened, checked and read.
+ * @typedef {['realpath', string, null] | ['file', string, { rules: Rules, read: number }]} Op
+ * @typedef {{ realRoot: string | null, dotfiles: string, manifestReal: string | null }} Rules
+ */
 
 /** @param {Op} op */
-async function opAsync([op, p]) {
+async function opAsync([op, p, arg]) {
+  if (op === 'realpath') return fs.promises.realpath(p).catch(() => null);
+  /** @type {fs.promises.FileHandle | undefined} */
+  let fh;
   try {
-    if (op === 'realpath') return await fs.promises.realpath(p);
-    if (op === 'stat') return await fs.promises.stat(p);
-    return await fs.promises.readFile(p);
+    fh = await fs.promises.open(p, OPEN_FLAGS);
+    const st = await fh.stat();
+    if (!st.isFile()) return null;
+    const real = await new Promise((resolve) => realOf(/** @type {fs.promises.FileHandle} */ (fh).fd, p, st, resolve));
+    if (real === null || !servableReal(arg.rules.realRoot, real, arg.rules)) return null;
+    if (st.size !== arg.read) return { st, buf: null };
+    const buf = Buffer.allocUnsafe(st.size);
+    for (let n = 0; n < buf.length;) {
+      const { bytesRead } = await fh.read(buf, n, buf.length - n, n);
+      if (bytesRead === 0) return { st, buf: null }; // shrank while read, as above
+      n += bytesRead;
+    }
+    return { st, buf };
   } catch {
     return null;
+  } finally {
+    await fh?.close();
   }
 }
 
@@ -130,6 +155,15 @@ export async function runAsync(gen) {
   let r = gen.next();
   while (!r.done) r = gen.next(await opAsync(r.value));
   return r.value;
+}
+
+/**
+ * The manifest the middleware never serves: its own, or with `manifest: false` the default one in
+ * the root, which is ours all the same.
+ * @param {Readonly<import('./options.js').ServeOptions>} opts
+ */
+export function manifestToHide(opts) {
+  return opts.manifest ?? path.join(opts.root, MANIFEST_NAME);
 }
 
 /**

@@ -1,5 +1,4 @@
 import fs from 'node:fs';
-import path from 'node:path';
 import { normalizeServeOptions } from './options.js';
 import { parseRequestPath, folderRedirectLocation, splitUrl } from './request-path.js';
 import { resolveEntry, statRep, contentTypeOf, appendVary } from './table.js';
@@ -8,9 +7,11 @@ import { respond, endWith, isGone } from './respond.js';
 import { chooseDelta } from './dictionary.js';
 import { httpError, redirectReply, methodNotAllowed } from './replies.js';
 import { Site } from './site.js';
+import { OPEN_FLAGS, realOf } from './open.js';
+import { absPath } from '../paths.js';
 
-const OPEN_FLAGS = fs.constants.O_RDONLY | (fs.constants.O_NOFOLLOW ?? 0);
-const GONE = new Set(['ENOENT', 'ENOTDIR', 'ELOOP', 'EISDIR']);
+// ENXIO: a socket planted where a file was
+const GONE = new Set(['ENOENT', 'ENOTDIR', 'ELOOP', 'EISDIR', 'ENXIO']);
 
 /**
  * A drop-in for `express.static(root, options)` that serves the precompressed variants listed in
@@ -42,6 +43,7 @@ export function serveStatic(root, options = {}) {
   middleware.close = () => s.close();
   /** Number of files the manifest lists for serving (for diagnostics and tests). */
   middleware.size = () => s.size;
+  /** Bodies and bytes held in memory, entries built (for diagnostics, tests and benchmarks). */
   middleware.memory = () => s.memory();
   return middleware;
 }
@@ -126,27 +128,33 @@ function nextOf(c) {
 }
 
 /**
- * Open `file` (never through a final symlink), fstat it, and respond with `repOf(stat)` through
- * that descriptor, so the headers describe the bytes sent. When the file is gone or not a
- * regular file, `repOf` rejects it (null) or the fstat fails (`err`), calls `onMissing(err)`
- * instead; when the client has gone away, does nothing. Every path closes the descriptor.
+ * Open `file` (never through a final symlink, never waiting on a FIFO), fstat it, and respond
+ * with `repOf(stat)` through that descriptor, so the headers describe the bytes sent. With
+ * `checkReal` (files served by path: stale entries, unlisted files), the descriptor's own real
+ * path must also be servable, so a folder swapped for a symlink between lookup and open sends
+ * nothing; entries are checked by `repOf` against the dev/ino recorded at their check instead.
+ * When the file is gone, not a regular file, not servable, or `repOf` rejects it (null), calls
+ * `onMissing(err)` instead; when the client has gone away, does nothing. Every path closes the
+ * descriptor.
  * @param {Call} c
  * @param {{ path: string, vary: boolean }} target
  * @param {string} file
  * @param {(st: fs.Stats) => import('./table.js').Rep | null} repOf
  * @param {(err?: Error | null) => void} onMissing
+ * @param {boolean} checkReal
  * @param {((fd: number, st: fs.Stats) => void) | null} [instead] takes over a descriptor whose rep passed (and closes it)
  */
-function openAndRespond(c, target, file, repOf, onMissing, instead = null) {
+function openAndRespond(c, target, file, repOf, onMissing, checkReal, instead = null) {
   const { req, res } = c;
   fs.open(file, OPEN_FLAGS, (err, fd) => {
     if (err) return GONE.has(/** @type {string} */ (err.code)) ? onMissing() : fail(c, err);
-    fs.fstat(fd, (err2, st) => {
-      const rep = err2 || !st.isFile() || isGone(res) ? null : repOf(st);
-      if (rep === null) {
-        fs.close(fd, () => {});
-        return isGone(res) ? undefined : onMissing(err2);
-      }
+    const drop = (/** @type {Error | null} */ e) => {
+      fs.close(fd, () => {});
+      if (!isGone(res)) onMissing(e);
+    };
+    const send = (/** @type {fs.Stats} */ st) => {
+      const rep = isGone(res) ? null : repOf(st);
+      if (rep === null) return drop(null);
       if (instead !== null) return instead(fd, st);
       try {
         respond(req, res, target, rep, fd, c.s.opts, st, nextOf(c));
@@ -154,6 +162,14 @@ function openAndRespond(c, target, file, repOf, onMissing, instead = null) {
         fs.close(fd, () => {});
         fail(c, /** @type {Error} */ (e));
       }
+    };
+    fs.fstat(fd, (err2, st) => {
+      if (err2 || !st.isFile()) return drop(err2);
+      if (!checkReal) return send(st);
+      realOf(fd, file, st, (real) => {
+        if (real === null) return drop(null);
+        c.s.unlisted.allows(real).then((ok) => (ok ? send(st) : drop(null)), drop);
+      });
     });
   });
 }
@@ -166,11 +182,11 @@ function openAndRespond(c, target, file, repOf, onMissing, instead = null) {
  */
 function serveFromDisk(c, target, onMissing) {
   const repOf = (/** @type {fs.Stats} */ st) => statRep(target.file, target.type, target.vary, st, c.s.opts);
-  openAndRespond(c, target, target.file, repOf, (err) => (err ? fail(c, err) : onMissing()));
+  openAndRespond(c, target, target.file, repOf, (err) => (err ? fail(c, err) : onMissing()), true);
 }
 
 /**
- * A table entry: stale → from disk; else the negotiated representation, from memory or streamed
+ * A path's entry: stale → from disk; else the negotiated representation, from memory or streamed
  * (and checked against the table on open: a mismatch turns the entry stale and starts over).
  * @param {Call} c
  * @param {import('./table.js').Entry} entry
@@ -194,13 +210,15 @@ function serveEntry(c, entry) {
       return fail(c, /** @type {Error} */ (e));
     }
   }
-  const unchanged = (/** @type {fs.Stats} */ st) => st.size === rep.size && (rep.encoding !== 'identity' || st.mtimeMs === rep.mtimeMs);
+  // the very file its check saw (dev/ino): not another one reached through a folder swapped for a symlink
+  const unchanged = (/** @type {fs.Stats} */ st) => st.ino === rep.ino && st.dev === rep.dev && st.size === rep.size &&
+    (rep.encoding !== 'identity' || st.mtimeMs === rep.mtimeMs);
   // a small body not held yet is read whole through the checked descriptor and joins the body cache
   const fill = rep.size <= s.opts.memoryFileLimit && s.bodies.fits(rep.size) && delta === null;
   openAndRespond(c, entry, rep.file, (st) => (unchanged(st) ? rep : null), () => {
     s.markStale(entry);
     serveEntry(c, entry);
-  }, fill ? (fd, st) => fillAndRespond(c, entry, rep, fd, st) : null);
+  }, false, fill ? (fd, st) => fillAndRespond(c, entry, rep, fd, st) : null);
 }
 
 /**
@@ -256,7 +274,7 @@ function spaShell(c, entry) {
   const { opts } = c.s;
   if (entry) return serveEntry(c, entry);
   if (opts.unlisted && opts.spa !== null) {
-    const file = path.join(opts.root, ...opts.spa.split('/'));
+    const file = absPath(opts.root, opts.spa);
     return serveFromDisk(c, { file, path: file, type: contentTypeOf(opts.spa), vary: false }, () => pass(c, 404));
   }
   pass(c, 404);

@@ -2,7 +2,8 @@ import path from 'node:path';
 import ms from 'ms';
 import { optionError } from '../errors.js';
 import { MANIFEST_NAME, fillOptions } from '../options.js';
-import { VARIANT_SUFFIX } from '../manifest.js';
+import { ENCODING_NAMES, isEncoding } from '../encodings.js';
+import { MAX_MANIFEST_BYTES } from '../manifest.js';
 
 /** serve-static caps max-age at one year; so do we. */
 export const MAX_MAX_AGE_MS = 365 * 24 * 60 * 60 * 1000;
@@ -14,7 +15,7 @@ export const MAX_MAX_AGE_MS = 365 * 24 * 60 * 60 * 1000;
 export const SERVE_DEFAULTS = Object.freeze({
   manifest: null, // <root>/precompressor-manifest.json; false = no manifest, stat-based serving only
   unlisted: false, // serve files that the manifest does not list (stat per request, identity only)
-  encodings: Object.freeze(['br', 'zstd', 'gzip']),
+  encodings: ENCODING_NAMES,
   index: Object.freeze(['index.html']),
   dotfiles: 'ignore',
   etag: true,
@@ -34,6 +35,7 @@ export const SERVE_DEFAULTS = Object.freeze({
   watch: true,
   dictionaries: true, // deploy deltas (RFC 9842): Use-As-Dictionary on files with a family, deltas to browsers that offer one
   immutableHashed: true, // hashed assets with a family: Cache-Control "public, max-age=31536000, immutable"
+  maxManifestBytes: MAX_MANIFEST_BYTES, // a larger manifest is refused (at startup: thrown; on reload: the old table stays)
 });
 
 
@@ -78,10 +80,11 @@ function bool(o, k) {
 /**
  * @param {Record<string, any>} o
  * @param {string} k
+ * @param {number} [min]
  */
-function byteCount(o, k) {
+function byteCount(o, k, min = 0) {
   const v = o[k];
-  if (!Number.isSafeInteger(v) || v < 0) throw optionError(`options.${k}`, 'a non-negative integer (bytes)', v);
+  if (!Number.isSafeInteger(v) || v < min) throw optionError(`options.${k}`, `a${min > 0 ? ' positive' : ' non-negative'} integer (bytes)`, v);
   return v;
 }
 
@@ -114,6 +117,7 @@ function names(o, k, { strip, subpaths }) {
  *   cacheControl: string | null, acceptRanges: boolean, setHeaders: SetHeaders | null, fallthrough: boolean,
  *   redirect: boolean, extensions: readonly string[], spa: string | null, memoryBudget: number,
  *   memoryFileLimit: number, watch: boolean, dictionaries: boolean, immutableHashed: boolean,
+ *   maxManifestBytes: number,
  * }} ServeOptions
  */
 
@@ -137,8 +141,8 @@ export function normalizeServeOptions(root, options = {}) {
   }
 
   const enc = o.encodings;
-  if (!Array.isArray(enc) || enc.some((e) => !Object.hasOwn(VARIANT_SUFFIX, e)) || new Set(enc).size !== enc.length) {
-    throw optionError('options.encodings', `an array of distinct encodings among ${Object.keys(VARIANT_SUFFIX).join(', ')}`, enc);
+  if (!Array.isArray(enc) || enc.some((e) => !isEncoding(e)) || new Set(enc).size !== enc.length) {
+    throw optionError('options.encodings', `an array of distinct encodings among ${ENCODING_NAMES.join(', ')}`, enc);
   }
   if (!['ignore', 'deny', 'allow'].includes(o.dotfiles)) {
     throw optionError('options.dotfiles', '"ignore", "deny" or "allow"', o.dotfiles);
@@ -178,5 +182,47 @@ export function normalizeServeOptions(root, options = {}) {
     watch: bool(o, 'watch'),
     dictionaries: bool(o, 'dictionaries'),
     immutableHashed: bool(o, 'immutableHashed'),
+    maxManifestBytes: byteCount(o, 'maxManifestBytes', 1),
   });
+}
+
+/**
+ * The limits of the preview server, in milliseconds (0 turns a timeout off). Without them, clients
+ * that never read a response held their sockets (and the descriptor of the file being sent) for
+ * ever, until the process ran out of descriptors.
+ * - timeout: a socket with no progress either way for this long is closed, a download its client
+ *   stopped reading included (node:http's server.timeout; off by default in Node);
+ * - headersTimeout / requestTimeout: the whole request head / request must arrive within these;
+ * - keepAliveTimeout: an idle kept-alive connection is closed after this;
+ * - maxConnections: connections beyond this are closed at once (room is left, under the common
+ *   limit of 1024 descriptors, for one streamed file per connection).
+ */
+export const PREVIEW_LIMITS = Object.freeze({
+  timeout: 30_000, headersTimeout: 20_000, requestTimeout: 30_000, keepAliveTimeout: 5_000, maxConnections: 500,
+});
+
+/**
+ * Validate and fill the limits (pure): durations are milliseconds or strings read by `ms` ("30s").
+ * @param {Partial<Record<keyof typeof PREVIEW_LIMITS, unknown>>} given
+ * @returns {Record<keyof typeof PREVIEW_LIMITS, number>}
+ */
+export function previewLimits(given) {
+  /** @type {Record<string, number>} */
+  const out = {};
+  for (const [k, def] of Object.entries(PREVIEW_LIMITS)) {
+    const v = given[/** @type {keyof typeof PREVIEW_LIMITS} */ (k)] ?? def;
+    if (k === 'maxConnections') {
+      if (!Number.isSafeInteger(v) || /** @type {number} */ (v) < 1) throw optionError(`options.${k}`, 'a positive integer', v);
+      out[k] = /** @type {number} */ (v);
+      continue;
+    }
+    const ms = typeof v === 'number' || typeof v === 'string' ? parseDuration(v) : NaN;
+    if (Number.isNaN(ms)) throw optionError(`options.${k}`, 'a number of milliseconds or a duration string like "30s"', v);
+    out[k] = Math.round(ms);
+  }
+  // node:http requires the head's deadline within the whole request's
+  if (out.requestTimeout > 0 && out.headersTimeout > out.requestTimeout) {
+    throw optionError('options.headersTimeout', `at most options.requestTimeout (${out.requestTimeout} ms)`, given.headersTimeout ?? out.headersTimeout);
+  }
+  return /** @type {any} */ (out);
 }

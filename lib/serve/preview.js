@@ -1,6 +1,7 @@
 import http from 'node:http';
 import os from 'node:os';
 import { serveStatic } from './middleware.js';
+import { previewLimits } from './options.js';
 
 /**
  * The URLs a server listening on `host`:`port` can be reached at (pure). A specific host gives
@@ -28,13 +29,19 @@ export function previewUrls(host, port, interfaces = {}) {
  * Preview a built site with serveStatic on node:http (`precompressor serve <dir>`).
  * Misses get a plain 404, bad paths 400/403, other methods 405.
  * @param {import('../types.js').PreviewOptions} options
- *   port 0 (default) picks a free port; host defaults to 127.0.0.1; the rest goes to serveStatic
+ *   port 0 (default) picks a free port; host defaults to 127.0.0.1; the limits are PREVIEW_LIMITS';
+ *   the rest goes to serveStatic
  * @returns {Promise<import('../types.js').Preview>}
  *   `url` is the first of `urls` (see previewUrls())
  */
-export async function startPreview({ root, port = 0, host = '127.0.0.1', ...serveOptions }) {
+export async function startPreview({ root, port = 0, host = '127.0.0.1', timeout, headersTimeout, requestTimeout, keepAliveTimeout, maxConnections, ...serveOptions }) {
+  const limits = previewLimits({ timeout, headersTimeout, requestTimeout, keepAliveTimeout, maxConnections });
   const mw = serveStatic(root, serveOptions);
-  const server = http.createServer((req, res) => mw(req, res));
+  const server = http.createServer({
+    headersTimeout: limits.headersTimeout, requestTimeout: limits.requestTimeout, keepAliveTimeout: limits.keepAliveTimeout,
+  }, (req, res) => mw(req, res));
+  server.timeout = limits.timeout; // with no 'timeout' listener, node:http destroys the socket
+  server.maxConnections = limits.maxConnections;
   try {
     await new Promise((resolve, reject) => {
       server.once('error', reject);

@@ -1,4 +1,5 @@
 import { isTempPath } from '../fs-atomic.js';
+import { ENCODINGS as ALL } from '../encodings.js';
 
 /**
  * The manifest as the server keeps it: per servable path a few numbers in typed arrays and the
@@ -8,7 +9,7 @@ import { isTempPath } from '../fs-atomic.js';
  * `deltas`, an unusual hash) are kept whole.
  */
 
-const ENCODINGS = /** @type {const} */ (['br', 'gzip', 'zstd']);
+const ENCODINGS = ALL.map((e) => e.name);
 const STRIDE = 2 + ENCODINGS.length; // size, mtimeMs, then each encoding's variant size (-1: none)
 // 43 base64url characters whose last one carries no stray bits: the one spelling of 32 bytes
 const HASH = /^sha256-([A-Za-z0-9_-]{42}[AEIMQUYcgkosw048])$/;

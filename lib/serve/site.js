@@ -1,10 +1,12 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { PrecompressorError } from '../errors.js';
-import { VARIANT_SUFFIX, deltaStem, contentHash } from '../manifest.js';
-import { relInside } from '../paths.js';
+import { deltaStem, contentHash } from '../manifest.js';
+import { ENCODINGS } from '../encodings.js';
+import { relInside, absPath } from '../paths.js';
+import { singleFlight } from '../flow.js';
 import { createNegotiator } from './negotiate.js';
-import { readManifestSync, readManifestAsync, checkEntry, runAsync, realRootOf } from './load.js';
+import { readManifestSync, readManifestAsync, checkEntry, runAsync, realRootOf, manifestToHide } from './load.js';
 import { buildEntry, settingsTagOf } from './table.js';
 import { createWatcher } from './file-events.js';
 import { createUnlistedLookup } from './unlisted.js';
@@ -20,7 +22,7 @@ import { BodyCache } from './body-cache.js';
  * on open forgets the entry: the next request checks the disk again.
  */
 
-const SUFFIXES = Object.values(VARIANT_SUFFIX);
+const SUFFIXES = ENCODINGS.map((e) => e.suffix);
 /** Entries kept built at most; the oldest built is forgotten first (rebuilding one costs a check). */
 const MAX_ENTRIES = 16384;
 /** A listed path whose file is missing or not servable: a miss until an event or a reload. */
@@ -41,10 +43,8 @@ export class Site {
   closed = false;
   /** @type {ReturnType<typeof createWatcher> | null} */
   watcher = null;
-  /** @type {Promise<void> | null} */
-  current = null;
-  /** @type {Promise<void> | null} */
-  queued = null;
+  /** one reload at a time, at most one more queued behind it */
+  reloads = singleFlight(() => this.doReload());
 
   /**
    * Read the manifest (synchronously: a missing or invalid one fails at startup) and start the watchers.
@@ -58,9 +58,10 @@ export class Site {
     this.unlisted = createUnlistedLookup(opts, this.realRoot);
     this.pathOptions = Object.freeze({ windows: process.platform === 'win32' });
     this.bodies = new BodyCache(opts.memoryBudget);
+    this.rules = this.rulesNow();
     let index = null;
     if (opts.manifest !== null) {
-      index = readManifestSync(opts.manifest, SiteIndex.collector(this.manifestRel));
+      index = readManifestSync(opts.manifest, { maxBytes: opts.maxManifestBytes, collect: SiteIndex.collector(this.manifestRel) });
       if (index === null && !opts.unlisted) throw missingManifest(opts);
     }
     this.gen = this.generation(index ?? new SiteIndex(this.manifestRel, null));
@@ -95,7 +96,7 @@ export class Site {
 
   /** The folders to watch: every folder of the index, as absolute paths. */
   watchedDirs() {
-    return [...this.gen.index.dirs].map((d) => path.join(this.opts.root, ...d.split('/')));
+    return [...this.gen.index.dirs].map((d) => absPath(this.opts.root, d));
   }
 
   /**
@@ -123,7 +124,7 @@ export class Site {
     const src = /** @type {import('../manifest.js').FileEntry} */ (gen.index.entry(rel));
     const cctx = {
       root: this.opts.root, realRoot: this.realRoot ??= realRootOf(this.opts.root), encodings: this.opts.encodings,
-      realDirs: new Map(), dictionaries: this.opts.dictionaries,
+      realDirs: new Map(), dictionaries: this.opts.dictionaries, rules: this.rules,
     };
     // A small original is read and hashed (then its mtime does not matter) and its bytes held.
     const memory = src.size <= this.opts.memoryFileLimit && this.bodies.fits(src.size) ? ['identity'] : [];
@@ -234,23 +235,16 @@ export class Site {
   }
 
   /**
-   * Re-read the manifest, coalesced: one reload runs at a time and at most one more is queued
-   * behind it. Rejects (keeping the current manifest) if the manifest is invalid.
+   * Re-read the manifest, coalesced (singleFlight). Rejects (keeping the current manifest) if the manifest is invalid.
    * @returns {Promise<void>}
    */
   reload() {
-    if (this.queued) return this.queued;
-    if (this.current) {
-      this.queued = this.current.catch(() => {}).then(() => {
-        this.queued = null;
-        return this.reload();
-      });
-      return this.queued;
-    }
-    this.current = this.doReload().finally(() => {
-      this.current = null;
-    });
-    return this.current;
+    return this.reloads.run();
+  }
+
+  /** What a file's real path must pass to be served (lib/serve/open.js servableReal()). */
+  rulesNow() {
+    return { dotfiles: this.opts.dotfiles, manifestReal: realRootOf(manifestToHide(this.opts)) };
   }
 
   /** The new manifest replaces the old one at once; its entries are built as they are asked for. */
@@ -258,12 +252,13 @@ export class Site {
     const { opts } = this;
     if (opts.manifest === null) return;
     await this.unlisted.refresh();
-    const m = await readManifestAsync(opts.manifest, SiteIndex.collector(this.manifestRel));
+    const m = await readManifestAsync(opts.manifest, { maxBytes: opts.maxManifestBytes, collect: SiteIndex.collector(this.manifestRel) });
     if (m === null && !opts.unlisted) {
       throw new PrecompressorError('ERR_PRECOMPRESSOR_MANIFEST', `No manifest at ${opts.manifest}`, { path: opts.manifest });
     }
     if (this.closed) return;
     this.realRoot = realRootOf(opts.root);
+    this.rules = this.rulesNow();
     this.gen = this.generation(m ?? new SiteIndex(this.manifestRel, null));
     this.bodies.clear();
     this.watcher?.update(this.watchedDirs());
@@ -276,7 +271,7 @@ export class Site {
 
   /** Resolves when the reloads and first checks under way have finished. */
   async settled() {
-    await this.current?.catch(() => {});
+    await this.reloads.idle();
     await Promise.all([...this.gen.checking.values()].map((c) => c.promise));
   }
 

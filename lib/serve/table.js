@@ -1,8 +1,9 @@
 import path from 'node:path';
 import crypto from 'node:crypto';
 import mime from 'mime-types';
-import { VARIANT_SUFFIX } from '../manifest.js';
+import { variantPath } from '../encodings.js';
 import { DELTA_VARY, deltaFilesOf, optionsForHashed, useAsDictionary, siteDictionaryLink } from './dictionary.js';
+import { absPath } from '../paths.js';
 
 /**
  * A listed path's entry with the response headers of every representation precomputed as flat
@@ -14,8 +15,9 @@ import { DELTA_VARY, deltaFilesOf, optionsForHashed, useAsDictionary, siteDictio
  * @typedef {{
  *   encoding: string, file: string, size: number, etag: string, lastModified: string,
  *   mtimeMs: number, body: Buffer | null, head: string[], head304: string[],
- *   stat: { size: number, mtime: Date, mtimeMs: number }, used: boolean, ringed: boolean,
- * }} Rep  body: held by the body cache (lib/serve/body-cache.js), which also keeps `used` and `ringed`
+ *   stat: { size: number, mtime: Date, mtimeMs: number }, dev: number, ino: number, used: boolean, ringed: boolean,
+ * }} Rep  dev/ino: the file checked at load (a descriptor opened later must be that file; -1 when unknown);
+ *   body: held by the body cache (lib/serve/body-cache.js), which also keeps `used` and `ringed`
  * @typedef {{
  *   rel: string, path: string, src: import('../manifest.js').FileEntry, type: string,
  *   vary: boolean, mask: number, stale: boolean, identity: Rep, reps: Record<string, Rep>,
@@ -23,8 +25,9 @@ import { DELTA_VARY, deltaFilesOf, optionsForHashed, useAsDictionary, siteDictio
  * }} Entry  deltas: by dictionary hash (standard base64), the deploy deltas (lib/serve/dictionary.js)
  * @typedef {{
  *   stale: boolean, file: string, variants: Record<string, string>, bodies: Record<string, Buffer>,
- *   memory: string[], deltas?: Record<string, string>,
- * }} Check  what serve-load.js found on disk for one entry (deltas: by file name, the path found)
+ *   memory: string[], deltas?: Record<string, string>, ids?: Record<string, { dev: number, ino: number }>,
+ * }} Check  what serve-load.js found on disk for one entry (deltas: by file name, the path found;
+ *   ids: by encoding ('identity' included) or delta file name, the dev/ino of the file checked)
  * @typedef {{
  *   root: string, opts: Readonly<import('./options.js').ServeOptions>,
  *   maskOf: (encodings: string[]) => number, settingsTag: string, siteDictionary?: string | null,
@@ -87,8 +90,9 @@ export function etagOf(hash, encoding, size, settingsTag) {
  * @param {Buffer | null} body
  * @param {{ type: string, vary: boolean, varyValue?: string, extra?: string[] | null }} entryInfo
  * @param {Readonly<import("./options.js").ServeOptions>} opts
+ * @param {{ dev: number, ino: number }} [id] the file checked at load (unknown: never matches a descriptor)
  */
-function makeRep(encoding, file, size, etag, mtimeMs, body, entryInfo, opts) {
+function makeRep(encoding, file, size, etag, mtimeMs, body, entryInfo, opts, id = NO_ID) {
   // fs.Stats rounds mtimeMs to its mtime Date; send's Last-Modified and ETag come from that Date
   const lastModified = new Date(Math.round(mtimeMs)).toUTCString();
   const head = ['Content-Type', entryInfo.type, 'Content-Length', String(size)];
@@ -107,8 +111,11 @@ function makeRep(encoding, file, size, etag, mtimeMs, body, entryInfo, opts) {
   if (opts.acceptRanges) head304.push('Accept-Ranges', 'bytes');
   if (opts.lastModified) head304.push('Last-Modified', lastModified);
   const stat = Object.freeze({ size, mtimeMs, mtime: new Date(Math.round(mtimeMs)) });
-  return { encoding, file, size, etag, lastModified, mtimeMs, body, head, head304, stat, used: false, ringed: false };
+  return { encoding, file, size, etag, lastModified, mtimeMs, body, head, head304, stat, dev: id.dev, ino: id.ino, used: false, ringed: false };
 }
+
+/** @type {Readonly<{ dev: number, ino: number }>} */
+const NO_ID = Object.freeze({ dev: -1, ino: -1 });
 
 /**
  * A representation built from an fstat (stale entries, files the manifest does not list):
@@ -136,7 +143,7 @@ export function statRep(file, type, vary, st, opts) {
 export function buildEntry(rel, src, ctx, check) {
   const dict = ctx.opts.dictionaries && src.dictionary ? src.dictionary : null;
   const opts = dict?.hashed ? optionsForHashed(ctx.opts) : ctx.opts;
-  const logical = path.join(ctx.root, ...rel.split('/'));
+  const logical = absPath(ctx.root, rel);
   const listed = opts.encodings.filter((e) => Object.hasOwn(src.variants, e));
   const present = check ? listed.filter((e) => Object.hasOwn(check.variants, e)) : listed;
   const deltaFiles = ctx.opts.dictionaries ? deltaFilesOf(path.posix.basename(rel), src).filter((d) => !check || Object.hasOwn(check.deltas ?? {}, d.name)) : [];
@@ -155,16 +162,16 @@ export function buildEntry(rel, src, ctx, check) {
   const reps = {};
   for (const e of present) {
     const size = /** @type {{ size: number }} */ (src.variants[/** @type {'br'} */ (e)]).size;
-    const vfile = check ? check.variants[e] : file + VARIANT_SUFFIX[/** @type {'br'} */ (e)];
-    reps[e] = makeRep(e, vfile, size, etagOf(src.hash, e, size, ctx.settingsTag), src.mtimeMs, bodies[e] ?? null, info, opts);
+    const vfile = check ? check.variants[e] : variantPath(file, e);
+    reps[e] = makeRep(e, vfile, size, etagOf(src.hash, e, size, ctx.settingsTag), src.mtimeMs, bodies[e] ?? null, info, opts, check?.ids?.[e]);
   }
-  const identity = makeRep('identity', file, src.size, etagOf(src.hash, 'identity', src.size, ''), src.mtimeMs, bodies.identity ?? null, info, opts);
+  const identity = makeRep('identity', file, src.size, etagOf(src.hash, 'identity', src.size, ''), src.mtimeMs, bodies.identity ?? null, info, opts, check?.ids?.identity);
   /** @type {Map<string, { dcb?: Rep, dcz?: Rep }>} */
   const deltas = new Map();
   for (const d of deltaFiles) {
     const dfile = check?.deltas?.[d.name] ?? path.join(path.dirname(file), d.name);
     const byEnc = deltas.get(d.dict) ?? {};
-    byEnc[d.encoding] = makeRep(d.encoding, dfile, d.size, etagOf(d.hash, 'identity', d.size, ''), src.mtimeMs, null, info, opts);
+    byEnc[d.encoding] = makeRep(d.encoding, dfile, d.size, etagOf(d.hash, 'identity', d.size, ''), src.mtimeMs, null, info, opts, check?.ids?.[d.name]);
     deltas.set(d.dict, byEnc);
   }
   return {

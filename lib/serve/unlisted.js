@@ -1,7 +1,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { isInside } from './load.js';
-import { isTempPath } from '../fs-atomic.js';
+import { manifestToHide } from './load.js';
+import { servableReal } from './open.js';
+import { absPath } from '../paths.js';
 
 /**
  * Stat-based lookup of files that the manifest does not list (only with `unlisted`): a request
@@ -22,20 +23,27 @@ import { isTempPath } from '../fs-atomic.js';
  * @param {string | null} initialRealRoot real path of `opts.root`, null when it does not exist
  */
 export function createUnlistedLookup(opts, initialRealRoot) {
-  const realManifest = () => (opts.manifest === null ? null : fs.promises.realpath(opts.manifest).catch(() => null));
+  const manifest = manifestToHide(opts);
+  const realManifest = () => fs.promises.realpath(manifest).catch(() => null);
   /** @type {string | null} */
   let manifestReal = null;
   try {
-    if (opts.manifest !== null) manifestReal = fs.realpathSync.native(opts.manifest);
+    manifestReal = fs.realpathSync.native(manifest);
   } catch {
     // not there (yet): resolved per request until a reload finds it
   }
   let realRoot = initialRealRoot;
+  const rules = { dotfiles: opts.dotfiles, manifestReal: null };
 
-  /** @param {string | null} real */
-  async function isManifest(real) {
-    if (opts.manifest === null) return false;
-    return real === (manifestReal ?? (await realManifest()));
+  /**
+   * May the file whose real path is `real` be served? Inside the real root, not a dotfile by its
+   * target (unless dotfiles are allowed), not a temp file, not the manifest under any name.
+   * @param {string} real
+   */
+  async function allows(real) {
+    realRoot ??= await fs.promises.realpath(opts.root).catch(() => null);
+    if (!servableReal(realRoot, real, rules)) return false;
+    return real !== (manifestReal ?? (await realManifest()));
   }
 
   /**
@@ -43,10 +51,9 @@ export function createUnlistedLookup(opts, initialRealRoot) {
    * @param {string} rel
    */
   async function tryFile(rel) {
-    const logical = rel === '' ? opts.root : path.join(opts.root, ...rel.split('/'));
+    const logical = rel === '' ? opts.root : absPath(opts.root, rel);
     const real = await fs.promises.realpath(logical).catch(() => null);
-    if (real === null || !isInside(realRoot, real) || isTempPath(real)) return null;
-    if (await isManifest(real)) return null;
+    if (real === null || !(await allows(real))) return null;
     const st = await fs.promises.stat(real).catch(() => null);
     if (st === null) return null;
     // the root itself may be a file (express.static serves it for its mount point)
@@ -86,5 +93,5 @@ export function createUnlistedLookup(opts, initialRealRoot) {
     manifestReal = await realManifest();
   }
 
-  return { find, refresh };
+  return { find, refresh, allows };
 }

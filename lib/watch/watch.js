@@ -1,14 +1,15 @@
 import { EventEmitter } from 'node:events';
 import fs from 'node:fs';
-import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { watch as chokidarWatch } from 'chokidar';
 import { PrecompressorError, optionError } from '../errors.js';
 import { normalizeOptions, splitOptions } from '../options.js';
-import { variantPath, deltasOf } from '../manifest.js';
+import { deltasOf } from '../manifest.js';
+import { variantPath } from '../encodings.js';
 import { pass } from '../compress/precompress.js';
 import { isTempPath } from '../fs-atomic.js';
-import { relInside } from '../paths.js';
+import { relInside, absPath, hasDotSegment } from '../paths.js';
+import { singleFlight } from '../flow.js';
 
 /**
  * Watch mode: one incremental `precompress()` pass per debounced batch of file-system events,
@@ -95,14 +96,6 @@ export function updateOurs(ours, report, manifest) {
 }
 
 /**
- * Does a relative POSIX path have a segment starting with a dot?
- * @param {string} rel
- */
-function hasDotSegment(rel) {
-  return rel.split('/').some((s) => s.startsWith('.'));
-}
-
-/**
  * Watch `dir`: an incremental pass first, then one pass per debounced batch of changes.
  * Throws a PrecompressorError for bad options; a missing folder rejects `ready`.
  * Events: `batch` (the pass's report plus `events`, `initial` and `held`: the files it left as
@@ -129,7 +122,9 @@ const isFileEvent = (event) => event === 'add' || event === 'change' || event ==
 
 export class Watcher extends EventEmitter {
   /** @type {NodeJS.Timeout | null} */ #timer = null;
-  /** @type {Promise<void> | null} */ #running = null;
+  /** One pass at a time; a batch due meanwhile runs after it. */ #batches = singleFlight(() => this.#nextBatch());
+  #started = false;
+  #initial = true;
   /** @type {Map<string, FileEvent>} path → last event */ #pending = new Map();
   /** @type {Map<string, number | null>} our outputs (see isOwnOutput) */ #ours = new Map();
   /**
@@ -165,9 +160,12 @@ export class Watcher extends EventEmitter {
     this.ready.catch(() => {}); // the rejection is the caller's to read; never an unhandled one
   }
 
-  /** @param {string} abs */
+  /**
+   * The site path of an event's path; null for the root itself and anything outside it.
+   * @param {string} abs
+   */
   #rel(abs) {
-    return path.relative(this.root, abs).split(path.sep).join('/');
+    return relInside(this.root, abs);
   }
 
   async #start() {
@@ -184,7 +182,7 @@ export class Watcher extends EventEmitter {
       awaitWriteFinish: false,
       ignored: (abs) => {
         const rel = this.#rel(abs);
-        if (rel === '' || rel.startsWith('..')) return false;
+        if (rel === null) return false;
         return isTempPath(rel) || rel === this.#manifestRel || (!dotfiles && hasDotSegment(rel));
       },
     });
@@ -193,17 +191,30 @@ export class Watcher extends EventEmitter {
     fsw.on('error', (err) => this.#error(/** @type {Error} */ (err)));
     await new Promise((resolve) => fsw.once('ready', () => resolve(undefined)));
     // Listen first, then pass: a change made during the first pass queues a second one.
-    const first = this.#pass([], true);
-    this.#track(first);
-    return await first;
+    this.#started = true;
+    const first = this.#batches.run();
+    if (this.#pending.size > 0 && !this.#timer) this.#kick(); // due before the first pass started
+    return /** @type {import('../types.js').WatchBatch} */ (await first);
+  }
+
+  /** The first pass, then each batch of the pending events (none: no pass). */
+  async #nextBatch() {
+    if (this.#initial) {
+      this.#initial = false;
+      return this.#pass([], true);
+    }
+    if (this.#closed || this.#pending.size === 0) return null;
+    const events = [...this.#pending].map(([p, event]) => ({ event, path: p }));
+    this.#pending.clear();
+    return this.#pass(events, false);
   }
 
   /**
    * @param {string} event
-   * @param {string} rel
+   * @param {string | null} rel
    */
   #onEvent(event, rel) {
-    if (this.#closed || !isFileEvent(event) || rel === '' || rel.startsWith('..')) return;
+    if (this.#closed || !isFileEvent(event) || rel === null) return;
     if (this.#isOwn(rel, event)) return;
     if ((event === 'add' || event === 'change') && this.#w.awaitWriteFinish !== false) {
       const u = this.#unsettled.get(rel);
@@ -226,7 +237,7 @@ export class Watcher extends EventEmitter {
     this.#polling = true;
     try {
       await Promise.all([...this.#unsettled].map(async ([rel, u]) => {
-        const st = await fs.promises.stat(path.join(this.root, ...rel.split('/'))).catch(() => null);
+        const st = await fs.promises.stat(absPath(this.root, rel)).catch(() => null);
         if (this.#closed || this.#unsettled.get(rel) !== u) return; // deleted (or deleted and re-added) meanwhile
         const now = performance.now();
         if (st && (st.size !== u.size || st.mtimeMs !== u.mtimeMs)) {
@@ -259,26 +270,10 @@ export class Watcher extends EventEmitter {
     }, this.#w.debounce);
   }
 
-  /** Start a pass for the pending events unless one is running; a running pass kicks again when done. */
+  /** A pass for the pending events now, or after the one running. */
   #kick() {
-    if (this.#running || this.#closed || this.#pending.size === 0) return;
-    const events = [...this.#pending].map(([p, event]) => ({ event, path: p }));
-    this.#pending.clear();
-    this.#track(this.#pass(events, false).catch((err) => this.#error(err)));
-  }
-
-  /**
-   * Mark a pass as the one in flight; when it settles, run what queued up meanwhile.
-   * @param {Promise<unknown>} pass
-   */
-  #track(pass) {
-    this.#running = pass.then(
-      () => {},
-      () => {},
-    ).then(() => {
-      this.#running = null;
-      if (!this.#timer) this.#kick();
-    });
+    if (this.#closed || !this.#started) return;
+    this.#batches.run().catch((err) => this.#error(err));
   }
 
   /**
@@ -286,7 +281,7 @@ export class Watcher extends EventEmitter {
    * @param {string} event
    */
   #isOwn(rel, event) {
-    const sizeOf = (/** @type {string} */ r) => fs.statSync(path.join(this.root, ...r.split('/')), { throwIfNoEntry: false })?.size ?? null;
+    const sizeOf = (/** @type {string} */ r) => fs.statSync(absPath(this.root, r), { throwIfNoEntry: false })?.size ?? null;
     return isOwnOutput(rel, event, { manifestRel: this.#manifestRel, ours: this.#ours, sizeOf });
   }
 
@@ -327,7 +322,7 @@ export class Watcher extends EventEmitter {
     this.#closing = (async () => {
       await this.ready.catch(() => {});
       await this.#fsw?.close();
-      await this.#running;
+      await this.#batches.idle();
     })();
     return this.#closing;
   }

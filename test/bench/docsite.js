@@ -17,6 +17,9 @@ export const VITEPRESS = 'vitepress@1.6.4';
 /** Installed beside it only for their dependencies' READMEs (the pages' text). */
 const CONTENT = ['jest@29.7.0', 'eslint@9.39.1'];
 
+/** The node_modules of VitePress and the content packages (installed once into the bench cache). */
+export const docSiteModules = () => npmInstallCached('docsite-vitepress', [VITEPRESS, ...CONTENT]);
+
 /** READMEs of the installed packages, sorted by package name: [{ name, text }]. */
 async function readmes(nodeModules, limit) {
   const names = [];
@@ -48,7 +51,7 @@ function pageOf(text) {
  * @returns {Promise<{ dist: string, pages: number }>}
  */
 export async function buildDocSite(dir, { pages = 150 } = {}) {
-  const nodeModules = await npmInstallCached('docsite-vitepress', [VITEPRESS, ...CONTENT]);
+  const nodeModules = await docSiteModules();
   const docs = path.join(dir, 'docs');
   await fs.rm(dir, { recursive: true, force: true });
   await fs.mkdir(path.join(docs, '.vitepress'), { recursive: true });

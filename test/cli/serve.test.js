@@ -4,7 +4,8 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import zlib from 'node:zlib';
-import { spawn } from 'node:child_process';
+import fsSync from 'node:fs';
+import { spawn, execFileSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { precompress } from '../../lib/compress/precompress.js';
 import { SERVE_FLAGS, SERVE_DEFAULT_PORT, parsePort } from '../../lib/cli/serve.js';
@@ -95,8 +96,12 @@ test.each([
   [['--port', 'abc'], 'Expected --port to be an integer from 0 to 65535, got "abc"'],
   [['--port', '70000'], 'Expected --port to be an integer from 0 to 65535, got "70000"'],
   [['--max-age', 'soon'], 'Expected --max-age to be a number of milliseconds or a duration string like "1d", got "soon"'],
-  [['--encodings', 'br,xz'], 'Expected --encodings to be an array of distinct encodings among br, gzip, zstd'],
+  [['--encodings', 'br,xz'], 'Expected --encodings to be an array of distinct encodings among br, zstd, gzip'],
   [['--dotfiles', 'show'], 'Argument: dotfiles, Given: "show", Choices: "ignore", "deny", "allow"'],
+  [['--timeout', 'soon'], 'Expected --timeout to be a number of milliseconds or a duration string like "30s", got "soon"'],
+  [['--max-connections', '0'], 'Expected --max-connections to be a positive integer, got 0'],
+  [['--max-connections', 'many'], 'Expected --max-connections to be a positive integer, got "many"'],
+  [['--max-manifest-bytes', '10'], 'bytes, above the limit of 10 bytes: raise --max-manifest-bytes if it is yours'],
 ])('serve %j: exit 2, the error names the flag', async (args, message) => {
   await compressedSite();
   const r = await run(['serve', root, ...(args.includes('--port') ? [] : ['--port', '0']), ...args]);
@@ -113,6 +118,25 @@ test('no manifest: exit 2 with the CLI flags that help; no folder: exit 2', asyn
   expect(r.stderr.trim()).toBe(`precompressor: No manifest at ${path.join(root, 'precompressor-manifest.json')}: run "precompressor ${root}" first, pass --manifest with its path, or --unlisted to serve the files without one`);
   const none = await run(['serve', path.join(root, 'nope'), '--port', '0']);
   expect([none.code, none.stderr.trim()]).toEqual([2, `precompressor: no folder at ${path.join(root, 'nope')}`]);
+});
+
+test('--manifest naming a FIFO or a device: exit 2 at once, nothing read from it', async () => {
+  if (process.platform === 'win32') return;
+  await compressedSite();
+  const fifo = path.join(root, 'fifo.json');
+  execFileSync('mkfifo', [fifo]);
+  try {
+    for (const m of [fifo, '/dev/zero']) {
+      const r = await run(['serve', root, '--port', '0', '--manifest', m]);
+      expect([r.code, r.stderr.trim()]).toEqual([2, `precompressor: Cannot read manifest ${m}: not a regular file`]);
+    }
+  } finally {
+    try {
+      fsSync.closeSync(fsSync.openSync(fifo, fsSync.constants.O_WRONLY | fsSync.constants.O_NONBLOCK)); // free a reader, if any
+    } catch {
+      // no reader
+    }
+  }
 });
 
 test('a port in use: exit 2, says how to pick another', async () => {

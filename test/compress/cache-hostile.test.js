@@ -3,9 +3,15 @@ import fsSync from 'node:fs';
 import path from 'node:path';
 import zlib from 'node:zlib';
 import crypto from 'node:crypto';
+import { execFileSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 import { precompress } from '../../lib/compress/precompress.js';
 import { lookupSync } from '../../lib/compress/cache.js';
+import { exposure } from '../../lib/compress/cache-run.js';
 import { tempDir, writeTree, textOf } from '../helpers/tmp.js';
+import { runCommand } from '../helpers/spawn.js';
+
+const BIN = fileURLToPath(new URL('../../bin/precompressor.js', import.meta.url));
 
 // A variant cache that someone else can write (a CI cache restored from another branch, a shared
 // runner): what such a writer can do to a build, and what it cannot.
@@ -33,6 +39,7 @@ async function build(dir, tree = SITE) {
 
 /** The cache's entry files. */
 function entryFiles(dir) {
+  if (!fsSync.existsSync(dir)) return [];
   return fsSync.readdirSync(dir, { recursive: true }).map(String).filter((p) => /^[0-9a-f]{2}[\\/][0-9a-f]{64}$/.test(p)).map((p) => path.join(dir, p));
 }
 
@@ -100,4 +107,107 @@ test.each([
   const again = await precompress(dist, { cacheDir, ...extra });
   expect(again.cache).toMatchObject({ hits: 6, misses: 0 });
   expect(await expectIntact(dist)).toBe(6);
+});
+
+describe('a cache folder others can write (#17, item 4)', () => {
+  test('a FIFO planted as an entry neither blocks the build nor is read', async () => {
+    const dist = path.join(tmp, 'dist');
+    await build(dist);
+    await precompress(dist, { cacheDir });
+    const [victim] = entryFiles(cacheDir);
+    fsSync.rmSync(victim);
+    execFileSync('mkfifo', [victim]);
+    await build(dist);
+    // In a child process with a kill as a guard: before the fix, the open() of the FIFO blocked a worker for good.
+    const r = await runCommand(process.execPath, [BIN, dist, '--json', '--cache-dir', cacheDir], { timeout: 60_000 });
+    expect(r.signal).toBeNull();
+    expect(r.code).toBe(0);
+    expect(JSON.parse(r.stdout).cache).toMatchObject({ hits: 5, misses: 1 });
+    expect(await expectIntact(dist)).toBe(6);
+  });
+
+  test('a shard folder replaced by a symlink is neither read nor written through', async () => {
+    const dist = path.join(tmp, 'dist');
+    await build(dist);
+    await precompress(dist, { cacheDir });
+    const elsewhere = path.join(tmp, 'elsewhere');
+    fsSync.mkdirSync(elsewhere);
+    // Every shard replaced by a symlink to a folder holding the same (valid) entries.
+    for (const shard of fsSync.readdirSync(cacheDir).filter((n) => /^[0-9a-f]{2}$/.test(n))) {
+      fsSync.cpSync(path.join(cacheDir, shard), path.join(elsewhere, shard), { recursive: true });
+      fsSync.rmSync(path.join(cacheDir, shard), { recursive: true });
+      fsSync.symlinkSync(path.join(elsewhere, shard), path.join(cacheDir, shard));
+    }
+    const before = fsSync.readdirSync(elsewhere, { recursive: true }).map(String).sort();
+    await build(dist);
+    const r = await precompress(dist, { cacheDir });
+    expect(r.cache).toMatchObject({ hits: 0, misses: 6 });
+    expect(r.warnings.some((w) => w.path === cacheDir && /cache not fully written \(.*is not a folder \(a symlink\?\)/.test(w.message))).toBe(true);
+    expect(fsSync.readdirSync(elsewhere, { recursive: true }).map(String).sort()).toEqual(before); // nothing written there
+    expect(await expectIntact(dist)).toBe(6);
+  });
+
+  test('a cache folder writable by every user is reported', async () => {
+    const dist = path.join(tmp, 'dist');
+    await build(dist);
+    fsSync.mkdirSync(cacheDir, { mode: 0o777 });
+    fsSync.chmodSync(cacheDir, 0o777);
+    const r = await precompress(dist, { cacheDir });
+    expect(r.warnings).toEqual([{ path: cacheDir, message: expect.stringMatching(/^the cache folder is writable by every user \(mode 777\)/) }]);
+    fsSync.chmodSync(cacheDir, 0o755);
+    await build(dist);
+    expect((await precompress(dist, { cacheDir })).warnings).toEqual([]);
+  });
+
+  test('exposure(): another owner, others, a foreign group', () => {
+    const me = { uid: 1000, gid: 1000 };
+    expect(exposure({ uid: 1000, gid: 1000, mode: 0o40755 }, me)).toBeNull();
+    expect(exposure({ uid: 1000, gid: 1000, mode: 0o40775 }, me)).toBeNull(); // the user's own group (umask 002)
+    expect(exposure({ uid: 0, gid: 0, mode: 0o40755 }, me)).toMatch(/owned by another user \(uid 0\)/);
+    expect(exposure({ uid: 1000, gid: 1000, mode: 0o40757 }, me)).toMatch(/writable by every user/);
+    expect(exposure({ uid: 1000, gid: 50, mode: 0o40775 }, me)).toMatch(/writable by group 50/);
+  });
+});
+
+describe('cache clear, prune and eviction remove only entries, only in a folder marked as a cache (#17, item 5)', () => {
+  test('a folder without CACHEDIR.TAG is refused with a clear error, nothing removed', async () => {
+    const other = path.join(tmp, 'cas');
+    const blob = path.join(other, 'ab', 'c'.repeat(64));
+    fsSync.mkdirSync(path.dirname(blob), { recursive: true });
+    fsSync.writeFileSync(blob, 'a content-addressed blob of another tool');
+    fsSync.writeFileSync(path.join(other, 'last-run.json'), '{"theirs":true}');
+    for (const action of ['clear', 'prune']) {
+      const r = await runCommand(process.execPath, [BIN, 'cache', action, '--cache-dir', other, '--cache-max-size', '0']);
+      expect(r.code).toBe(1);
+      expect(r.stderr).toMatch(new RegExp(`^precompressor: cache ${action}: .*cas is not marked as a cache \\(no CACHEDIR\\.TAG\\): nothing removed`));
+    }
+    expect(fsSync.existsSync(blob)).toBe(true);
+    expect(fsSync.existsSync(path.join(other, 'last-run.json'))).toBe(true);
+  });
+
+  test('in a marked cache, only whole entries named by their key go; other files and symlinked shards stay', async () => {
+    const dist = path.join(tmp, 'dist');
+    await build(dist);
+    await precompress(dist, { cacheDir });
+    expect(fsSync.readFileSync(path.join(cacheDir, 'CACHEDIR.TAG'), 'utf8')).toMatch(/^Signature: 8a477f597d28d172789f06886806bc55\n/);
+    const [one] = entryFiles(cacheDir);
+    const shard = path.basename(path.dirname(one));
+    const other = shard === 'ab' ? 'cd' : 'ab';
+    const blob = path.join(cacheDir, other, 'c'.repeat(64)); // a 64-hex name, not an entry
+    const temp = path.join(cacheDir, other, 'notes.pctmp'); // not one of our temps
+    fsSync.mkdirSync(path.dirname(blob), { recursive: true });
+    fsSync.writeFileSync(blob, 'blob');
+    fsSync.writeFileSync(temp, 'temp');
+    // One shard, with its whole entries, moved elsewhere and replaced by a symlink to it.
+    const outside = path.join(tmp, 'outside');
+    fsSync.mkdirSync(outside);
+    fsSync.renameSync(path.join(cacheDir, shard), path.join(outside, shard));
+    fsSync.symlinkSync(path.join(outside, shard), path.join(cacheDir, shard));
+    const behind = fsSync.readdirSync(path.join(outside, shard)).length;
+    const r = await runCommand(process.execPath, [BIN, 'cache', 'clear', '--cache-dir', cacheDir, '--json']);
+    expect(r.code).toBe(0);
+    expect(JSON.parse(r.stdout).removed).toBe(6 - behind);
+    expect(fsSync.readdirSync(path.join(outside, shard))).toHaveLength(behind);
+    for (const f of [blob, temp, path.join(cacheDir, 'CACHEDIR.TAG')]) expect(fsSync.existsSync(f)).toBe(true);
+  });
 });

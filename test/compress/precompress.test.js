@@ -210,6 +210,17 @@ test('symlinks: inside the folder are taken, outside are refused; dotfiles skipp
   }
 });
 
+test('a symlink alias of a dotfile (env.txt → .env) is a dotfile: not listed nor compressed unless dotfiles', async () => {
+  await writeTree(root, { 'real.js': textOf(4000), '.env': textOf(4000), '.config/app.json': textOf(4000) });
+  await fs.symlink('.env', path.join(root, 'env.txt'));
+  await fs.symlink('.config/app.json', path.join(root, 'app.json'));
+  await precompress(root);
+  expect(Object.keys((await readManifest(root)).files)).toEqual(['real.js']);
+  expect(await exists(path.join(root, 'env.txt.br'))).toBe(false);
+  await precompress(root, { dotfiles: true });
+  expect(Object.keys((await readManifest(root)).files).sort()).toEqual(['.config/app.json', '.env', 'app.json', 'env.txt', 'real.js']);
+});
+
 test('a failure on one file is reported with its path and does not touch the others', async () => {
   await writeTree(root, { 'ok.js': textOf(4000), 'bad.js': textOf(4000, 2) });
   await fs.mkdir(path.join(root, 'bad.js.br', 'blocker'), { recursive: true }); // rename onto a non-empty folder fails

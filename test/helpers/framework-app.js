@@ -75,10 +75,13 @@ export async function makeApp(name, files, nestedOf = []) {
   return root;
 }
 
-/** The environment of a project: its caches in its own node_modules/.cache (no test CACHE_DIR). */
+/**
+ * The environment of a project: its caches in its own node_modules/.cache (no test CACHE_DIR),
+ * and not jest's (NODE_ENV=test silences Nuxt's logger).
+ */
 export function projectEnv() {
   const env = { ...process.env };
-  delete env.CACHE_DIR;
+  for (const k of ['CACHE_DIR', 'NODE_ENV', 'JEST_WORKER_ID']) delete env[k];
   return env;
 }
 

@@ -50,7 +50,7 @@ describe('normalizeServeOptions', () => {
     [{ maxAge: '1 fortnight' }, 'Expected options.maxAge to be a number of milliseconds or a duration string like "1d", got "1 fortnight" (string)'],
     [{ maxage: 'soon' }, 'Expected options.maxage to be a number of milliseconds or a duration string like "1d", got "soon" (string)'],
     [{ etag: 'yes' }, 'Expected options.etag to be a boolean, got "yes" (string)'],
-    [{ encodings: ['br', 'deflate'] }, 'Expected options.encodings to be an array of distinct encodings among br, gzip, zstd, got ["br","deflate"] (array)'],
+    [{ encodings: ['br', 'deflate'] }, 'Expected options.encodings to be an array of distinct encodings among br, zstd, gzip, got ["br","deflate"] (array)'],
     [{ setHeaders: 1 }, 'Expected options.setHeaders to be a function, got 1 (number)'],
     [{ index: ['../b.html'] }, 'Expected options.index to be a file path or an array of them, or false, got ["../b.html"] (array)'],
     [{ index: ['a//b.html'] }, 'Expected options.index to be a file path or an array of them, or false, got ["a//b.html"] (array)'],

@@ -33,3 +33,72 @@ test('startPreview rejects when the port is taken, and when the manifest is miss
     await fs.rm(site.dir, { recursive: true, force: true });
   }
 });
+
+/** A client that sends a GET and never reads the response (its socket paused from the start). */
+function stalledClient(port, target) {
+  const sock = net.connect(port, '127.0.0.1');
+  sock.pause();
+  sock.write(`GET ${target} HTTP/1.1\r\nHost: x\r\nAccept-Encoding: identity\r\n\r\n`);
+  return sock;
+}
+
+/** Read what the socket still holds, to its end: the bytes received in all. */
+function drain(sock) {
+  return new Promise((resolve) => {
+    let n = 0;
+    sock.on('data', (c) => (n += c.length));
+    sock.on('close', () => resolve(n));
+    sock.on('error', () => {});
+    sock.resume();
+  });
+}
+
+/** Resolves with the first `count` server-side sockets, each with a promise of its close. */
+function serverSockets(server, count) {
+  return new Promise((resolve) => {
+    const seen = [];
+    server.on('connection', (s) => {
+      seen.push(new Promise((r) => s.on('close', r)));
+      if (seen.length === count) resolve(seen);
+    });
+  });
+}
+
+test('a client that stops reading a large response is closed after the timeout (stalled send)', async () => {
+  const big = Buffer.alloc(16 << 20, 'x'); // far above what the socket buffers hold
+  const site = await makeSite({ 'big.bin': big }, { noVariants: ['big.bin'] });
+  const p = await startPreview({ root: site.dir, timeout: 200 });
+  try {
+    const port = Number(new URL(p.url).port);
+    const opened = serverSockets(p.server, 3);
+    const clients = Array.from({ length: 3 }, () => stalledClient(port, '/big.bin'));
+    // the server closes every one of them itself: the clients never read nor close
+    await Promise.all(await opened);
+    const received = await Promise.all(clients.map(drain));
+    for (const n of received) expect(n).toBeLessThan(big.length);
+  } finally {
+    await p.close();
+    await fs.rm(site.dir, { recursive: true, force: true });
+  }
+});
+
+test('connections beyond maxConnections are closed at once; the limits are checked', async () => {
+  const big = Buffer.alloc(16 << 20, 'x');
+  const site = await makeSite({ 'big.bin': big }, { noVariants: ['big.bin'] });
+  const p = await startPreview({ root: site.dir, maxConnections: 2 });
+  try {
+    const port = Number(new URL(p.url).port);
+    const opened = serverSockets(p.server, 2);
+    const held = [stalledClient(port, '/big.bin'), stalledClient(port, '/big.bin')];
+    await opened;
+    const extra = stalledClient(port, '/big.bin');
+    expect(await drain(extra)).toBe(0);
+    for (const s of held) s.destroy();
+  } finally {
+    await p.close();
+    await fs.rm(site.dir, { recursive: true, force: true });
+  }
+  await expect(startPreview({ root: site.dir, timeout: 'soon' })).rejects.toThrow('Expected options.timeout to be a number of milliseconds or a duration string like "30s", got "soon" (string)');
+  await expect(startPreview({ root: site.dir, maxConnections: 0 })).rejects.toThrow('Expected options.maxConnections to be a positive integer, got 0 (number)');
+  await expect(startPreview({ root: site.dir, headersTimeout: '1m', requestTimeout: '10s' })).rejects.toThrow(/Expected options.headersTimeout to be at most options.requestTimeout/);
+});

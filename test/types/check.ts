@@ -5,6 +5,7 @@ import { precompress, serveStatic, startPreview, watch, PrecompressorError, type
 import vitePlugin from 'precompressor/vite';
 import { precompressed } from 'precompressor/sveltekit';
 import astroIntegration from 'precompressor/astro';
+import nuxtModule from 'precompressor/nuxt';
 
 async function main(): Promise<void> {
   const adapter = precompressed({ name: 'adapter-static', adapt: async (builder: unknown) => void builder, extra: 1 }, { encodings: ['br', 'gzip'], verbose: true });
@@ -13,6 +14,8 @@ async function main(): Promise<void> {
   const integration = astroIntegration({ exclude: ['**/*.map'] });
   const integrationName: 'precompressor' = integration.name;
   void integrationName;
+  const nuxtModules: [typeof nuxtModule, { encodings: ('br' | 'gzip')[] }][] = [[nuxtModule, { encodings: ['br', 'gzip'] }]];
+  void nuxtModules;
   const report: Report = await precompress('dist', { encodings: ['br', 'gzip'], exclude: ['**/*.map'], concurrency: 2, onProgress: (p) => void p.filesDone });
   const failed: string[] = report.failures.map((f) => `${f.path}: ${f.message}`);
   const br: number | undefined = report.bytes.br;

@@ -218,6 +218,18 @@ describe('watch()', () => {
     expectConsistent(root);
   });
 
+  test('with dotfiles, a file whose name starts with two dots (..foo.js) is watched like any other', async () => {
+    const root = await site({ 'a.txt': textOf(3000, 1) });
+    const w = startWatch(root, { dotfiles: true });
+    await w.ready;
+    const added = nextBatch(w, compressed('..foo.js'), '..foo.js compressed');
+    await fsp.writeFile(path.join(root, '..foo.js'), textOf(4000, 7));
+    const b = await added;
+    expect(b.events).toEqual([{ event: 'add', path: '..foo.js' }]);
+    expect(br(root, '..foo.js')).toBe(textOf(4000, 7));
+    expect(manifestOf(root).files['..foo.js'].variants.br).toBeDefined();
+  });
+
   test('a file written in many chunks is compressed whole, once the writes are done', async () => {
     const root = await site({ 'small.txt': textOf(100) });
     const w = startWatch(root, { debounce: 0 });
