@@ -1,26 +1,27 @@
 /**
  * Reading a manifest in the layout writeManifest() gives it (lib/manifest.js manifestText()):
- * the head, a line ` "files": {`, one line per file entry, ` }`, `}`. Each entry is parsed on its
- * own and handed on, so that neither the whole text nor a second copy of every entry is held. Any
- * other layout (a manifest written by hand or by an older version: JSON all the same) makes
- * `push()`/`end()` return false, and the caller parses the whole document instead. Pure: text
- * in, parsed values out.
+ * the head, a line ` "files": {`, one line per file entry, ` }`, `}`. The entries are parsed a
+ * piece of text at a time (each piece cut after a `,` that ends a line) and handed on, so that
+ * neither the whole text nor a second copy of every entry is held. A piece that does not parse as
+ * members of an object (a layout of another writer: JSON all the same) makes `push()`/`end()`
+ * return false, and the caller parses the whole document instead. Pure: text in, values out.
+ *
+ * Why cutting is safe: JSON text holds no raw line feed inside a string, so `,\n` is always a
+ * separator; if it separates two members of the files object, `{piece}` parses as those members,
+ * and if it lies inside a nested value, `{piece}` is unbalanced and does not parse.
  */
 
-const FILES_LINE = ' "files": {';
-const BATCH = 2000;
+const FILES_LINE = '\n "files": {\n';
+const TAIL = /\n }\n}\s*$/;
+/** Longest head looked at before deciding the layout is not ours. */
+const MAX_HEAD = 1 << 20;
 
 export class ManifestLines {
-  /** @type {'head' | 'files' | 'tail' | 'done'} */
+  /** @type {'head' | 'files' | 'failed'} */
   state = 'head';
   rest = '';
-  /** @type {string[]} */
-  head = [];
-  /** null before the first entry; then whether the last entry line ended with a comma (another must follow) */
-  /** @type {boolean | null} */
-  more = null;
-  /** @type {string[]} entry lines not parsed yet (without their commas) */
-  batch = [];
+  /** a `,` was consumed: another member must follow */
+  more = false;
 
   /**
    * @param {(head: Record<string, unknown>) => void} onHead the top-level fields (`files` empty), before any entry
@@ -36,70 +37,57 @@ export class ManifestLines {
    * @param {string} text
    */
   push(text) {
-    const all = this.rest + text;
-    let from = 0;
-    for (let nl = all.indexOf('\n'); nl !== -1; nl = all.indexOf('\n', from)) {
-      if (!this.line(all.slice(from, nl))) return false;
-      from = nl + 1;
-    }
-    this.rest = all.slice(from);
-    return true;
+    if (this.state === 'failed') return false;
+    this.rest += text;
+    if (this.state === 'head' && !this.head()) return this.fail();
+    if (this.state !== 'files') return true;
+    const cut = this.rest.lastIndexOf(',\n');
+    if (cut === -1) return true;
+    const piece = this.rest.slice(0, cut);
+    this.rest = this.rest.slice(cut + 2);
+    this.more = true;
+    return (piece.trim() !== '' && this.members(piece)) || this.fail();
   }
 
   /** The text has ended: true when it was a whole document in this layout. */
   end() {
-    return this.rest.trim() === '' && this.state === 'done';
+    if (this.state !== 'files') return false;
+    const m = TAIL.exec(this.rest);
+    if (m === null) return this.fail();
+    const piece = this.rest.slice(0, m.index);
+    this.rest = '';
+    if (piece.trim() === '') return !this.more || this.fail();
+    return this.members(piece) || this.fail();
+  }
+
+  /** The head, once its last line has arrived; false when it is not ours. */
+  head() {
+    const at = this.rest.indexOf(FILES_LINE);
+    if (at === -1) return this.rest.length < MAX_HEAD;
+    const head = parse(`${this.rest.slice(0, at)}\n"files": {}}`);
+    if (head === undefined || head === null || typeof head !== 'object' || Array.isArray(head)) return false;
+    this.rest = this.rest.slice(at + FILES_LINE.length);
+    this.state = 'files';
+    this.onHead(/** @type {Record<string, unknown>} */ (head));
+    return true;
   }
 
   /**
-   * @param {string} line
-   * @returns {boolean}
+   * Members of the files object, handed on; false when `piece` is not a list of members.
+   * @param {string} piece
    */
-  line(line) {
-    if (this.state === 'files') return this.entry(line);
-    if (this.state === 'head') {
-      if (line !== FILES_LINE) {
-        this.head.push(line);
-        return this.head.length < 10_000; // a head that long is not ours
-      }
-      const head = parse(`${this.head.join('\n')}\n"files": {}}`);
-      if (head === undefined || head === null || typeof head !== 'object' || Array.isArray(head)) return false;
-      this.head = [];
-      this.state = 'files';
-      this.onHead(/** @type {Record<string, unknown>} */ (head));
-      return true;
-    }
-    if (this.state === 'tail' && line === '}') {
-      this.state = 'done';
-      return true;
-    }
-    return this.state === 'done' && line.trim() === '';
-  }
-
-  /**
-   * One line of the files object: an entry, or its closing brace. Entries are parsed in batches
-   * (one JSON.parse per BATCH lines is much cheaper than one per line).
-   * @param {string} line
-   */
-  entry(line) {
-    if (line === ' }') {
-      this.state = 'tail';
-      return this.more !== true && this.flush();
-    }
-    if (!line.startsWith('  "') || this.more === false) return false;
-    this.more = line.endsWith(',');
-    this.batch.push(this.more ? line.slice(0, -1) : line);
-    return this.batch.length < BATCH || this.flush();
-  }
-
-  /** Parse the lines gathered and hand on their entries. */
-  flush() {
-    if (this.batch.length === 0) return true;
-    const some = parse(`{${this.batch.join(',')}}`);
-    this.batch = [];
-    if (some === undefined || some === null || typeof some !== 'object') return false;
+  members(piece) {
+    const some = parse(`{${piece}}`);
+    if (some === undefined || some === null || typeof some !== 'object' || Array.isArray(some)) return false;
     for (const rel in some) this.onEntry(rel, /** @type {Record<string, unknown>} */ (some)[rel]);
     return true;
+  }
+
+  /** @returns {false} */
+  fail() {
+    this.state = 'failed';
+    this.rest = '';
+    return false;
   }
 }
 
