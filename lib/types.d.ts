@@ -270,12 +270,23 @@ export interface ServeOptions {
   memoryFileLimit?: number;
   /** Watch the served files and the manifest, reloading when they change. Default true. */
   watch?: boolean;
-  /** Deploy deltas (RFC 9842): `Use-As-Dictionary` on files with a family, and their deltas to browsers that offer a dictionary. Default true. */
+  /**
+   * Deploy deltas and the site dictionary (RFC 9842): `Use-As-Dictionary` on files with a family and on the
+   * site dictionary, its `Link` header on HTML pages, and the variants against a dictionary to browsers that
+   * offer it. Default true.
+   */
   dictionaries?: boolean;
   /** Hashed assets with a family get `Cache-Control: public, max-age=31536000, immutable` (browsers keep only fresh dictionaries). Default true. */
   immutableHashed?: boolean;
   /** A larger manifest (or one that is not a regular file) is refused: thrown at startup, kept out on reload. Default 400 MiB. */
   maxManifestBytes?: number;
+  /**
+   * Told once, after start-up, when the folder does not match its manifest: files it does not list (HTML
+   * first: a page written after the pass is a 404), variants whose size differs (another tool compressed
+   * over ours: those files go out without that encoding), files changed since. Default `console.warn`;
+   * `null` skips the check.
+   */
+  onWarning?: ((message: string) => void) | null;
 }
 
 export type NextFunction = (err?: unknown) => void;

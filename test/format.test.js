@@ -1,4 +1,4 @@
-import { formatBytes, formatDuration, formatProgress, formatSummary, printable, runningText } from '../lib/format.js';
+import { formatBytes, formatBinaryBytes, formatDuration, formatProgress, formatSummary, printable, runningText, siteDictionaryLine } from '../lib/format.js';
 import { batchLines } from '../lib/cli/watch.js';
 
 test('sizes and durations', () => {
@@ -7,6 +7,11 @@ test('sizes and durations', () => {
   expect(formatBytes(53_100)).toBe('53.1 kB');
   expect(formatBytes(2_280_000)).toBe('2.28 MB');
   expect(formatBytes(412_000_000)).toBe('412 MB');
+  // the cache's sizes, in the unit its docs and its default use (it said "cap 537 MB" for 512 MiB)
+  expect(formatBinaryBytes(1023)).toBe('1023 B');
+  expect(formatBinaryBytes(1536)).toBe('1.50 KiB');
+  expect(formatBinaryBytes(512 * 1024 * 1024)).toBe('512 MiB');
+  expect(formatBinaryBytes(3 * 1024 ** 3)).toBe('3.00 GiB');
   expect(formatDuration(12.4)).toBe('12 ms');
   expect(formatDuration(1234)).toBe('1.2 s');
   expect(formatDuration(75_000)).toBe('1 min 15 s');
@@ -42,6 +47,15 @@ test('the summary names counts, skip reasons and bytes per encoding', () => {
   );
   const dry = formatSummary({ ...report, dryRun: true, changes: [{ path: 'a.js', action: 'compress' }, { path: 'old.js.br', action: 'remove (orphan)' }] });
   expect(dry.split('\n').slice(1)).toEqual(['  would compress 1, unchanged 0; skipped: 1 compressed format, 3 not smaller, 0 excluded, 1 empty', '  compress: a.js', '  remove (orphan): old.js.br']);
+});
+
+test('the site-dictionary line: the dictionary, what it costs once, and the pages against it', () => {
+  const d = { path: 'precompressor-dictionary.0123456789abcdef.dict', size: 119_365, bytes: 7_778, pages: 150, pageBytes: 441_216, ordinaryBytes: 1_424_884, unavailable: null };
+  expect(siteDictionaryLine(d)).toBe('site dictionary: 119 kB (7.78 kB sent once); 150 pages after it at 31.0% of their best variant');
+  expect(siteDictionaryLine({ ...d, path: null, pages: 0 })).toBe('');
+  expect(siteDictionaryLine({ ...d, path: null, unavailable: 'Node v20.0.0 has no zstd or Brotli encoder that takes a dictionary' }))
+    .toBe('site dictionary: none (Node v20.0.0 has no zstd or Brotli encoder that takes a dictionary)');
+  expect(siteDictionaryLine(undefined)).toBe('');
 });
 
 describe('control characters in names are escaped in every line a person reads (#17)', () => {

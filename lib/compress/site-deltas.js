@@ -27,6 +27,9 @@ import { extensionOf } from './plan.js';
 /** Extensions of the pages the dictionary is made from and for. */
 export const PAGE_EXTENSIONS = new Set(['html', 'htm']);
 
+/** Pages read to choose the dictionary, at most (evenly spread over the sorted list). */
+const CHOICE_PAGES = 256;
+
 /** Fetch destination and match of the site dictionary: every document under the folder it is in. */
 export const SITE_MATCH = Object.freeze({ match: '*', dest: 'document' });
 
@@ -62,16 +65,8 @@ export async function addSiteDictionary(input) {
   const oldRel = previous?.siteDictionary?.path ?? null;
   if (opts.siteDictionary && encoders.length === 0) summary.unavailable = `Node ${process.version} has no zstd or Brotli encoder that takes a dictionary`;
   const pages = [...entries].filter(([rel, e]) => isPage(rel, e, opts)).sort(([a], [b]) => (a < b ? -1 : 1));
-  let choice = null;
-  /** @type {(Buffer | null)[]} */
-  const bytes = [];
-  if (encoders.length > 0 && pages.length >= 2) {
-    for (const [rel, e] of pages) bytes.push(await readChecked(opts, rel, e));
-    const ok = pages.filter((_, i) => bytes[i] !== null);
-    const okBytes = /** @type {Buffer[]} */ (bytes.filter((b) => b !== null));
-    if (ok.length >= 2) choice = chooseDictionary(okBytes, ok.map(([, e]) => bestOrdinary(e)), encoders.includes('dcz') ? 'dcz' : 'dcb');
-    summary.method = choice?.method ?? 'none';
-  }
+  const choice = encoders.length > 0 ? await choose(opts, pages, encoders) : null;
+  summary.method = choice?.method ?? 'none';
   const dict = choice?.bytes ?? null;
   const dictHash = dict === null ? null : contentHash(dict);
   const rel = dictHash === null ? null : siteDictionaryPath(dictHash);
@@ -82,23 +77,18 @@ export async function addSiteDictionary(input) {
     return { ...none, changed };
   }
   const fresh = entries.has(rel);
-  const dictEntry = entries.get(rel) ?? (await writeDictionary(input, rel, dict, dictHash));
+  let dictEntry = entries.get(rel);
+  try {
+    dictEntry ??= await writeDictionary(input, rel, dict, dictHash);
+  } catch (err) {
+    // Like a delta that cannot be written: a warning, and the pages are served as usual.
+    report.warn(rel, `site dictionary not written (${/** @type {Error} */ (err).message})`);
+    return { ...none, changed };
+  }
   const dictKey = dictionaryHashOf(dictHash);
   Object.assign(summary, { path: rel, size: dict.length, bytes: bestOrdinary(dictEntry) });
   const run = { ...input, encoders, summary: { written: 0 } };
-  /** @type {Map<string, import('../manifest.js').DeltaEntry>} */
-  const records = new Map();
-  const keep = new Set();
-  const limit = pLimit(Math.max(2, Math.min(opts.concurrency, 4)));
-  await Promise.all(pages.map(([page, e], i) => limit(async () => {
-    if (bytes[i] === null) return;
-    const old = reusable(input, page, e, dictKey);
-    if (old !== null) summary.reused += Object.keys(old).length;
-    const rec = old ?? (await encodeAll(run, page, bytes[i], dict, dictKey, bestOrdinary(e)));
-    if (Object.keys(rec).length === 0) return;
-    records.set(page, rec);
-    for (const enc of Object.keys(rec)) keep.add(deltaPath(page, dictKey, /** @type {'dcb' | 'dcz'} */ (enc)));
-  }).catch((err) => report.warn(page, `no variant against the site dictionary (${err.message})`))));
+  const { records, keep } = await encodePages(run, pages, dict, dictKey, summary);
   summarize(summary, records, entries, run.summary.written);
   const apply = (/** @type {Map<string, import('../manifest.js').FileEntry>} */ all) => {
     const d = all.get(rel);
@@ -109,6 +99,49 @@ export async function addSiteDictionary(input) {
     }
   };
   return { keep, changed: changed || summary.written > 0 || !fresh || oldRel !== rel, summary, apply, path: rel, hash: dictHash };
+}
+
+/**
+ * The dictionary for these pages, chosen on at most CHOICE_PAGES of them (evenly spread, so that a
+ * site of thousands of pages is not held in memory), or null when fewer than two can be read.
+ * @param {import('../options.js').Options} opts
+ * @param {[string, FileEntry][]} pages
+ * @param {readonly ('dcb' | 'dcz')[]} encoders
+ */
+async function choose(opts, pages, encoders) {
+  const step = Math.max(1, pages.length / CHOICE_PAGES);
+  const sample = [...new Set(Array.from({ length: Math.min(pages.length, CHOICE_PAGES) }, (_, i) => pages[Math.floor(i * step)]))];
+  const read = await Promise.all(sample.map(([rel, e]) => readChecked(opts, rel, e)));
+  const ok = sample.filter((_, i) => read[i] !== null);
+  if (ok.length < 2) return null;
+  return chooseDictionary(/** @type {Buffer[]} */ (read.filter((b) => b !== null)), ok.map(([, e]) => bestOrdinary(e)), encoders.includes('dcz') ? 'dcz' : 'dcb');
+}
+
+/**
+ * Every page's variants against the dictionary: reused from the previous pass, or read (one page
+ * at a time per slot), encoded, checked and written by encodeAll(); a page that fails is a warning.
+ * @param {Parameters<typeof encodeAll>[0] & DeltaInput} run
+ * @param {[string, FileEntry][]} pages
+ * @param {Buffer} dict
+ * @param {string} dictKey
+ * @param {SiteDictionarySummary} summary
+ */
+async function encodePages(run, pages, dict, dictKey, summary) {
+  /** @type {Map<string, import('../manifest.js').DeltaEntry>} */
+  const records = new Map();
+  const keep = new Set();
+  const limit = pLimit(Math.max(2, Math.min(run.opts.concurrency, 4)));
+  await Promise.all(pages.map(([page, e]) => limit(async () => {
+    const old = reusable(run, page, e, dictKey);
+    if (old !== null) summary.reused += Object.keys(old).length;
+    const data = old === null ? await readChecked(run.opts, page, e) : null;
+    if (old === null && data === null) return; // changed since its variants were made
+    const rec = old ?? (await encodeAll(run, page, /** @type {Buffer} */ (data), dict, dictKey, bestOrdinary(e)));
+    if (Object.keys(rec).length === 0) return;
+    records.set(page, rec);
+    for (const enc of Object.keys(rec)) keep.add(deltaPath(page, dictKey, /** @type {'dcb' | 'dcz'} */ (enc)));
+  }).catch((err) => run.report.warn(page, `no variant against the site dictionary (${err.message})`))));
+  return { records, keep };
 }
 
 /**
@@ -142,7 +175,8 @@ function reusable(input, page, entry, dictKey) {
 }
 
 /**
- * Write the dictionary and its variants (smaller ones only); returns its entry, added to `entries`.
+ * Write the dictionary, then its variants (smaller ones only; one that cannot be written is a
+ * warning); returns its entry, added to `entries`. Rejects when the dictionary itself cannot be written.
  * @param {DeltaInput} input
  * @param {string} rel
  * @param {Buffer} dict
@@ -153,16 +187,20 @@ async function writeDictionary(input, rel, dict, hash) {
   const abs = path.join(opts.root, rel);
   /** @type {import('../manifest.js').FileEntry} */
   const entry = { size: dict.length, mtimeMs: 0, hash, variants: {} };
-  report.change(rel, 'site dictionary');
-  for (const enc of opts.encodings) {
-    const out = await encodeBuffer(dict, enc, zlibOptions(enc, { ...opts, size: dict.length, mode: 'text' }));
-    if (out.length >= dict.length * opts.minRatio) continue;
-    if (!opts.dryRun) await writeAtomic(variantPath(abs, enc), out);
-    entry.variants[enc] = { size: out.length };
-  }
   if (!opts.dryRun) {
     await writeAtomic(abs, dict);
     entry.mtimeMs = (await fs.stat(abs)).mtimeMs;
+  }
+  report.change(rel, 'site dictionary');
+  for (const enc of opts.encodings) {
+    try {
+      const out = await encodeBuffer(dict, enc, zlibOptions(enc, { ...opts, size: dict.length, mode: 'text' }));
+      if (out.length >= dict.length * opts.minRatio) continue;
+      if (!opts.dryRun) await writeAtomic(variantPath(abs, enc), out);
+      entry.variants[enc] = { size: out.length };
+    } catch (err) {
+      report.warn(variantPath(rel, enc), `not written (${/** @type {Error} */ (err).message})`);
+    }
   }
   entries.set(rel, entry);
   return entry;

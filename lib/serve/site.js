@@ -12,6 +12,7 @@ import { createWatcher } from './file-events.js';
 import { createUnlistedLookup } from './unlisted.js';
 import { SiteIndex } from './site-index.js';
 import { BodyCache } from './body-cache.js';
+import { auditFolder, auditMessage } from './audit.js';
 
 /**
  * The served site: one owner for the manifest (as a compact SiteIndex), the entries built from it,
@@ -65,6 +66,7 @@ export class Site {
       if (index === null && !opts.unlisted) throw missingManifest(opts);
     }
     this.gen = this.generation(index ?? new SiteIndex(this.manifestRel, null));
+    if (index !== null && opts.onWarning !== null) void this.audit();
     if (opts.watch) {
       this.watcher = createWatcher({
         manifest: opts.manifest,
@@ -73,6 +75,20 @@ export class Site {
       });
       this.watcher.update(this.watchedDirs());
     }
+  }
+
+  /**
+   * Say once, after start-up, what in the folder does not match its manifest (lib/serve/audit.js):
+   * the folder is walked in the background, so start-up does not wait for it.
+   */
+  async audit() {
+    const { opts, gen } = this;
+    const extra = new Set(gen.index.siteDictionary === null ? [] : [gen.index.siteDictionary]);
+    const found = await auditFolder(opts.root, (rel) => gen.index.entry(rel), { manifestRel: this.manifestRel, dotfiles: opts.dotfiles === 'allow', extra })
+      .catch(() => null);
+    if (found === null || this.closed) return;
+    const message = auditMessage(opts.root, { ...found, servesUnlisted: opts.unlisted });
+    if (message !== null) /** @type {(m: string) => void} */ (opts.onWarning)(message);
   }
 
   /**

@@ -30,8 +30,8 @@ afterEach(() => fs.rm(dir, { recursive: true, force: true }));
 const manifestOf = async () => JSON.parse(await fs.readFile(path.join(dir, 'precompressor-manifest.json'), 'utf8'));
 
 /** serveStatic on a real server on port 0; run `fn(port)` and close. */
-async function served(fn) {
-  const mw = serveStatic(dir, { watch: false });
+async function served(fn, options = {}) {
+  const mw = serveStatic(dir, { watch: false, ...options });
   const srv = await listen((req, res) => mw(req, res, () => {
     res.statusCode = 404;
     res.end();
@@ -156,6 +156,20 @@ it('serveStatic links the dictionary from pages, serves it as a dictionary, and 
   });
 });
 
+it('dictionaries: false sends no Link, no Use-As-Dictionary and no variant against the dictionary', async () => {
+  const pages = await writeSite(dir, 6);
+  await precompress(dir, { cache: false, deltas: false });
+  const m = await manifestOf();
+  const rel = m.siteDictionary.path;
+  const key = m.files[rel].dictionary.hash;
+  await served(async (port) => {
+    const res = await request(port, `/${pages[1].rel}`, { headers: { 'accept-encoding': 'br, dcb, dcz', 'available-dictionary': `:${key}:` } });
+    expect([res.headers['content-encoding'], res.headers.vary, res.headers.link]).toEqual(['br', 'Accept-Encoding', undefined]);
+    const d = await request(port, `/${rel}`, { headers: { 'accept-encoding': 'br' } });
+    expect([d.status, d.headers['use-as-dictionary'], d.headers['cache-control']]).toEqual([200, undefined, 'public, max-age=0']);
+  }, { dictionaries: false });
+});
+
 it('a new build replaces the dictionary: the old one and its variants are removed, a visitor holding it gets br', async () => {
   const pages = await writeSite(dir, 8);
   await precompress(dir, { cache: false, deltas: false });
@@ -199,6 +213,24 @@ it('--no-site-dictionary (siteDictionary: false) makes none and removes the one 
     expect(res.headers.link).toBeUndefined();
     expect(res.headers.vary).toBe('Accept-Encoding');
   });
+});
+
+it('a dictionary that cannot be written is a warning: no dictionary, no variants against it, the pages served as usual', async () => {
+  const pages = await writeSite(dir, 6);
+  await precompress(dir, { cache: false, deltas: false });
+  const rel = (await manifestOf()).siteDictionary.path;
+  // A folder where the same dictionary goes: its rename fails.
+  await fs.rm(path.join(dir, rel));
+  await fs.mkdir(path.join(dir, rel));
+  await fs.writeFile(path.join(dir, rel, 'keep.txt'), 'mine');
+  const report = await precompress(dir, { cache: false, deltas: false });
+  expect(report.failures).toEqual([]);
+  expect(report.warnings).toContainEqual({ path: rel, message: expect.stringMatching(/^site dictionary not written \(/) });
+  const m = await manifestOf();
+  expect(m.siteDictionary).toBeUndefined();
+  expect(pages.every((p) => m.files[p.rel].deltas === undefined)).toBe(true);
+  expect((await fs.readdir(path.join(dir, 'docs'))).filter((n) => /\.dc[bz]$/.test(n))).toEqual([]);
+  expect(await fs.readFile(path.join(dir, rel, 'keep.txt'), 'utf8')).toBe('mine');
 });
 
 test('a schema-3 manifest whose siteDictionary is not a listed file with that hash is refused; deltas without a dictionary only from schema 3', () => {
