@@ -3,7 +3,7 @@ import path from 'node:path';
 import { serveStatic } from '../../lib/serve/middleware.js';
 import { SiteIndex } from '../../lib/serve/site-index.js';
 import { BodyCache } from '../../lib/serve/body-cache.js';
-import { makeSite, listen, request, decode, hashOf } from '../helpers/serve-site.js';
+import { makeSite, decode, hashOf, serveSite } from '../helpers/serve-site.js';
 
 // serveStatic builds a path's entry on its first request (lib/serve/site.js): these tests pin what
 // that must never change, whatever happens on disk between startup and that request.
@@ -13,18 +13,7 @@ afterAll(async () => {
   for (const fn of cleanup.reverse()) await fn();
 });
 
-async function serve(files, options = {}) {
-  const site = await makeSite(files);
-  const mw = serveStatic(site.dir, options);
-  const srv = await listen(mw);
-  cleanup.push(async () => {
-    mw.close();
-    await srv.close();
-    await fs.rm(site.dir, { recursive: true, force: true });
-  });
-  const get = (p, headers = {}) => request(srv.port, p, { headers });
-  return { ...site, mw, get };
-}
+const serve = (files, options = {}) => serveSite(serveStatic, cleanup, files, options);
 
 /** Text that compresses, distinct per `seed`, of `n` lines. */
 const textOf = (seed, n = 300) => Array.from({ length: n }, (_, i) => `line ${i} of ${seed}: ${(seed * 7919 + i * 104729) % 100003}\n`).join('');
