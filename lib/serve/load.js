@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { readManifest, readManifestSync, contentHash } from '../manifest.js';
+import { contentHash } from '../manifest.js';
 import { variantPath } from '../encodings.js';
 import { absPath, isInside } from '../paths.js';
 import { deltaFilesOf } from './dictionary.js';
@@ -21,9 +21,7 @@ import { MANIFEST_NAME } from '../options.js';
  * (Site#fill(), which hashes an original's bytes against the manifest).
  */
 
-export { readManifestSync };
 
-export { readManifest as readManifestAsync };
 
 /**
  * The checks for one entry, as a generator of I/O requests: yields [op, path, arg], receives the

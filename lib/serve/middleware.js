@@ -14,19 +14,9 @@ import { absPath } from '../paths.js';
 const GONE = new Set(['ENOENT', 'ENOTDIR', 'ELOOP', 'EISDIR', 'ENXIO']);
 
 /**
- * A drop-in for `express.static(root, options)` that serves the precompressed variants listed in
- * the precompressor manifest. `(req, res, next)` middleware for node:http, Connect and Express 4/5.
- * Reads and checks the manifest synchronously; throws ERR_PRECOMPRESSOR_MANIFEST when it is missing
- * (unless `unlisted` or `manifest: false`) or invalid, and express.static's TypeErrors for a bad
- * root. A missing root is not an error (misses fall through until it exists), as express.static.
- * Where express.static has a behaviour, this has the same one; the exceptions are listed in the
- * README ("Differences from express.static") and pinned by test/serve/dropin.test.js.
- *
- * Freshness: streamed files are opened and fstat'd before any header is written (size, and mtime
- * for originals, must match the manifest; otherwise the entry turns stale); folders are watched
- * (`watch`, default on) so that changed files, including those served from memory, turn stale at
- * once and are re-checked, and a rewritten manifest is reloaded. A stale entry is served as the
- * identity file with its real fstat size, never with a variant.
+ * A drop-in for `express.static(root, options)` that sends the manifest's precompressed variants;
+ * its exceptions are in the README, pinned by test/serve/dropin.test.js. A file that no longer
+ * matches the manifest is served as itself, never as a variant (docs/guarantees.md).
  *
  * @param {string} root
  * @param {import('../types.js').ServeOptions | null} [options]

@@ -1,12 +1,12 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { PrecompressorError } from '../errors.js';
-import { deltaStem, contentHash } from '../manifest.js';
+import { deltaStem, contentHash, readManifest, readManifestSync } from '../manifest.js';
 import { ENCODINGS } from '../encodings.js';
 import { relInside, absPath } from '../paths.js';
 import { singleFlight } from '../flow.js';
 import { createNegotiator } from './negotiate.js';
-import { readManifestSync, readManifestAsync, checkEntry, runAsync, realRootOf, manifestToHide } from './load.js';
+import { checkEntry, runAsync, realRootOf, manifestToHide } from './load.js';
 import { buildEntry, settingsTagOf } from './table.js';
 import { createWatcher } from './file-events.js';
 import { createUnlistedLookup } from './unlisted.js';
@@ -268,7 +268,7 @@ export class Site {
     const { opts } = this;
     if (opts.manifest === null) return;
     await this.unlisted.refresh();
-    const m = await readManifestAsync(opts.manifest, { maxBytes: opts.maxManifestBytes, collect: SiteIndex.collector(this.manifestRel) });
+    const m = await readManifest(opts.manifest, { maxBytes: opts.maxManifestBytes, collect: SiteIndex.collector(this.manifestRel) });
     if (m === null && !opts.unlisted) {
       throw new PrecompressorError('ERR_PRECOMPRESSOR_MANIFEST', `No manifest at ${opts.manifest}`, { path: opts.manifest });
     }
