@@ -212,14 +212,14 @@ function serveEntry(c, entry) {
  * @param {fs.Stats} st
  */
 function fillAndRespond(c, entry, rep, fd, st) {
-  const { s, req, res } = c;
+  const { s, res } = c;
   s.fill(entry, rep, fd, st).finally(() => fs.close(fd, () => {})).then((body) => {
     if (isGone(res)) return;
     if (body === null) {
       s.markStale(entry);
       return serveEntry(c, entry);
     }
-    respond(req, res, entry, rep.body === body ? rep : { ...rep, body }, null, s.opts, st, nextOf(c));
+    respond(c, entry, rep.body === body ? rep : { ...rep, body }, null, st);
   }).catch((err) => fail(c, err));
 }
 
