@@ -101,7 +101,7 @@ async function cpuFigures(dist, manifest, encoders) {
 async function wholePass(dist, dir, siteDictionary) {
   await fs.cp(dist, dir, { recursive: true });
   const t = performance.now();
-  const { ms, out } = await cpuMs(() => precompress(dir, { cache: false, deltas: false, siteDictionary }));
+  const { ms, out } = await cpuMs(() => precompress(dir, { cache: false, deltas: false, siteDictionary, dictionaryStore: `${dir}-store` }));
   return { wallMs: performance.now() - t, cpuMs: ms, report: out };
 }
 
