@@ -18,20 +18,34 @@ export function printable(s) {
 }
 
 /**
- * 1234567 → "1.23 MB" (SI units, like the sizes browsers and CDNs show).
+ * `n` bytes scaled by `base` into `units`, three significant digits.
  * @param {number} n
+ * @param {number} base
+ * @param {string[]} units
  */
-export function formatBytes(n) {
-  if (n < 1000) return `${n} B`;
-  const units = ['kB', 'MB', 'GB', 'TB'];
+function scaled(n, base, units) {
+  if (n < base) return `${n} B`;
   let v = n;
   let i = -1;
   do {
-    v /= 1000;
+    v /= base;
     i++;
-  } while (v >= 1000 && i < units.length - 1);
+  } while (v >= base && i < units.length - 1);
   return `${v >= 100 ? v.toFixed(0) : v >= 10 ? v.toFixed(1) : v.toFixed(2)} ${units[i]}`;
 }
+
+/**
+ * 53100 → "53.1 kB" (decimal units, as compressors and browsers' network panels report).
+ * @param {number} n
+ */
+export const formatBytes = (n) => scaled(n, 1000, ['kB', 'MB', 'GB', 'TB']);
+
+/**
+ * Bytes in binary units, as the cache's sizes are documented and given (512 MiB): 536870912 →
+ * "512 MiB"; 1536 → "1.50 KiB".
+ * @param {number} n
+ */
+export const formatBinaryBytes = (n) => scaled(n, 1024, ['KiB', 'MiB', 'GiB', 'TiB']);
 
 /**
  * 1234 → "1.2 s"; 75000 → "1 min 15 s".

@@ -264,7 +264,7 @@ export interface ServeOptions {
   extensions?: string[] | false;
   /** SPA fallback: true for `index.html`, or a file to send for unknown paths that accept HTML. Default false. */
   spa?: boolean | string;
-  /** Bytes of small files (and their variants) kept in memory. Default 16 MiB. */
+  /** Most bytes of bodies held in memory at once (small files and their variants, least recently used out). Default 16 MiB. */
   memoryBudget?: number;
   /** Files larger than this are always streamed from disk. Default 64 KiB. */
   memoryFileLimit?: number;
@@ -280,20 +280,29 @@ export interface ServeOptions {
   immutableHashed?: boolean;
   /** A larger manifest (or one that is not a regular file) is refused: thrown at startup, kept out on reload. Default 400 MiB. */
   maxManifestBytes?: number;
+  /**
+   * Told once, after start-up, when the folder does not match its manifest: files it does not list (HTML
+   * first: a page written after the pass is a 404), variants whose size differs (another tool compressed
+   * over ours: those files go out without that encoding), files changed since. Default `console.warn`;
+   * `null` skips the check.
+   */
+  onWarning?: ((message: string) => void) | null;
 }
 
 export type NextFunction = (err?: unknown) => void;
 
 export interface ServeStaticMiddleware {
   (req: IncomingMessage, res: ServerResponse, next?: NextFunction): void;
-  /** Re-read the manifest and re-check the files. */
+  /** Re-read the manifest; its paths are checked again as they are asked for. */
   reload(): Promise<void>;
-  /** Resolves when background re-checks and reloads have finished. */
+  /** Resolves when reloads and first checks of paths under way have finished. */
   settled(): Promise<void>;
   /** Stop the watchers. */
   close(): void;
   /** Number of paths served from the manifest. */
   size(): number;
+  /** What is held now: bodies in memory (at most `memoryBudget` bytes) and entries built. */
+  memory(): { bodies: number; bodyBytes: number; entries: number };
 }
 
 /** Options of `startPreview()`: the folder, where to listen, and serveStatic's options. */

@@ -1,4 +1,4 @@
-import { formatBytes, formatDuration, formatProgress, formatSummary, printable, runningText, siteDictionaryLine } from '../lib/format.js';
+import { formatBytes, formatBinaryBytes, formatDuration, formatProgress, formatSummary, printable, runningText, siteDictionaryLine } from '../lib/format.js';
 import { batchLines } from '../lib/cli/watch.js';
 
 test('sizes and durations', () => {
@@ -7,6 +7,11 @@ test('sizes and durations', () => {
   expect(formatBytes(53_100)).toBe('53.1 kB');
   expect(formatBytes(2_280_000)).toBe('2.28 MB');
   expect(formatBytes(412_000_000)).toBe('412 MB');
+  // the cache's sizes, in the unit its docs and its default use (it said "cap 537 MB" for 512 MiB)
+  expect(formatBinaryBytes(1023)).toBe('1023 B');
+  expect(formatBinaryBytes(1536)).toBe('1.50 KiB');
+  expect(formatBinaryBytes(512 * 1024 * 1024)).toBe('512 MiB');
+  expect(formatBinaryBytes(3 * 1024 ** 3)).toBe('3.00 GiB');
   expect(formatDuration(12.4)).toBe('12 ms');
   expect(formatDuration(1234)).toBe('1.2 s');
   expect(formatDuration(75_000)).toBe('1 min 15 s');

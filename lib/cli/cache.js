@@ -1,5 +1,5 @@
 import { normalizeOptions } from '../options.js';
-import { formatBytes, formatDuration, printable } from '../format.js';
+import { formatBinaryBytes, formatDuration, printable } from '../format.js';
 import { clear, info, prune } from '../compress/cache-run.js';
 import { withFlagNames } from './options.js';
 
@@ -31,7 +31,7 @@ export function cacheBuilder(y) {
  * @param {number} maxSize
  */
 export function infoLines(r, maxSize) {
-  const lines = [`precompressor cache: ${printable(r.dir)}`, `  ${r.entries} entries, ${formatBytes(r.bytes)} (cap ${formatBytes(maxSize)})`];
+  const lines = [`precompressor cache: ${printable(r.dir)}`, `  ${r.entries} entries, ${formatBinaryBytes(r.bytes)} (cap ${formatBinaryBytes(maxSize)})`];
   const last = r.lastRun;
   if (last) {
     const total = last.hits + last.misses;
@@ -67,6 +67,6 @@ export async function cacheCommand(argv, stdout, stderr) {
   }
   if (argv.json) stdout.write(JSON.stringify(result, null, 2) + '\n');
   else if (!('removed' in result)) stdout.write(infoLines(result, opts.cacheMaxSize).join('\n') + '\n');
-  else stdout.write(`precompressor cache: ${result.removed} entries removed (${formatBytes(result.freed)}) from ${printable(dir)}\n`);
+  else stdout.write(`precompressor cache: ${result.removed} entries removed (${formatBinaryBytes(result.freed)}) from ${printable(dir)}\n`);
   return 0;
 }

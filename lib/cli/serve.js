@@ -17,8 +17,9 @@ export const SERVE_DEFAULT_PORT = 8080;
 
 /** @type {readonly ServeFlag[]} */
 export const SERVE_FLAGS = Object.freeze([
-  { flag: 'port', option: null, type: 'number', default: SERVE_DEFAULT_PORT, describe: 'Port to listen on (0 picks a free one)' },
+  { flag: 'port', option: null, type: 'number', default: SERVE_DEFAULT_PORT, describe: 'Port to listen on (0 picks a free one); -p; $PORT when not given' },
   { flag: 'host', option: null, type: 'string', default: '127.0.0.1', describe: 'Interface to listen on (0.0.0.0 or :: for every interface)' },
+  { flag: 'extensions', option: 'extensions', type: 'string', default: 'html', describe: 'Comma-separated extensions tried for a path without one, as framework previews do (/about → about.html); "" for none' },
   { flag: 'spa', option: 'spa', type: 'boolean', default: false, describe: 'Answer navigations (Accept: text/html) to paths that are not files with index.html, for client-side routing' },
   { flag: 'unlisted', option: 'unlisted', type: 'boolean', default: false, describe: 'Also serve files the manifest does not list (uncompressed); serve without a manifest' },
   { flag: 'max-age', option: 'maxAge', type: 'string', default: '0', describe: 'Cache-Control max-age: milliseconds or a duration such as 1h, 1d, 1y' },
@@ -45,7 +46,7 @@ export function serveBuilder(y) {
   for (const f of SERVE_FLAGS) {
     // --port is parsed here (as a string), so that its error can show what was typed.
     const type = f.type === 'number' ? 'string' : f.type;
-    y.option(f.flag, { type, describe: `${f.describe} [default: ${f.default}]`, ...(f.choices ? { choices: f.choices } : {}) });
+    y.option(f.flag, { type, describe: `${f.describe} [default: ${f.default}]`, ...(f.choices ? { choices: f.choices } : {}), ...(f.flag === 'port' ? { alias: 'p' } : {}) });
   }
   return y.check((argv) => {
     if (argv.port !== undefined && parsePort(argv.port) === null) {
@@ -76,10 +77,12 @@ export function serveOptionsFromArgv(argv) {
   for (const f of SERVE_FLAGS) {
     const v = argv[f.flag];
     if (v === undefined || f.option === null) continue;
-    if (f.option === 'encodings') out[f.option] = commaList(v);
+    if (f.option === 'encodings' || f.option === 'extensions') out[f.option] = commaList(v);
     // a number flag arrives as text (its error shows what was typed): a number when it is one
     else out[f.option] = f.type === 'number' && /^\d+$/.test(String(v)) ? Number(v) : v;
   }
+  // A preview's default, not serveStatic's (express.static's `false`): /about finds about.html.
+  out.extensions ??= ['html'];
   return out;
 }
 
@@ -114,8 +117,14 @@ export async function serveCommand(argv, stdout, stderr) {
   const { startPreview } = await import('../serve/preview.js');
   const options = serveOptionsFromArgv(argv);
   let preview;
+  const envPort = argv.port === undefined ? process.env.PORT : undefined;
+  if (envPort !== undefined && envPort !== '' && parsePort(envPort) === null) {
+    stderr.write(`precompressor: Expected $PORT to be an integer from 0 to 65535, got ${JSON.stringify(envPort)}\n`);
+    return 2;
+  }
   try {
-    const port = argv.port === undefined ? SERVE_DEFAULT_PORT : /** @type {number} */ (parsePort(argv.port));
+    const given = argv.port ?? (envPort === '' ? undefined : envPort);
+    const port = given === undefined ? SERVE_DEFAULT_PORT : /** @type {number} */ (parsePort(given));
     preview = await startPreview({ root: dir, port, host: String(argv.host ?? '127.0.0.1'), ...options });
   } catch (err) {
     const e = /** @type {Error & { code?: string, path?: string }} */ (err);

@@ -60,6 +60,18 @@ const sameFile = (/** @type {fs.Stats} */ a, /** @type {fs.Stats} */ b) => a.dev
 export function realOf(fd, file, st, cb) {
   // procfs answers from memory, never from a disk: read synchronously, not through libuv's pool
   if (hasProcFd()) return cb(realOfSync(fd, file, st));
+  realOfName(file, st, cb);
+}
+
+/**
+ * Without procfs: the real path of the name, accepted only when it leads to the file open (same
+ * dev/ino as `st`, its fstat). A name swapped back and forth between open() and here leads to
+ * another file, and gives null.
+ * @param {string} file
+ * @param {fs.Stats} st
+ * @param {(real: string | null) => void} cb
+ */
+export function realOfName(file, st, cb) {
   fs.realpath(file, (err, real) => {
     if (err) return cb(null);
     fs.stat(real, (err2, now) => cb(!err2 && sameFile(now, st) ? real : null));

@@ -36,6 +36,7 @@ export const SERVE_DEFAULTS = Object.freeze({
   dictionaries: true, // deploy deltas (RFC 9842): Use-As-Dictionary on files with a family, deltas to browsers that offer one
   immutableHashed: true, // hashed assets with a family: Cache-Control "public, max-age=31536000, immutable"
   maxManifestBytes: MAX_MANIFEST_BYTES, // a larger manifest is refused (at startup: thrown; on reload: the old table stays)
+  onWarning: undefined, // (message) => void: what the start-up audit found (console.warn when undefined); null: no audit
 });
 
 
@@ -117,9 +118,12 @@ function names(o, k, { strip, subpaths }) {
  *   cacheControl: string | null, acceptRanges: boolean, setHeaders: SetHeaders | null, fallthrough: boolean,
  *   redirect: boolean, extensions: readonly string[], spa: string | null, memoryBudget: number,
  *   memoryFileLimit: number, watch: boolean, dictionaries: boolean, immutableHashed: boolean,
- *   maxManifestBytes: number,
+ *   maxManifestBytes: number, onWarning: ((message: string) => void) | null,
  * }} ServeOptions
  */
+
+/** The default `onWarning`. @param {string} message */
+const warnOnConsole = (message) => console.warn(message);
 
 /**
  * Validate and fill the options of `serveStatic(root, options)`. Returns a frozen object;
@@ -153,6 +157,8 @@ export function normalizeServeOptions(root, options = {}) {
   const cacheControl = bool(o, 'cacheControl')
     ? `public, max-age=${Math.floor(maxAge / 1000)}${bool(o, 'immutable') ? ', immutable' : ''}`
     : (bool(o, 'immutable'), null);
+  const onWarning = o.onWarning === undefined ? warnOnConsole : o.onWarning;
+  if (onWarning !== null && typeof onWarning !== 'function') throw optionError('options.onWarning', 'a function or null', o.onWarning);
   if (o.setHeaders !== null && typeof o.setHeaders !== 'function') {
     throw optionError('options.setHeaders', 'a function', o.setHeaders);
   }
@@ -183,6 +189,7 @@ export function normalizeServeOptions(root, options = {}) {
     dictionaries: bool(o, 'dictionaries'),
     immutableHashed: bool(o, 'immutableHashed'),
     maxManifestBytes: byteCount(o, 'maxManifestBytes', 1),
+    onWarning,
   });
 }
 

@@ -15,7 +15,8 @@ import { previewUrls } from '../../lib/serve/preview.js';
 import { tempDir, writeTree, textOf } from '../helpers/tmp.js';
 import { runCommand } from '../helpers/spawn.js';
 import { writeSite } from '../helpers/site.js';
-import { deltaEncoders, decodeDelta } from '../../lib/compress/delta.js';
+import { deltaEncoders } from '../../lib/compress/delta.js';
+import { decodeDelta } from '../helpers/delta.js';
 
 // `precompressor serve` as a user runs it: real processes on port 0, the URL read from stdout.
 
@@ -49,9 +50,9 @@ async function compressedSite() {
  * Start `precompressor serve ...args`; resolves once it printed its URL(s), with the URLs and a
  * stop() that sends SIGTERM and resolves with the exit code.
  */
-function startServe(args) {
+function startServe(args, env = process.env) {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, 'serve', ...args], { env: process.env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [BIN, 'serve', ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     const exited = new Promise((r) => child.once('close', (code) => r(code)));
@@ -81,7 +82,8 @@ const NAV = 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8';
 test('serve --help lists its own flags with their defaults, and no compression flag', async () => {
   const r = await run(['serve', '--help']);
   expect(r.code).toBe(0);
-  const listed = [...r.stdout.matchAll(/^\s+(--[a-z-]+)/gm)].map((m) => m[1]);
+  const listed = [...r.stdout.matchAll(/^\s+(?:-[a-z], )?(--[a-z-]+)/gm)].map((m) => m[1]);
+  expect(r.stdout).toMatch(/^\s+-p, --port\b/m);
   expect(listed.sort()).toEqual(['--help', '--version', ...SERVE_FLAGS.map((f) => `--${f.flag}`)].sort());
   expect(r.stdout).toContain(`[default: ${SERVE_DEFAULT_PORT}]`);
   const serveOnly = new Set(SERVE_FLAGS.map((f) => f.flag));
@@ -191,6 +193,34 @@ test('without --spa a deep link is a 404; --encodings and --dotfiles reach serve
   } finally {
     expect(await s.stop()).toBe(0);
   }
+});
+
+test('as a framework preview: /about finds about.html (--extensions html by default, "" for none), -p and $PORT pick the port', async () => {
+  await writeTree(root, { 'about.html': '<h1>about</h1>'.repeat(50) });
+  await compressedSite();
+  const free = await new Promise((resolve) => {
+    const srv = net.createServer().listen(0, '127.0.0.1', () => {
+      const { port } = /** @type {net.AddressInfo} */ (srv.address());
+      srv.close(() => resolve(port));
+    });
+  });
+  const s = await startServe([root], { ...process.env, PORT: String(free) });
+  try {
+    expect(s.urls[0]).toBe(`http://127.0.0.1:${free}/`);
+    const about = await get(`${s.urls[0]}about`, { 'accept-encoding': 'br' });
+    expect([about.status, about.headers['content-encoding']]).toEqual([200, 'br']);
+  } finally {
+    expect(await s.stop()).toBe(0);
+  }
+  const p = await startServe([root, '-p', '0', '--extensions', ''], { ...process.env, PORT: '1' });
+  try {
+    expect(p.urls[0]).not.toBe('http://127.0.0.1:1/');
+    expect((await get(`${p.urls[0]}about`)).status).toBe(404);
+  } finally {
+    expect(await p.stop()).toBe(0);
+  }
+  const bad = await runCommand(process.execPath, [BIN, 'serve', root], { env: { ...process.env, PORT: 'eighty' } });
+  expect([bad.code, bad.stderr]).toEqual([2, 'precompressor: Expected $PORT to be an integer from 0 to 65535, got "eighty"\n']);
 });
 
 test('--unlisted serves a folder without a manifest, as identity', async () => {

@@ -216,6 +216,7 @@ test('precompressor cache info, prune and clear', async () => {
   const i = await cli(['cache', 'info', '--cache-dir', cacheDir]);
   expect(i.code).toBe(0);
   expect(i.stdout).toContain(`precompressor cache: ${cacheDir}\n  10 entries, `);
+  expect(i.stdout).toMatch(/ entries, [\d.]+ (?:B|KiB|MiB) \(cap 512 MiB\)\n/);
   expect(i.stdout).toMatch(/last run \(.+\): 10 of 10 outputs from the cache \(100\.0 % hit rate\), .+ of CPU saved/);
   const j = JSON.parse((await cli(['cache', 'info', '--cache-dir', cacheDir, '--json'])).stdout);
   expect(j).toMatchObject({ dir: cacheDir, entries: 10, lastRun: { hits: 10, misses: 0 } });

@@ -4,6 +4,7 @@ import path from 'node:path';
 import zlib from 'node:zlib';
 import { execFileSync } from 'node:child_process';
 import { serveStatic } from '../../lib/serve/middleware.js';
+import { realOf, realOfName, servableReal } from '../../lib/serve/open.js';
 import { makeSite, listen, request } from '../helpers/serve-site.js';
 
 /**
@@ -133,6 +134,52 @@ describe('a folder swapped for a symlink out of the root after startup (item 10)
   });
 });
 
+describe('the descriptor checks themselves', () => {
+  const realOfP = (fd, file, st) => new Promise((resolve) => realOf(fd, file, st, resolve));
+  const byName = (file, st) => new Promise((resolve) => realOfName(file, st, resolve));
+
+  posix('the real path of a descriptor is where it was opened, also after its folder became a link out', async () => {
+    const s = await site({ 'sub/big.js': BIG });
+    const outside = `${s.dir}-outside`;
+    const sub = path.join(s.dir, 'sub');
+    await lookalike(path.join(outside, 'big.js'), path.join(sub, 'big.js'), SECRET);
+    const file = path.join(sub, 'big.js');
+    const real = fs.realpathSync.native(file);
+    const fd = fs.openSync(file, 'r');
+    try {
+      const st = fs.fstatSync(fd);
+      expect(await realOfP(fd, file, st)).toBe(real);
+      expect(await byName(file, st)).toBe(real); // the fallback where there is no /proc
+      await swapForLink(sub, outside);
+      // the descriptor still holds the inside file: /proc names it where it is now
+      expect(await realOfP(fd, file, st)).toBe(path.join(`${sub}.old`, 'big.js').replace(s.dir, fs.realpathSync.native(s.dir)));
+      // by name the path now leads outside, to another file: refused
+      expect(await byName(file, st)).toBeNull();
+      // and a descriptor opened through the link is outside, by either way of asking
+      const fd2 = fs.openSync(file, 'r');
+      try {
+        const st2 = fs.fstatSync(fd2);
+        const out = await realOfP(fd2, file, st2);
+        expect(out?.startsWith(fs.realpathSync.native(outside))).toBe(true);
+        expect(await byName(file, st2)).toBe(out);
+      } finally {
+        fs.closeSync(fd2);
+      }
+    } finally {
+      fs.closeSync(fd);
+    }
+  });
+
+  test.each([
+    ['/srv/site/a.js', 'ignore', true], ['/srv/site', 'ignore', true], ['/srv/site-x/a.js', 'ignore', false], ['/srv/a.js', 'ignore', false],
+    ['/srv/site/.env', 'ignore', false], ['/srv/site/.git/config', 'deny', false], ['/srv/site/.env', 'allow', true],
+    ['/srv/site/..foo', 'ignore', false], ['/srv/site/m.json', 'allow', false], ['/srv/site/.a.js.br.1-ab.pctmp', 'allow', false],
+  ])('servableReal(/srv/site, %s, dotfiles %s) → %s', (real, dotfiles, ok) => {
+    if (path.sep !== '/') return;
+    expect(servableReal('/srv/site', real, { dotfiles, manifestReal: '/srv/site/m.json' })).toBe(ok);
+  });
+});
+
 describe('FIFOs (item 11)', () => {
   posix('a FIFO in the root (unlisted) is a miss, and does not block the server', async () => {
     const s = await site({ 'index.html': '<p>home</p>' });
@@ -224,7 +271,9 @@ describe('symlink aliases of dotfiles and of the manifest (item 14)', () => {
           expect(res.status).toBe(404);
         }
       }
-      expect(listed.size()).toBe(1); // index.html
+      // all four are listed; each is checked on its first request (lib/serve/site.js), and only index.html passes
+      expect(listed.size()).toBe(4);
+      expect((await request(srvs[0].port, '/index.html')).status).toBe(200);
     } finally {
       for (const mw of [listed, unlisted, bare]) mw.close();
       for (const srv of srvs) await srv.close();

@@ -1,0 +1,134 @@
+import fs from 'node:fs/promises';
+import { isTempPath } from '../fs-atomic.js';
+import { ENCODINGS } from '../encodings.js';
+import { deltaStem } from '../manifest.js';
+
+/**
+ * The start-up audit of a served folder: what a user would otherwise learn from a 404 on `/` or
+ * an uncompressed response with no word said. Files on disk that the manifest does not list
+ * (typically written after the pass: a framework's pages, an adapter's copy) and variants whose
+ * size does not match it (another tool's compression over ours) are told once, in one message.
+ */
+
+/** How many names a message lists before "and N more". */
+const SHOWN = 5;
+
+/**
+ * @typedef {{ rel: string, encoding: string, listed: number, found: number | null }} Mismatch
+ *   a variant the manifest lists at `listed` bytes; `found` its size on disk (null: missing)
+ */
+
+/**
+ * The files of `rels` that are neither listed, nor our variants or deltas of a listed file, nor
+ * the manifest, a temp or (unless allowed) a dotfile (pure).
+ * @param {string[]} rels POSIX paths relative to the root
+ * @param {Record<string, unknown> | ((rel: string) => boolean)} listed the manifest's files (and the site dictionary), or a test of them
+ * @param {{ manifestRel: string | null, dotfiles: boolean }} o
+ */
+export function unlistedOf(rels, listed, o) {
+  const isListed = typeof listed === 'function' ? listed : (/** @type {string} */ rel) => Object.hasOwn(listed, rel);
+  return rels.filter((rel) => {
+    if (isListed(rel) || rel === o.manifestRel || isTempPath(rel)) return false;
+    if (!o.dotfiles && rel.split('/').some((s) => s.startsWith('.'))) return false;
+    const variant = ENCODINGS.find((e) => rel.endsWith(e.suffix));
+    if (variant && isListed(rel.slice(0, -variant.suffix.length))) return false;
+    const stem = deltaStem(rel);
+    return !(stem !== null && isListed(stem));
+  }).sort(htmlFirst);
+}
+
+/** HTML first (a page missing from the manifest is a 404 on `/`), then by path. */
+function htmlFirst(/** @type {string} */ a, /** @type {string} */ b) {
+  const ha = /\.html?$/.test(a) ? 0 : 1;
+  const hb = /\.html?$/.test(b) ? 0 : 1;
+  return ha - hb || (a < b ? -1 : a > b ? 1 : 0);
+}
+
+/** `a, b, c and 4 more` */
+function listOf(/** @type {string[]} */ items) {
+  return items.length <= SHOWN ? items.join(', ') : `${items.slice(0, SHOWN).join(', ')} and ${items.length - SHOWN} more`;
+}
+
+/**
+ * The one start-up message, or null when the folder is as its manifest says (pure).
+ * @param {string} root
+ * @param {{ unlisted: string[], mismatched: Mismatch[], changed: string[], servesUnlisted: boolean }} found
+ */
+export function auditMessage(root, { unlisted, mismatched, changed, servesUnlisted }) {
+  const parts = [];
+  if (unlisted.length > 0) {
+    const html = unlisted.filter((r) => /\.html?$/.test(r)).length;
+    parts.push(`${unlisted.length} file${unlisted.length === 1 ? ' is' : 's are'} not in the manifest${html > 0 ? ` (${html} HTML)` : ''}: ` +
+      `${listOf(unlisted)}; ${servesUnlisted ? 'they are sent uncompressed' : 'they are not served'}. They were written after the folder was ` +
+      'compressed: compress it after the framework is done (docs/frameworks.md), or run precompressor on it again');
+  }
+  if (changed.length > 0) {
+    parts.push(`${changed.length} file${changed.length === 1 ? '' : 's'} changed since the manifest was written (${listOf(changed)}): ` +
+      'sent from disk without their variants. Run precompressor on the folder again after the last tool that writes it');
+  }
+  if (mismatched.length > 0) {
+    const shown = mismatched.map((m) => `${m.rel} ${m.encoding}: ${m.listed} B listed, ${m.found === null ? 'missing' : `${m.found} B on disk`}`);
+    parts.push(`${mismatched.length} variant${mismatched.length === 1 ? ' does' : 's do'} not match the manifest (${listOf(shown)}); ` +
+      "those files are sent without that encoding. Another tool compressed the folder after precompressor (adapter-node's precompress, " +
+      "Nitro's compressPublicAssets, a compression plugin): turn it off, or use the framework's precompressor entry point (docs/frameworks.md)");
+  }
+  return parts.length === 0 ? null : `precompressor: ${root}: ${parts.join('. ')}.`;
+}
+
+/**
+ * What in the folder does not match its manifest, found by walking it one folder at a time in the
+ * background (never holding more than one folder's names): files not listed, variants of listed
+ * files whose size differs from the manifest (or missing), listed files whose size or mtime
+ * changed. `entry(rel)` gives a listed path's manifest entry.
+ * @param {string} root
+ * @param {(rel: string) => import('../manifest.js').FileEntry | undefined} entry
+ * @param {{ manifestRel: string | null, dotfiles: boolean, extra: Set<string> }} o extra: listed besides files (the site dictionary)
+ * @returns {Promise<{ unlisted: string[], mismatched: Mismatch[], changed: string[] }>}
+ */
+export async function auditFolder(root, entry, o) {
+  const found = { unlisted: /** @type {string[]} */ ([]), mismatched: /** @type {Mismatch[]} */ ([]), changed: /** @type {string[]} */ ([]) };
+  const isListed = (/** @type {string} */ rel) => o.extra.has(rel) || entry(rel) !== undefined;
+  const folders = [''];
+  while (folders.length > 0) {
+    const dir = /** @type {string} */ (folders.pop());
+    const dirents = await fs.readdir(dir === '' ? root : `${root}/${dir}`, { withFileTypes: true }).catch(() => []);
+    const names = new Set();
+    for (const d of dirents) {
+      const rel = dir === '' ? d.name : `${dir}/${d.name}`;
+      if (d.isDirectory()) folders.push(rel);
+      else if (d.isFile()) names.add(d.name);
+    }
+    const rels = [...names].map((n) => (dir === '' ? n : `${dir}/${n}`));
+    found.unlisted.push(...unlistedOf(rels, isListed, o));
+    for (const rel of rels) {
+      const e = entry(rel);
+      if (e !== undefined) await auditOne(root, rel, e, names, found);
+    }
+  }
+  found.unlisted.sort(htmlFirst);
+  return found;
+}
+
+/**
+ * One listed file present on disk: has it changed, and do its variants have the listed sizes?
+ * @param {string} root
+ * @param {string} rel
+ * @param {import('../manifest.js').FileEntry} e
+ * @param {Set<string>} names the files of its folder
+ * @param {{ mismatched: Mismatch[], changed: string[] }} found
+ */
+async function auditOne(root, rel, e, names, found) {
+  const st = await fs.lstat(`${root}/${rel}`).catch(() => null);
+  if (st === null) return;
+  if (st.size !== e.size || st.mtimeMs !== e.mtimeMs) {
+    found.changed.push(rel);
+    return;
+  }
+  const base = rel.slice(rel.lastIndexOf('/') + 1);
+  for (const { name, suffix } of ENCODINGS) {
+    const v = e.variants[name];
+    if (v === undefined) continue;
+    const size = names.has(base + suffix) ? (await fs.lstat(`${root}/${rel}${suffix}`).catch(() => null))?.size ?? null : null;
+    if (size !== v.size) found.mismatched.push({ rel, encoding: name, listed: v.size, found: size });
+  }
+}
