@@ -45,7 +45,7 @@ export function tempPathFor(target) {
  * over the target. A crash at any moment leaves either the old file or the new one, never a
  * truncated one under the final name.
  * @param {string} target
- * @param {Uint8Array | string} data
+ * @param {Uint8Array | string | Iterable<string>} data a string or bytes, or pieces of text written one after another
  * @param {{ mtime?: Date }} [opts]
  */
 export async function writeAtomic(target, data, opts = {}) {
@@ -110,9 +110,8 @@ export async function removeIfPresent(file) {
 
 /**
  * A private folder for the temp files of one run, at the top of the folder being compressed.
- * Creating a file in a folder that already holds thousands is slow on ext4 (about 1 ms each
- * here, against 0.1 ms in a fresh folder, measured), so variants are written there and renamed
- * into place: the same atomic rename, one insertion into the big folder instead of two.
+ * Creating a file in a big folder is slow (ext4), so variants are written here and renamed into
+ * place: one insertion into the big folder instead of two (docs/benchmarks.md).
  * @param {string} root
  */
 export async function makeTempDir(root) {

@@ -13,7 +13,6 @@ import { zstdFrameWindowSize } from './zstd.js';
  * lib/compress/deltas.js.
  */
 
-export { DELTA_EXTENSIONS } from '../options.js';
 
 /** Delta encodings in server preference order (the smaller wins when both are kept). */
 export const DELTA_ENCODINGS = Object.freeze(/** @type {const} */ (['dcb', 'dcz']));
@@ -133,7 +132,6 @@ export function dictionaryHashOf(contentHash) {
   return Buffer.from(contentHash.replace(/^sha256-/, ''), 'base64url').toString('base64');
 }
 
-export { deltaPath, deltaStem } from '../manifest.js';
 
 // ---- encoders ----
 
@@ -268,17 +266,4 @@ export function verifyDelta(encoding, delta, dict, dictDigest, data) {
   } catch {
     return false;
   }
-}
-
-/**
- * Decode a delta body (for tests and tools): checks the header's dictionary hash.
- * @param {'dcb' | 'dcz'} encoding
- * @param {Buffer} delta
- * @param {Buffer} dict
- */
-export function decodeDelta(encoding, delta, dict) {
-  const head = MAGIC[encoding].length + 32;
-  const digest = crypto.createHash('sha256').update(dict).digest();
-  if (!delta.subarray(MAGIC[encoding].length, head).equals(digest)) throw new Error(`${encoding} delta was made with another dictionary`);
-  return codecs[encoding].decompress(delta.subarray(head), { dictionary: dict });
 }

@@ -3,7 +3,7 @@ import crypto from 'node:crypto';
 import pLimit from 'p-limit';
 import { familyOf, dictionaryHashOf, deltaEncoders, encodeDelta, verifyDelta, DELTA_MAX_SIZE } from './delta.js';
 import { openStore, storeFolderFor } from './dictionary-store.js';
-import { contentHash, deltaPath, deltasOf, entryOf } from '../manifest.js';
+import { contentHash, deltaPath, entryOf } from '../manifest.js';
 import { writeAtomic, removeIfPresent } from '../fs-atomic.js';
 import { extensionOf } from './plan.js';
 import { walk } from './walk.js';
@@ -330,4 +330,3 @@ async function recordVersions(store, members, entries, opts) {
   await store.record(current, opts.dictionaryVersions + 1);
 }
 
-export { deltasOf };

@@ -1,24 +1,10 @@
 import { Worker } from 'node:worker_threads';
 
 /**
- * A pool of `size` CPU slots: worker threads, created lazily on the first task and closed by the
- * caller, or work run on the calling thread that holds a slot while it runs (`exclusive`).
- * Jobs are handed out in the order they were queued (the caller queues the most expensive first).
- *
- * Small jobs travel in batches (one message, one reply) and a worker is given its next batch
- * before it finishes the current one, so that it never waits on a round trip through this thread:
- * on 7,000 small files that round trip left each worker idle 6 % of the run, and one message per
- * file cost about 0.1 ms of this thread's time. A job whose cost reaches `aheadCost` is only
- * given to a slot with nothing in flight, so that the largest jobs still start first.
- *
- * Work sent ahead is not promised: each batch carries a claim word in shared memory that its
- * worker sets when it starts the batch (claimBatch()). When a slot falls idle with nothing
- * queued, the batches still waiting behind another one on a busy worker, unclaimed, are revoked
- * (the same word, atomically) and handed to the idle slot: a job that took longer than its
- * estimate never keeps small work waiting while another core has nothing to do.
- *
- * Workers answer { id, tasks, claim } with { id, results: ({ result } | { error })[] }, after
- * claimBatch(claim) returned true (a revoked batch is dropped without a reply).
+ * `size` CPU slots: lazy worker threads, or the calling thread holding a slot (`exclusive`). Small
+ * jobs travel in batches sent ahead, so a worker never waits on a round trip; a slot that falls idle
+ * takes back the batches not yet claimed (a word in shared memory), so none waits behind a long job.
+ * Protocol: { id, tasks, claim } → { id, results: ({ result } | { error })[] } once claimBatch(claim).
  */
 
 const WAITING = 0;

@@ -13,12 +13,7 @@ import { httpError } from './replies.js';
 /** Headers that `setHeaders` (or an earlier middleware) may set and we then leave alone, like send. */
 const OVERRIDABLE = new Set(['Content-Type', 'ETag', 'Cache-Control', 'Last-Modified']);
 const CONTENT_HEADERS = ['content-type', 'content-length', 'content-encoding', 'content-range', 'content-language'];
-/**
- * Bytes per read of a streamed file (the files above memoryFileLimit). With fs's default 64 KiB,
- * a 2.6 MB file took some 40 round trips through libuv's pool, each queued behind the other
- * connections' work, and set the p99 of the mixed benchmark (53-71 ms); 512 KiB brings it to
- * 13-19 ms (docs/benchmarks.md), for at most 512 KiB per response in flight.
- */
+/** Bytes per read of a streamed file: fewer trips through libuv's pool (docs/benchmarks.md, "Serving"). */
 const STREAM_CHUNK = 512 * 1024;
 
 /**

@@ -15,7 +15,8 @@ import { previewUrls } from '../../lib/serve/preview.js';
 import { tempDir, writeTree, textOf } from '../helpers/tmp.js';
 import { runCommand } from '../helpers/spawn.js';
 import { writeSite } from '../helpers/site.js';
-import { deltaEncoders, decodeDelta } from '../../lib/compress/delta.js';
+import { deltaEncoders } from '../../lib/compress/delta.js';
+import { decodeDelta } from '../helpers/delta.js';
 
 // `precompressor serve` as a user runs it: real processes on port 0, the URL read from stdout.
 

@@ -1,10 +1,8 @@
 import crypto from 'node:crypto';
 import zlib from 'node:zlib';
-import {
-  familyOf, escapeUrlPattern, dictionaryHashOf, deltaPath, deltaStem, deltaEncoders, encodeDelta, verifyDelta,
-  decodeDelta, dczMaxWindow, dczWindowLog,
-} from '../../lib/compress/delta.js';
-import { contentHash } from '../../lib/manifest.js';
+import { familyOf, escapeUrlPattern, dictionaryHashOf, deltaEncoders, encodeDelta, verifyDelta, dczMaxWindow, dczWindowLog } from '../../lib/compress/delta.js';
+import { decodeDelta } from '../helpers/delta.js';
+import { contentHash, deltaPath, deltaStem } from '../../lib/manifest.js';
 
 describe('familyOf: versions of one asset by the name with its hash taken out', () => {
   test.each([

@@ -1,7 +1,8 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { precompress } from '../../lib/compress/precompress.js';
-import { deltaEncoders, decodeDelta, dictionaryHashOf } from '../../lib/compress/delta.js';
+import { deltaEncoders, dictionaryHashOf } from '../../lib/compress/delta.js';
+import { decodeDelta } from '../helpers/delta.js';
 import { deltaPath, readManifest, validateManifest } from '../../lib/manifest.js';
 import { tempDir, writeTree, textOf, noiseOf } from '../helpers/tmp.js';
 

@@ -66,17 +66,23 @@ describe('createPool', () => {
   });
 
   test('exclusive work holds a whole slot: with one slot, workers wait for it', async () => {
-    await withPool(1, { batchCost: 10, aheadCost: 20 }, async (pool) => {
+    const started = [];
+    await withPool(1, { batchCost: 10, aheadCost: 20, onStart: (t) => started.push(t ?? 'exclusive') }, async (pool) => {
       const order = [];
+      let release;
+      const gate = new Promise((r) => (release = r));
       const ex = pool.exclusive(async () => {
-        await new Promise((r) => setTimeout(r, 100));
+        await gate;
         order.push('exclusive');
         return 'done';
-    });
-    const task = pool.run({ n: 1 }, 1).then(() => order.push('task'));
-    expect(await ex).toBe('done');
-    await task;
-    expect(order).toEqual(['exclusive', 'task']);
+      });
+      const task = pool.run({ n: 1 }, 1).then(() => order.push('task'));
+      // the pool hands out work as it is submitted: the task would have started by now if it could
+      expect(started).toEqual(['exclusive']);
+      release();
+      expect(await ex).toBe('done');
+      await task;
+      expect(order).toEqual(['exclusive', 'task']);
     });
   });
 

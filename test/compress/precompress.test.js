@@ -238,6 +238,7 @@ test('a failure on one file is reported with its path and does not touch the oth
 test('leftover temp files of a killed run are swept, those of a running one are not; a corrupt manifest is replaced', async () => {
   const dead = spawnSync(process.execPath, ['-e', '0']).pid; // has exited
   const live = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 60000)']);
+  const exited = new Promise((resolve) => live.once('exit', resolve));
   try {
     await writeTree(root, {
       'a.js': textOf(4000), 'precompressor-manifest.json': '{"schema":1,',
@@ -253,7 +254,7 @@ test('leftover temp files of a killed run are swept, those of a running one are 
   } finally {
     live.kill();
   }
-  await new Promise((resolve) => setTimeout(resolve, 200));
+  await exited;
   await precompress(root); // its owner gone now: swept
   expect((await fs.readdir(root)).filter((n) => n.endsWith('.pctmp'))).toEqual([]);
   await expectConsistent(root);

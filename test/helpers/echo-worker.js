@@ -1,4 +1,4 @@
-// Worker for test/pool.test.js: answers a batch with one result per task (see lib/compress/pool.js).
+// Worker for test/compress/pool.test.js: answers a batch with one result per task (see lib/compress/pool.js).
 import { parentPort, threadId } from 'node:worker_threads';
 import { claimBatch } from '../../lib/compress/pool.js';
 

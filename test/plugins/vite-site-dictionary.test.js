@@ -1,7 +1,8 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { deltaEncoders, decodeDelta } from '../../lib/compress/delta.js';
+import { deltaEncoders } from '../../lib/compress/delta.js';
+import { decodeDelta } from '../helpers/delta.js';
 import { runCommand } from '../helpers/spawn.js';
 import { request } from '../helpers/serve-site.js';
 import { startVitePreview } from '../helpers/servers.js';
