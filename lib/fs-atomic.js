@@ -69,7 +69,7 @@ export function tempPathFor(target) {
  * over the target. A crash at any moment leaves either the old file or the new one, never a
  * truncated one under the final name.
  * @param {string} target
- * @param {Uint8Array | string} data
+ * @param {Uint8Array | string | Iterable<string>} data a string or bytes, or pieces of text written one after another
  * @param {{ mtime?: Date, checkParent?: boolean }} [opts] checkParent: assertRealParent() before the rename
  */
 export async function writeAtomic(target, data, opts = {}) {

@@ -3,8 +3,10 @@ import fsSync from 'node:fs';
 import crypto from 'node:crypto';
 import path from 'node:path';
 import { PrecompressorError } from './errors.js';
+import { StringDecoder } from 'node:string_decoder';
 import { writeAtomic } from './fs-atomic.js';
 import { isEncoding } from './encodings.js';
+import { ManifestLines } from './manifest-lines.js';
 
 /**
  * Bump when the manifest's shape changes. Version 2 added `dictionary` and `deltas` (deploy deltas,
@@ -98,38 +100,71 @@ function bad(file, why) {
  * @returns {Manifest}
  */
 export function validateManifest(data, file = 'manifest') {
+  const m = validateHead(data, file);
+  for (const rel in m.files) {
+    if (!Object.hasOwn(m.files, rel)) continue;
+    const why = entryProblem(rel, m.files[rel], m.schema);
+    if (why !== null) throw bad(file, why);
+  }
+  if (m.siteDictionary !== undefined && !siteDictionaryOk(m.siteDictionary, entryOf(m, m.siteDictionary?.path)?.hash)) {
+    throw bad(file, SITE_DICTIONARY_PROBLEM);
+  }
+  return m;
+}
+
+const SITE_DICTIONARY_PROBLEM = 'siteDictionary is not { path, hash } of a listed file';
+
+/**
+ * The top level of a manifest: an object of a readable schema with a `files` object.
+ * @param {unknown} data
+ * @param {string} file
+ * @returns {Manifest}
+ */
+function validateHead(data, file) {
   if (data === null || typeof data !== 'object' || Array.isArray(data)) throw bad(file, 'not a JSON object');
   const m = /** @type {any} */ (data);
   if (!READABLE_SCHEMAS.includes(m.schema)) throw bad(file, `schema ${JSON.stringify(m.schema)} is not one of ${READABLE_SCHEMAS.join(', ')}`);
   if (m.files === null || typeof m.files !== 'object' || Array.isArray(m.files)) throw bad(file, '"files" is not an object');
-  for (const [rel, e] of Object.entries(m.files)) {
-    const problem = pathProblem(rel);
-    if (problem !== null) throw bad(file, `file path ${JSON.stringify(rel)} ${problem}`);
-    if (e === null || typeof e !== 'object') throw bad(file, `entry ${JSON.stringify(rel)} is not an object`);
-    if (!Number.isSafeInteger(e.size) || e.size < 0) throw bad(file, `entry ${JSON.stringify(rel)} has no valid size`);
-    // a Date holds ±8.64e15 ms; beyond it Last-Modified would read "Invalid Date"
-    if (typeof e.mtimeMs !== 'number' || !(Math.abs(e.mtimeMs) <= MAX_DATE_MS)) throw bad(file, `entry ${JSON.stringify(rel)} has no valid mtimeMs`);
-    if (typeof e.hash !== 'string') throw bad(file, `entry ${JSON.stringify(rel)} has no hash`);
-    // sent as Content-Type: a CR, LF or other byte Node refuses in a header would turn every request into a 500
-    if (e.type !== undefined && (typeof e.type !== 'string' || INVALID_HEADER_CHAR.test(e.type))) {
-      throw bad(file, `entry ${JSON.stringify(rel)} has an invalid type ${JSON.stringify(e.type)}`);
-    }
-    if (e.variants === null || typeof e.variants !== 'object') throw bad(file, `entry ${JSON.stringify(rel)} has no variants object`);
-    for (const [enc, v] of Object.entries(e.variants)) {
-      if (!isEncoding(enc)) throw bad(file, `entry ${JSON.stringify(rel)} has unknown encoding ${JSON.stringify(enc)}`);
-      if (v === null || typeof v !== 'object' || !Number.isSafeInteger(v.size) || v.size < 0) {
-        throw bad(file, `entry ${JSON.stringify(rel)} variant ${enc} has no valid size`);
-      }
-    }
-    const why = dictionaryProblem(e, m.schema);
-    if (why !== null) throw bad(file, `entry ${JSON.stringify(rel)} ${why}`);
-  }
-  const sd = m.siteDictionary;
-  if (sd !== undefined && (sd === null || typeof sd !== 'object' || typeof sd.path !== 'string' || !Object.hasOwn(m.files, sd.path) ||
-    typeof sd.hash !== 'string' || m.files[sd.path].hash !== sd.hash)) {
-    throw bad(file, 'siteDictionary is not { path, hash } of a listed file');
-  }
   return m;
+}
+
+/**
+ * Is `sd` a site dictionary record naming a listed file whose hash (`listedHash`) is its own?
+ * @param {any} sd
+ * @param {string | undefined} listedHash
+ */
+function siteDictionaryOk(sd, listedHash) {
+  return sd !== null && typeof sd === 'object' && typeof sd.path === 'string' && typeof sd.hash === 'string' && listedHash === sd.hash;
+}
+
+/**
+ * What is wrong with one file entry, or null.
+ * @param {string} rel
+ * @param {any} e as parsed
+ * @param {number} schema
+ */
+function entryProblem(rel, e, schema) {
+  const problem = pathProblem(rel);
+  if (problem !== null) return `file path ${JSON.stringify(rel)} ${problem}`;
+  if (e === null || typeof e !== 'object') return `entry ${JSON.stringify(rel)} is not an object`;
+  if (!Number.isSafeInteger(e.size) || e.size < 0) return `entry ${JSON.stringify(rel)} has no valid size`;
+  // a Date holds ±8.64e15 ms; beyond it Last-Modified would read "Invalid Date"
+  if (typeof e.mtimeMs !== 'number' || !(Math.abs(e.mtimeMs) <= MAX_DATE_MS)) return `entry ${JSON.stringify(rel)} has no valid mtimeMs`;
+  if (typeof e.hash !== 'string') return `entry ${JSON.stringify(rel)} has no hash`;
+  // sent as Content-Type: a CR, LF or other byte Node refuses in a header would turn every request into a 500
+  if (e.type !== undefined && (typeof e.type !== 'string' || INVALID_HEADER_CHAR.test(e.type))) {
+    return `entry ${JSON.stringify(rel)} has an invalid type ${JSON.stringify(e.type)}`;
+  }
+  if (e.variants === null || typeof e.variants !== 'object') return `entry ${JSON.stringify(rel)} has no variants object`;
+  for (const enc in e.variants) {
+    if (!Object.hasOwn(e.variants, enc)) continue;
+    const v = e.variants[enc];
+    if (!isEncoding(enc)) return `entry ${JSON.stringify(rel)} has unknown encoding ${JSON.stringify(enc)}`;
+    if (v === null || typeof v !== 'object' || !Number.isSafeInteger(v.size) || v.size < 0) return `entry ${JSON.stringify(rel)} variant ${enc} has no valid size`;
+  }
+  if (e.dictionary === undefined && e.deltas === undefined) return null;
+  const why = dictionaryProblem(e, schema);
+  return why === null ? null : `entry ${JSON.stringify(rel)} ${why}`;
 }
 
 const B64_SHA256 = /^[A-Za-z0-9+/]{43}=$/;
@@ -222,8 +257,8 @@ export function parseManifest(text, file) {
 }
 
 /**
- * The largest manifest read by default, in bytes: a site of a million files (about 360 bytes per
- * entry as writeManifest() indents it) fits. serveStatic's `maxManifestBytes` raises it, up to the
+ * The largest manifest read by default, in bytes: a site of a million files (about 180 bytes per
+ * entry as writeManifest() writes it, 360 in the indented layout of earlier versions) fits. serveStatic's `maxManifestBytes` raises it, up to the
  * engine's longest string (about 512 MiB in V8).
  */
 export const MAX_MANIFEST_BYTES = 400 * 1024 * 1024;
@@ -244,57 +279,133 @@ function unreadable(file, err) {
 }
 
 /**
+ * @template T
+ * @typedef {(head: Manifest) => { add(rel: string, entry: FileEntry): void, done(): T }} Collector
+ *   what a reader does with a manifest: `head` has every top-level field (`files` empty), then each
+ *   validated entry is added, then `done()` gives the result
+ */
+
+/** @type {Collector<Manifest>} the whole manifest as one object */
+function wholeManifest(head) {
+  /** @type {Record<string, FileEntry>} */
+  const files = {};
+  const add = (/** @type {string} */ rel, /** @type {FileEntry} */ e) => {
+    // an entry named `__proto__` is an own key, as JSON.parse makes it
+    if (rel === '__proto__') Object.defineProperty(files, rel, { value: e, enumerable: true, writable: true, configurable: true });
+    else files[rel] = e;
+  };
+  return { add, done: () => ({ ...head, files }) };
+}
+
+const CHUNK_BYTES = 1 << 20;
+
+/**
  * Reading one manifest file, as a generator of I/O requests run by readManifest() (async) or
  * readManifestSync(), so the two cannot drift: yields [op, ...args] with op 'open', 'fstat',
- * 'read' (receives the bytes read) or 'close'; an I/O error is thrown back in. Refuses what is
- * not a regular file and what is larger than `maxBytes`, before and while reading (a file that
- * grows under us), so memory stays bounded by the limit.
+ * 'read' (a buffer and a file position; receives the bytes read) or 'close'; an I/O error is
+ * thrown back in. Refuses what is not a regular file and what is larger than `maxBytes`.
+ * @template T
  * @param {string} file
  * @param {number} maxBytes
- * @returns {Generator<[string, ...any[]], Manifest | null, any>}
+ * @param {Collector<T>} collect
+ * @returns {Generator<[string, ...any[]], T | null, any>}
  */
-function* readDoc(file, maxBytes) {
+function* readDoc(file, maxBytes, collect) {
   let fd;
   try {
     fd = yield ['open', file];
   } catch (err) {
     return unreadable(file, err);
   }
-  let bytes;
   try {
     const st = yield ['fstat', fd];
     if (!st.isFile()) {
       throw new PrecompressorError('ERR_PRECOMPRESSOR_MANIFEST', `Cannot read manifest ${file}: not a regular file`, { path: file });
     }
-    const tooLarge = (/** @type {number} */ size) => new PrecompressorError('ERR_PRECOMPRESSOR_MANIFEST',
-      `Manifest ${file} is ${size} bytes, above the limit of ${maxBytes} bytes: raise options.maxManifestBytes if it is yours`, { path: file });
-    if (st.size > maxBytes) throw tooLarge(st.size);
-    // one byte more than fstat says: seeing EOF there proves the file did not grow
-    let buf = Buffer.allocUnsafe(st.size + 1);
-    let used = 0;
-    for (let n; (n = yield ['read', fd, buf, used]) > 0;) {
-      used += n;
-      if (used > maxBytes) throw tooLarge(used);
-      if (used === buf.length) {
-        const next = Buffer.allocUnsafe(Math.min(buf.length * 2, maxBytes + 1));
-        buf.copy(next);
-        buf = next;
-      }
-    }
-    bytes = buf.subarray(0, used);
+    if (st.size > maxBytes) throw tooLarge(file, st.size, maxBytes);
+    return yield* readText(fd, file, maxBytes, collect);
   } catch (err) {
     return unreadable(file, err);
   } finally {
     yield ['close', fd];
   }
-  return parseManifest(bytes.toString('utf8'), file);
+}
+
+/**
+ * The text of an open manifest, collected. A manifest in writeManifest()'s layout is parsed in
+ * batches of lines (lib/manifest-lines.js), each entry validated and collected as it comes, so
+ * that neither the whole text nor a second copy of the entries is held; any other JSON is read
+ * again from the start and parsed whole. Larger than `maxBytes` (before and while reading, for a
+ * file that grows under us): refused, so memory stays bounded by the limit.
+ * @template T
+ * @param {unknown} fd
+ * @param {string} file
+ * @param {number} maxBytes
+ * @param {Collector<T>} collect
+ * @returns {Generator<[string, ...any[]], T, any>}
+ */
+function* readText(fd, file, maxBytes, collect) {
+  /** @type {{ head: Manifest | null, sink: ReturnType<Collector<T>> | null, sdHash: string | undefined }} */
+  const got = { head: null, sink: null, sdHash: undefined };
+  const lines = new ManifestLines((h) => {
+    got.head = validateHead(h, file);
+    got.sink = collect(got.head);
+  }, (rel, e) => {
+    const head = /** @type {Manifest} */ (got.head);
+    const why = entryProblem(rel, e, head.schema);
+    if (why !== null) throw bad(file, why);
+    if (rel === head.siteDictionary?.path) got.sdHash = /** @type {FileEntry} */ (e).hash;
+    /** @type {ReturnType<Collector<T>>} */ (got.sink).add(rel, /** @type {FileEntry} */ (e));
+  });
+  const decoder = new StringDecoder('utf8');
+  let ours = true;
+  for (let at = 0, n; ours && (n = yield* readAt(fd, at, file, maxBytes)).length > 0; at += n.length) {
+    ours = lines.push(decoder.write(n));
+  }
+  if (ours && lines.push(decoder.end()) && lines.end() && got.head !== null && got.sink !== null) {
+    const sd = got.head.siteDictionary;
+    if (sd !== undefined && !siteDictionaryOk(sd, got.sdHash)) throw bad(file, SITE_DICTIONARY_PROBLEM);
+    return got.sink.done();
+  }
+  // Not in our layout (JSON all the same, or not JSON): read again from the start and parse it whole.
+  const parts = [];
+  for (let at = 0, n; (n = yield* readAt(fd, at, file, maxBytes)).length > 0; at += n.length) parts.push(n);
+  const m = parseManifest(Buffer.concat(parts).toString('utf8'), file);
+  const sink = collect({ ...m, files: {} });
+  for (const rel in m.files) if (Object.hasOwn(m.files, rel)) sink.add(rel, m.files[rel]);
+  return sink.done();
+}
+
+/**
+ * Up to CHUNK_BYTES of the file from `at` (empty at the end); refused past `maxBytes`.
+ * @param {unknown} fd
+ * @param {number} at
+ * @param {string} file
+ * @param {number} maxBytes
+ * @returns {Generator<[string, ...any[]], Buffer, any>}
+ */
+function* readAt(fd, at, file, maxBytes) {
+  const buf = Buffer.allocUnsafe(CHUNK_BYTES);
+  const n = yield ['read', fd, buf, at];
+  if (at + n > maxBytes) throw tooLarge(file, at + n, maxBytes);
+  return buf.subarray(0, n);
+}
+
+/**
+ * @param {string} file
+ * @param {number} size
+ * @param {number} maxBytes
+ */
+function tooLarge(file, size, maxBytes) {
+  return new PrecompressorError('ERR_PRECOMPRESSOR_MANIFEST',
+    `Manifest ${file} is ${size} bytes, above the limit of ${maxBytes} bytes: raise options.maxManifestBytes if it is yours`, { path: file });
 }
 
 /** @type {Record<string, (...args: any[]) => any>} */
 const SYNC_IO = {
   open: (file) => fsSync.openSync(file, READ_FLAGS),
   fstat: (fd) => fsSync.fstatSync(fd),
-  read: (fd, buf, at) => fsSync.readSync(fd, buf, at, buf.length - at, null),
+  read: (fd, buf, at) => fsSync.readSync(fd, buf, 0, buf.length, at),
   close: (fd) => fsSync.closeSync(fd),
 };
 
@@ -302,18 +413,26 @@ const SYNC_IO = {
 const ASYNC_IO = {
   open: (file) => fs.open(file, READ_FLAGS),
   fstat: (fh) => fh.stat(),
-  read: async (fh, buf, at) => (await fh.read(buf, at, buf.length - at, null)).bytesRead,
+  read: async (fh, buf, at) => (await fh.read(buf, 0, buf.length, at)).bytesRead,
   close: (fh) => fh.close(),
 };
 
 /**
- * Read and validate a manifest. Returns null when the file does not exist.
- * @param {string} file
- * @param {{ maxBytes?: number }} [options] refuse a manifest larger than this (MAX_MANIFEST_BYTES)
- * @returns {Promise<Manifest | null>}
+ * @template T
+ * @typedef {{ maxBytes?: number, collect?: Collector<T> }} ReadOptions
+ *   maxBytes: refuse a manifest larger than this (MAX_MANIFEST_BYTES); collect: what is kept of it
+ *   (the whole Manifest by default; serveStatic keeps a compact index)
  */
-export async function readManifest(file, { maxBytes = MAX_MANIFEST_BYTES } = {}) {
-  const steps = readDoc(file, maxBytes);
+
+/**
+ * Read and validate a manifest. Returns null when the file does not exist.
+ * @template [T=Manifest]
+ * @param {string} file
+ * @param {ReadOptions<T>} [options]
+ * @returns {Promise<T | null>}
+ */
+export async function readManifest(file, { maxBytes = MAX_MANIFEST_BYTES, collect = /** @type {any} */ (wholeManifest) } = {}) {
+  const steps = readDoc(file, maxBytes, collect);
   let r = steps.next();
   while (!r.done) {
     const [op, ...args] = r.value;
@@ -324,12 +443,13 @@ export async function readManifest(file, { maxBytes = MAX_MANIFEST_BYTES } = {})
 
 /**
  * Synchronous twin of readManifest(), for serveStatic's construction.
+ * @template [T=Manifest]
  * @param {string} file
- * @param {{ maxBytes?: number }} [options]
- * @returns {Manifest | null}
+ * @param {ReadOptions<T>} [options]
+ * @returns {T | null}
  */
-export function readManifestSync(file, { maxBytes = MAX_MANIFEST_BYTES } = {}) {
-  const steps = readDoc(file, maxBytes);
+export function readManifestSync(file, { maxBytes = MAX_MANIFEST_BYTES, collect = /** @type {any} */ (wholeManifest) } = {}) {
+  const steps = readDoc(file, maxBytes, collect);
   let r = steps.next();
   while (!r.done) r = stepSync(steps, r.value);
   return r.value;
@@ -337,7 +457,7 @@ export function readManifestSync(file, { maxBytes = MAX_MANIFEST_BYTES } = {}) {
 
 /**
  * Run one I/O request synchronously and hand its result (or its error) back to the generator.
- * @param {Generator<[string, ...any[]], Manifest | null, any>} steps
+ * @param {Generator<[string, ...any[]], any, any>} steps
  * @param {[string, ...any[]]} request
  */
 function stepSync(steps, [op, ...args]) {
@@ -365,16 +485,45 @@ export function buildManifest({ tool, settings, files, siteDictionary = null }) 
   return m;
 }
 
+/** Characters of manifest text handed to the file at a time (see manifestText()). */
+const CHUNK_CHARS = 1 << 20;
+
+/**
+ * The manifest's JSON text in pieces of about CHUNK_CHARS: the head indented, then one line per
+ * file entry, so that a site of a million files never has its whole text in memory at once (a
+ * line per file also keeps diffs of the manifest readable). JSON.parse reads it like any other.
+ * @param {Manifest} manifest
+ * @returns {Generator<string>}
+ */
+export function* manifestText(manifest) {
+  const { files, ...head } = manifest;
+  const top = JSON.stringify({ ...head, files: null }, null, 1);
+  let chunk = `${top.slice(0, top.lastIndexOf('null'))}{`;
+  let first = true;
+  for (const rel in files) {
+    if (!Object.hasOwn(files, rel)) continue;
+    chunk += `${first ? '' : ','}\n  ${JSON.stringify(rel)}: ${JSON.stringify(files[rel])}`;
+    first = false;
+    if (chunk.length >= CHUNK_CHARS) {
+      yield chunk;
+      chunk = '';
+    }
+  }
+  yield `${chunk}${first ? '' : '\n '}}\n}\n`;
+}
+
 /**
  * Write the manifest atomically: readers see the old or the new document, never a partial one.
+ * Written in pieces (manifestText()), not from one string of the whole document.
  * @param {string} file
  * @param {Manifest} manifest
  */
 export async function writeManifest(file, manifest) {
   // --manifest may name a folder that does not exist yet (meta/manifest.json): make it.
   await fs.mkdir(path.dirname(file), { recursive: true });
-  await writeAtomic(file, JSON.stringify(manifest, null, 1) + '\n');
+  await writeAtomic(file, manifestText(manifest));
 }
+
 
 /**
  * Content hash as recorded in the manifest: `sha256-<base64url>`.

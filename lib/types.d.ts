@@ -86,8 +86,8 @@ export interface PrecompressOptions {
 export interface SiteDictionarySummary {
   /** The dictionary file, or null when there is none (too few pages, no gain, no encoder, turned off). */
   path: string | null;
-  /** How it was made: `segments` (what the pages share), `page` (one page as it is), or `none`. */
-  method: 'segments' | 'page' | 'none';
+  /** How it was made: `segments` (what the pages share), `page` (one page as it is), `previous` (the previous build's, kept), or `none`. */
+  method: 'segments' | 'page' | 'previous' | 'none';
   /** Its bytes, and its smallest variant (what a visitor downloads once). */
   size: number;
   bytes: number;
@@ -264,7 +264,7 @@ export interface ServeOptions {
   extensions?: string[] | false;
   /** SPA fallback: true for `index.html`, or a file to send for unknown paths that accept HTML. Default false. */
   spa?: boolean | string;
-  /** Bytes of small files (and their variants) kept in memory. Default 16 MiB. */
+  /** Most bytes of bodies held in memory at once (small files and their variants, least recently used out). Default 16 MiB. */
   memoryBudget?: number;
   /** Files larger than this are always streamed from disk. Default 64 KiB. */
   memoryFileLimit?: number;
@@ -293,14 +293,16 @@ export type NextFunction = (err?: unknown) => void;
 
 export interface ServeStaticMiddleware {
   (req: IncomingMessage, res: ServerResponse, next?: NextFunction): void;
-  /** Re-read the manifest and re-check the files. */
+  /** Re-read the manifest; its paths are checked again as they are asked for. */
   reload(): Promise<void>;
-  /** Resolves when background re-checks and reloads have finished. */
+  /** Resolves when reloads and first checks of paths under way have finished. */
   settled(): Promise<void>;
   /** Stop the watchers. */
   close(): void;
   /** Number of paths served from the manifest. */
   size(): number;
+  /** What is held now: bodies in memory (at most `memoryBudget` bytes) and entries built. */
+  memory(): { bodies: number; bodyBytes: number; entries: number };
 }
 
 /** Options of `startPreview()`: the folder, where to listen, and serveStatic's options. */

@@ -22,11 +22,11 @@ const SHOWN = 5;
  * The files of `rels` that are neither listed, nor our variants or deltas of a listed file, nor
  * the manifest, a temp or (unless allowed) a dotfile (pure).
  * @param {string[]} rels POSIX paths relative to the root
- * @param {Record<string, unknown>} listed the manifest's files (and the site dictionary)
+ * @param {Record<string, unknown> | ((rel: string) => boolean)} listed the manifest's files (and the site dictionary), or a test of them
  * @param {{ manifestRel: string | null, dotfiles: boolean }} o
  */
 export function unlistedOf(rels, listed, o) {
-  const isListed = (/** @type {string} */ rel) => Object.hasOwn(listed, rel);
+  const isListed = typeof listed === 'function' ? listed : (/** @type {string} */ rel) => Object.hasOwn(listed, rel);
   return rels.filter((rel) => {
     if (isListed(rel) || rel === o.manifestRel || isTempPath(rel)) return false;
     if (!o.dotfiles && rel.split('/').some((s) => s.startsWith('.'))) return false;
@@ -76,17 +76,59 @@ export function auditMessage(root, { unlisted, mismatched, changed, servesUnlist
 }
 
 /**
- * Every regular file below `root`, as POSIX paths relative to it.
+ * What in the folder does not match its manifest, found by walking it one folder at a time in the
+ * background (never holding more than one folder's names): files not listed, variants of listed
+ * files whose size differs from the manifest (or missing), listed files whose size or mtime
+ * changed. `entry(rel)` gives a listed path's manifest entry.
  * @param {string} root
+ * @param {(rel: string) => import('../manifest.js').FileEntry | undefined} entry
+ * @param {{ manifestRel: string | null, dotfiles: boolean, extra: Set<string> }} o extra: listed besides files (the site dictionary)
+ * @returns {Promise<{ unlisted: string[], mismatched: Mismatch[], changed: string[] }>}
  */
-export async function filesBelow(root) {
-  const entries = await fs.readdir(root, { recursive: true, withFileTypes: true });
-  const out = [];
-  for (const e of entries) {
-    if (!e.isFile()) continue;
-    const dir = /** @type {any} */ (e).parentPath ?? /** @type {any} */ (e).path;
-    const rel = `${dir}/${e.name}`.slice(root.length + 1).split('\\').join('/');
-    out.push(rel);
+export async function auditFolder(root, entry, o) {
+  const found = { unlisted: /** @type {string[]} */ ([]), mismatched: /** @type {Mismatch[]} */ ([]), changed: /** @type {string[]} */ ([]) };
+  const isListed = (/** @type {string} */ rel) => o.extra.has(rel) || entry(rel) !== undefined;
+  const folders = [''];
+  while (folders.length > 0) {
+    const dir = /** @type {string} */ (folders.pop());
+    const dirents = await fs.readdir(dir === '' ? root : `${root}/${dir}`, { withFileTypes: true }).catch(() => []);
+    const names = new Set();
+    for (const d of dirents) {
+      const rel = dir === '' ? d.name : `${dir}/${d.name}`;
+      if (d.isDirectory()) folders.push(rel);
+      else if (d.isFile()) names.add(d.name);
+    }
+    const rels = [...names].map((n) => (dir === '' ? n : `${dir}/${n}`));
+    found.unlisted.push(...unlistedOf(rels, isListed, o));
+    for (const rel of rels) {
+      const e = entry(rel);
+      if (e !== undefined) await auditOne(root, rel, e, names, found);
+    }
   }
-  return out;
+  found.unlisted.sort(htmlFirst);
+  return found;
+}
+
+/**
+ * One listed file present on disk: has it changed, and do its variants have the listed sizes?
+ * @param {string} root
+ * @param {string} rel
+ * @param {import('../manifest.js').FileEntry} e
+ * @param {Set<string>} names the files of its folder
+ * @param {{ mismatched: Mismatch[], changed: string[] }} found
+ */
+async function auditOne(root, rel, e, names, found) {
+  const st = await fs.lstat(`${root}/${rel}`).catch(() => null);
+  if (st === null) return;
+  if (st.size !== e.size || st.mtimeMs !== e.mtimeMs) {
+    found.changed.push(rel);
+    return;
+  }
+  const base = rel.slice(rel.lastIndexOf('/') + 1);
+  for (const { name, suffix } of ENCODINGS) {
+    const v = e.variants[name];
+    if (v === undefined) continue;
+    const size = names.has(base + suffix) ? (await fs.lstat(`${root}/${rel}${suffix}`).catch(() => null))?.size ?? null : null;
+    if (size !== v.size) found.mismatched.push({ rel, encoding: name, listed: v.size, found: size });
+  }
 }

@@ -6,7 +6,7 @@ import { acceptsHtml } from './negotiate.js';
 import { respond, endWith, isGone } from './respond.js';
 import { chooseDelta } from './dictionary.js';
 import { httpError, redirectReply, methodNotAllowed } from './replies.js';
-import { createState, reload } from './state.js';
+import { Site } from './site.js';
 import { OPEN_FLAGS, realOf } from './open.js';
 import { absPath } from '../paths.js';
 
@@ -23,29 +23,25 @@ const GONE = new Set(['ENOENT', 'ENOTDIR', 'ELOOP', 'EISDIR', 'ENXIO']);
  * @returns {import('../types.js').ServeStaticMiddleware}
  */
 export function serveStatic(root, options = {}) {
-  const s = createState(normalizeServeOptions(root, options));
+  const s = new Site(normalizeServeOptions(root, options));
   /** @type {any} */
   const middleware = (/** @type {Call['req']} */ req, /** @type {Call['res']} */ res, /** @type {Call['next']} */ next) => handle({ s, req, res, next });
-  middleware.reload = () => reload(s);
-  /** Resolves when pending re-checks (after watcher events) and reloads have finished. */
-  middleware.settled = async () => {
-    await s.reloads.idle();
-    await s.settled();
-  };
+  middleware.reload = () => s.reload();
+  /** Resolves when pending reloads and first checks of paths have finished. */
+  middleware.settled = () => s.settled();
   /** Stop the watchers (they never keep the process alive, but tests and servers close them). */
-  middleware.close = () => {
-    s.closed = true;
-    s.watcher?.close();
-  };
-  /** Number of files in the current table (for diagnostics and tests). */
-  middleware.size = () => s.table.files.size;
+  middleware.close = () => s.close();
+  /** Number of files the manifest lists for serving (for diagnostics and tests). */
+  middleware.size = () => s.size;
+  /** Bodies and bytes held in memory, entries built (for diagnostics, tests and benchmarks). */
+  middleware.memory = () => s.memory();
   return middleware;
 }
 
 /**
  * One request: the middleware's state and the (req, res, next) it was called with.
  * @typedef {{
- *   s: import('./state.js').ServeState,
+ *   s: Site,
  *   req: import('node:http').IncomingMessage & { originalUrl?: string },
  *   res: import('node:http').ServerResponse,
  *   next?: (err?: unknown) => void,
@@ -66,11 +62,23 @@ function handle(c) {
   // Express gives us `/`; like express.static, answer as for a folder without its slash
   if (p.rel === '' && req.originalUrl !== undefined && !splitUrl(req.originalUrl).pathname.endsWith('/')) p.slash = false;
   if (p.dotfile && opts.dotfiles !== 'allow') return pass(c, opts.dotfiles === 'deny' ? 403 : 404);
-  const hit = resolveEntry(s.table, p, opts);
-  if (hit !== null) return 'redirect' in hit ? redirect(c) : serveEntry(c, hit.entry);
+  const hit = resolveEntry(s, p, opts);
+  if (hit === null) return miss(c, p);
+  if ('redirect' in hit) return redirect(c);
+  if (!(hit.entry instanceof Promise)) return serveEntry(c, hit.entry);
+  // the path's first request: its files are checked first (lib/serve/site.js)
+  hit.entry.then((entry) => (entry === null ? miss(c, p) : serveEntry(c, entry)), (err) => fail(c, err));
+}
+
+/**
+ * A path the manifest does not list (or whose file is missing): unlisted files, the SPA shell, or pass.
+ * @param {Call} c
+ * @param {import('./request-path.js').PathOk} p
+ */
+function miss(c, p) {
   // Never passed on: a framework's static handler behind this one would send the manifest as a file.
-  if (p.rel === s.table.manifestRel) return endWith(req, res, 404);
-  if (!opts.unlisted) return spaOrPass(c);
+  if (p.rel === c.s.manifestRel) return endWith(c.req, c.res, 404);
+  if (!c.s.opts.unlisted) return spaOrPass(c);
   serveUnlisted(c, p);
 }
 
@@ -101,20 +109,11 @@ function fail(c, err) {
 }
 
 /**
- * The `next` respond() hands a 412 or 416 to (found once the file is known: next(err), even with
- * fallthrough, as express.static does); without next, respond() answers them itself.
- * @param {Call} c
- */
-function nextOf(c) {
-  return typeof c.next === 'function' ? c.next : undefined;
-}
-
-/**
  * Open `file` (never through a final symlink, never waiting on a FIFO), fstat it, and respond
  * with `repOf(stat)` through that descriptor, so the headers describe the bytes sent. With
  * `checkReal` (files served by path: stale entries, unlisted files), the descriptor's own real
  * path must also be servable, so a folder swapped for a symlink between lookup and open sends
- * nothing; table entries are checked by `repOf` against the dev/ino recorded at load instead.
+ * nothing; entries are checked by `repOf` against the dev/ino recorded at their check instead.
  * When the file is gone, not a regular file, not servable, or `repOf` rejects it (null), calls
  * `onMissing(err)` instead; when the client has gone away, does nothing. Every path closes the
  * descriptor.
@@ -124,9 +123,10 @@ function nextOf(c) {
  * @param {(st: fs.Stats) => import('./table.js').Rep | null} repOf
  * @param {(err?: Error | null) => void} onMissing
  * @param {boolean} checkReal
+ * @param {((fd: number, st: fs.Stats) => void) | null} [instead] takes over a descriptor whose rep passed (and closes it)
  */
-function openAndRespond(c, target, file, repOf, onMissing, checkReal) {
-  const { req, res } = c;
+function openAndRespond(c, target, file, repOf, onMissing, checkReal, instead = null) {
+  const { res } = c;
   fs.open(file, OPEN_FLAGS, (err, fd) => {
     if (err) return GONE.has(/** @type {string} */ (err.code)) ? onMissing() : fail(c, err);
     const drop = (/** @type {Error | null} */ e) => {
@@ -136,8 +136,9 @@ function openAndRespond(c, target, file, repOf, onMissing, checkReal) {
     const send = (/** @type {fs.Stats} */ st) => {
       const rep = isGone(res) ? null : repOf(st);
       if (rep === null) return drop(null);
+      if (instead !== null) return instead(fd, st);
       try {
-        respond(req, res, target, rep, fd, c.s.opts, st, nextOf(c));
+        respond(c, target, rep, fd, st);
       } catch (e) {
         fs.close(fd, () => {});
         fail(c, /** @type {Error} */ (e));
@@ -166,13 +167,13 @@ function serveFromDisk(c, target, onMissing) {
 }
 
 /**
- * A table entry: stale → from disk; else the negotiated representation, from memory or streamed
+ * A path's entry: stale → from disk; else the negotiated representation, from memory or streamed
  * (and checked against the table on open: a mismatch turns the entry stale and starts over).
  * @param {Call} c
  * @param {import('./table.js').Entry} entry
  */
 function serveEntry(c, entry) {
-  const { s, req, res } = c;
+  const { s, req } = c;
   if (entry.stale) {
     const target = { file: entry.identity.file, path: entry.path, type: entry.type, vary: entry.vary };
     return serveFromDisk(c, target, () => pass(c, 404));
@@ -183,19 +184,43 @@ function serveEntry(c, entry) {
   const choice = delta?.encoding ?? s.neg.negotiate(req.headers['accept-encoding'], entry.mask) ?? 'identity';
   const rep = delta ?? (choice === 'identity' ? entry.identity : entry.reps[choice]);
   if (rep.body !== null) {
+    rep.used = true;
     try {
-      return respond(req, res, entry, rep, null, s.opts, undefined, nextOf(c));
+      return respond(c, entry, rep, null);
     } catch (e) {
       return fail(c, /** @type {Error} */ (e));
     }
   }
-  // the very file checked at load (dev/ino): not another one reached through a folder swapped for a symlink
+  // the very file its check saw (dev/ino): not another one reached through a folder swapped for a symlink
   const unchanged = (/** @type {fs.Stats} */ st) => st.ino === rep.ino && st.dev === rep.dev && st.size === rep.size &&
     (rep.encoding !== 'identity' || st.mtimeMs === rep.mtimeMs);
+  // a small body not held yet is read whole through the checked descriptor and joins the body cache
+  const fill = rep.size <= s.opts.memoryFileLimit && s.bodies.fits(rep.size) && delta === null;
   openAndRespond(c, entry, rep.file, (st) => (unchanged(st) ? rep : null), () => {
     s.markStale(entry);
     serveEntry(c, entry);
-  }, false);
+  }, false, fill ? (fd, st) => fillAndRespond(c, entry, rep, fd, st) : null);
+}
+
+/**
+ * Read a representation's body through its checked descriptor into the body cache, and answer
+ * from it; a body that no longer matches the entry turns the entry stale and starts over.
+ * @param {Call} c
+ * @param {import('./table.js').Entry} entry
+ * @param {import('./table.js').Rep} rep
+ * @param {number} fd
+ * @param {fs.Stats} st
+ */
+function fillAndRespond(c, entry, rep, fd, st) {
+  const { s, res } = c;
+  s.fill(entry, rep, fd, st).finally(() => fs.close(fd, () => {})).then((body) => {
+    if (isGone(res)) return;
+    if (body === null) {
+      s.markStale(entry);
+      return serveEntry(c, entry);
+    }
+    respond(c, entry, rep.body === body ? rep : { ...rep, body }, null, st);
+  }).catch((err) => fail(c, err));
 }
 
 /** The trailing-slash redirect of a folder, from the original URL (mount prefix and query kept). @param {Call} c */
@@ -213,12 +238,25 @@ function spaOrPass(c) {
   if (opts.spa !== null) {
     c.res.setHeader('Vary', appendVary(c.res.getHeader('vary'), 'Accept')); // the answer depends on Accept
     if (!acceptsHtml(c.req.headers.accept)) return pass(c, 404);
-    const entry = c.s.table.files.get(opts.spa);
-    if (entry) return serveEntry(c, entry);
-    if (opts.unlisted) {
-      const file = absPath(opts.root, opts.spa);
-      return serveFromDisk(c, { file, path: file, type: contentTypeOf(opts.spa), vary: false }, () => pass(c, 404));
-    }
+    const entry = c.s.find(opts.spa);
+    if (!(entry instanceof Promise)) return spaShell(c, entry);
+    entry.then((e) => spaShell(c, e ?? undefined), (err) => fail(c, err));
+    return;
+  }
+  pass(c, 404);
+}
+
+/**
+ * The SPA shell: its entry, else (with `unlisted`) the file on disk, else 404.
+ * @param {Call} c
+ * @param {import('./table.js').Entry | undefined} entry
+ */
+function spaShell(c, entry) {
+  const { opts } = c.s;
+  if (entry) return serveEntry(c, entry);
+  if (opts.unlisted && opts.spa !== null) {
+    const file = absPath(opts.root, opts.spa);
+    return serveFromDisk(c, { file, path: file, type: contentTypeOf(opts.spa), vary: false }, () => pass(c, 404));
   }
   pass(c, 404);
 }

@@ -6,17 +6,18 @@ import { DELTA_VARY, deltaFilesOf, optionsForHashed, useAsDictionary, siteDictio
 import { absPath } from '../paths.js';
 
 /**
- * Manifest → lookup table with the response headers of every representation precomputed as flat
- * arrays for `res.writeHead(status, array)`. Pure: the disk facts (which files exist, where
- * symlinks lead, which bytes are held in memory) come in as a `check` from serve-load.js.
+ * A listed path's entry with the response headers of every representation precomputed as flat
+ * arrays for `res.writeHead(status, array)`, and the lookup of a request path. Pure: the disk
+ * facts (which files exist, where symlinks lead) come in as a `check` from lib/serve/load.js.
  */
 
 /**
  * @typedef {{
  *   encoding: string, file: string, size: number, etag: string, lastModified: string,
  *   mtimeMs: number, body: Buffer | null, head: string[], head304: string[],
- *   stat: { size: number, mtime: Date, mtimeMs: number }, dev: number, ino: number,
- * }} Rep  dev/ino: the file checked at load (a descriptor opened later must be that file; -1 when unknown)
+ *   stat: { size: number, mtime: Date, mtimeMs: number }, dev: number, ino: number, used: boolean, ringed: boolean,
+ * }} Rep  dev/ino: the file checked at load (a descriptor opened later must be that file; -1 when unknown);
+ *   body: held by the body cache (lib/serve/body-cache.js), which also keeps `used` and `ringed`
  * @typedef {{
  *   rel: string, path: string, src: import('../manifest.js').FileEntry, type: string,
  *   vary: boolean, mask: number, stale: boolean, identity: Rep, reps: Record<string, Rep>,
@@ -31,7 +32,6 @@ import { absPath } from '../paths.js';
  *   root: string, opts: Readonly<import('./options.js').ServeOptions>,
  *   maskOf: (encodings: string[]) => number, settingsTag: string, siteDictionary?: string | null,
  * }} TableContext  siteDictionary: the manifest's site dictionary path (HTML responses link to it)
- * @typedef {{ files: Map<string, Entry>, dirs: Set<string>, manifestRel: string | null, tctx?: any, cctx?: any }} Table
  */
 
 /**
@@ -111,7 +111,7 @@ function makeRep(encoding, file, size, etag, mtimeMs, body, entryInfo, opts, id 
   if (opts.acceptRanges) head304.push('Accept-Ranges', 'bytes');
   if (opts.lastModified) head304.push('Last-Modified', lastModified);
   const stat = Object.freeze({ size, mtimeMs, mtime: new Date(Math.round(mtimeMs)) });
-  return { encoding, file, size, etag, lastModified, mtimeMs, body, head, head304, stat, dev: id.dev, ino: id.ino };
+  return { encoding, file, size, etag, lastModified, mtimeMs, body, head, head304, stat, dev: id.dev, ino: id.ino, used: false, ringed: false };
 }
 
 /** @type {Readonly<{ dev: number, ino: number }>} */
@@ -182,71 +182,36 @@ export function buildEntry(rel, src, ctx, check) {
 }
 
 /**
- * Which representations to hold in memory: each one no larger than `memoryFileLimit`, in
- * manifest order and server preference order (the variants most clients get first), until
- * `memoryBudget` bytes are used.
- * @param {Record<string, import('../manifest.js').FileEntry>} files
- * @param {Readonly<import('./options.js').ServeOptions>} opts
- * @returns {Map<string, string[]>} rel → encodings ('identity' included) to load
- */
-export function planMemory(files, opts) {
-  const plan = new Map();
-  let used = 0;
-  for (const [rel, e] of Object.entries(files)) {
-    const wanted = [];
-    /** @type {[string, number][]} */
-    const candidates = opts.encodings
-      .filter((x) => Object.hasOwn(e.variants, x))
-      .map((x) => [x, e.variants[/** @type {'br'} */ (x)]?.size ?? Infinity]);
-    candidates.push(['identity', e.size]);
-    for (const [enc, size] of candidates) {
-      if (size <= opts.memoryFileLimit && used + size <= opts.memoryBudget) {
-        used += size;
-        wanted.push(enc);
-      }
-    }
-    if (wanted.length > 0) plan.set(rel, wanted);
-  }
-  return plan;
-}
-
-/**
- * Every folder that holds a listed file, '' being the root.
- * @param {Set<string>} dirs
- * @param {string} rel
- */
-export function addFolders(dirs, rel) {
-  for (let i = rel.indexOf('/'); i !== -1; i = rel.indexOf('/', i + 1)) dirs.add(rel.slice(0, i));
-}
-
-/**
- * Resolve a parsed request path against the table.
- * @param {Table} table
+ * Resolve a parsed request path against the listed paths: exact path, folder index, `extensions`,
+ * folder redirect. `find` gives a listed path's entry (or a promise of it while it is first
+ * checked), undefined for a path not listed; `dirs` are the folders that hold listed files.
+ * @template E
+ * @param {{ find(rel: string): E | undefined, dirs: Set<string>, size: number, manifestRel: string | null }} site
  * @param {{ rel: string, slash: boolean }} p
  * @param {Readonly<import('./options.js').ServeOptions>} opts
- * @returns {{ entry: Entry } | { redirect: true } | null}
+ * @returns {{ entry: E } | { redirect: true } | null}
  */
-export function resolveEntry(table, p, opts) {
+export function resolveEntry(site, p, opts) {
   const { rel, slash } = p;
-  if (rel === table.manifestRel) return null;
+  if (rel === site.manifestRel) return null;
   if (!slash) {
-    const entry = table.files.get(rel);
-    if (entry) return { entry };
+    const entry = site.find(rel);
+    if (entry !== undefined) return { entry };
     // rel '' without a slash: the mount point of a mounted middleware, a folder if it has files
-    if (table.dirs.has(rel) && (rel !== '' || table.files.size > 0)) return opts.redirect ? { redirect: true } : null;
+    if (site.dirs.has(rel) && (rel !== '' || site.size > 0)) return opts.redirect ? { redirect: true } : null;
     // like send: extensions are tried only for a path without one
     if (rel !== '' && path.posix.extname(rel) === '') {
       for (const ext of opts.extensions) {
-        const hit = table.files.get(`${rel}.${ext}`);
-        if (hit) return { entry: hit };
+        const hit = site.find(`${rel}.${ext}`);
+        if (hit !== undefined) return { entry: hit };
       }
     }
     return null;
   }
-  if (rel !== '' && !table.dirs.has(rel)) return null;
+  if (rel !== '' && !site.dirs.has(rel)) return null;
   for (const name of opts.index) {
-    const hit = table.files.get(rel === '' ? name : `${rel}/${name}`);
-    if (hit) return { entry: hit };
+    const hit = site.find(rel === '' ? name : `${rel}/${name}`);
+    if (hit !== undefined) return { entry: hit };
   }
   return null;
 }

@@ -1,6 +1,7 @@
 // Scale benchmark: a site of many small files, built and served.
 //
-//   npm run bench:scale -- [--files 100000] [--unique N] [--small 568] [--servers precompressor,sirv,nginx] [--out f.json]
+//   npm run bench:scale -- [--files 100000] [--unique N] [--small 568]
+//                          [--servers precompressor,precompressor serve,sirv,nginx] [--no-watch] [--out f.json]
 //
 // Makes its own tree: `--files` SVG icons in folders of 1,000 (`--unique` of them distinct, the
 // rest repeat, so a million-file run's cold pass is cheap through the variant cache), plus a few
@@ -9,7 +10,9 @@
 //   the variants and the manifest are deleted; wall time and peak RSS of each;
 // - the same three on a small tree (`--small` files), where the rebuild is compared with the warm run;
 // - each server: time from the call that makes the handler to the end of its first answer, RSS
-//   then and after 2,000 requests for random files (nginx: time from spawn to the first answer).
+//   then and after 2,000 requests for random files (nginx and `precompressor serve`: time from
+//   spawn to the first answer);
+// - watch mode on the big tree: time to ready (its first pass) and one changed file's batch.
 
 import fs from 'node:fs';
 import fsp from 'node:fs/promises';
@@ -24,11 +27,13 @@ import { fmt, fmtInt, machineInfo, markdownTable, missingTools, timed } from './
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const { values: args } = parseArgs({
+  allowNegative: true,
   options: {
     files: { type: 'string', default: '100000' },
     unique: { type: 'string' },
     small: { type: 'string', default: '568' },
-    servers: { type: 'string', default: 'precompressor,sirv,nginx' },
+    servers: { type: 'string', default: 'precompressor,precompressor serve,sirv,nginx' },
+    watch: { type: 'boolean', default: true },
     out: { type: 'string' },
     keep: { type: 'boolean', default: false },
   },
@@ -111,6 +116,40 @@ async function nodeServer(kind, dir, probesFile) {
   return JSON.parse(out.trim().split('\n').at(-1));
 }
 
+/** `precompressor serve <dir> --port 0` as a user starts it: time from spawn to the first 200, its RSS then. */
+async function previewServer(dir, probe) {
+  const t0 = performance.now();
+  const child = spawn(process.execPath, [cli, 'serve', dir, '--port', '0', '--host', '127.0.0.1'], { stdio: ['ignore', 'pipe', 'inherit'] });
+  let out = '';
+  const port = await new Promise((resolve, reject) => {
+    child.stdout.on('data', (d) => {
+      out += d;
+      const m = /http:\/\/127\.0\.0\.1:(\d+)/.exec(out);
+      if (m) resolve(Number(m[1]));
+    });
+    child.on('close', (code) => reject(new Error(`precompressor serve exited ${code}: ${out}`)));
+  });
+  const r = await new Promise((resolve) => {
+    http.get({ host: '127.0.0.1', port, path: probe, headers: { 'accept-encoding': 'br' } }, (res) => { res.resume(); res.on('end', () => resolve(res.statusCode)); })
+      .on('error', () => resolve(0));
+  });
+  const firstMs = performance.now() - t0;
+  const rssMB = await fsp.readFile(`/proc/${child.pid}/status`, 'utf8').then((s) => Number(/VmRSS:\s+(\d+)/.exec(s)?.[1]) / 1024).catch(() => null);
+  child.kill('SIGTERM');
+  await new Promise((resolve) => child.on('close', resolve));
+  return { firstMs, rssFirstMB: rssMB, rssAfterMB: null, bad: r === 200 ? 0 : 1 };
+}
+
+/** Watch mode on the compressed tree: ready (first pass) and one changed file's batch (test/bench/scale-watch.js). */
+async function watchRun(dir, file) {
+  const child = spawn(process.execPath, [path.join(repoRoot, 'test/bench/scale-watch.js'), dir, repoRoot, path.join(tmp, 'cache-watch'), file], { stdio: ['ignore', 'pipe', 'inherit'] });
+  let out = '';
+  child.stdout.on('data', (d) => { out += d; });
+  const code = await new Promise((resolve) => child.on('close', resolve));
+  if (code !== 0) throw new Error(`watch exited ${code}`);
+  return JSON.parse(out.trim().split('\n').at(-1));
+}
+
 /** nginx with brotli_static: time from spawn to the first 200, RSS of its worker. */
 async function nginxServer(dir, probe) {
   const missing = missingTools(['nginx', NGINX_BROTLI]);
@@ -153,12 +192,20 @@ try {
   await fsp.writeFile(probesFile, sample.join('\n'));
   for (const s of servers) {
     try {
-      const r = s === 'nginx' ? await nginxServer(big, sample[0]) : await nodeServer(s, big, probesFile);
+      const r = s === 'nginx' ? await nginxServer(big, sample[0]) : s === 'precompressor serve' ? await previewServer(big, sample[0]) : await nodeServer(s, big, probesFile);
       results.servers.push({ server: s, ...r });
       console.error(`[serve] ${s}: first answer ${fmt(r.firstMs, 0)} ms, RSS ${fmt(r.rssFirstMB, 0)} MB`);
     } catch (err) {
       results.servers.push({ server: s, error: String(err.message ?? err) });
       console.error(`[serve] ${s}: ${err.message ?? err}`);
+    }
+  }
+  if (args.watch) {
+    try {
+      results.watch = await watchRun(big, path.join(big, 'index.html'));
+      console.error(`[watch] ready ${fmt(results.watch.readyMs, 0)} ms, RSS ${fmt(results.watch.rssReadyMB, 0)} MB; one file's batch ${fmt(results.watch.batchMs, 0)} ms`);
+    } catch (err) {
+      results.watch = { error: String(err.message ?? err) };
     }
   }
 } finally {
@@ -175,4 +222,10 @@ console.log();
 console.log(markdownTable(['server', 'first answer ms', 'RSS at first answer MB', 'RSS after 2,000 requests MB', 'non-200'], results.servers.map((r) => [
   r.server, r.error ? `error: ${r.error}` : fmt(r.firstMs, 0), fmt(r.rssFirstMB, 0), fmt(r.rssAfterMB, 0), r.bad ?? null,
 ]), 'lrrrr'));
+if (results.watch) {
+  const w = results.watch;
+  console.log();
+  console.log(markdownTable(['watch mode', 'ready ms (first pass)', 'RSS at ready MB', 'one changed file: batch ms', 'peak RSS MB'],
+    [w.error ? [`error: ${w.error}`, null, null, null, null] : ['precompressor watch', fmt(w.readyMs, 0), fmt(w.rssReadyMB, 0), fmt(w.batchMs, 0), fmt(w.peakMB, 0)]], 'lrrrr'));
+}
 if (args.out) await fsp.writeFile(args.out, JSON.stringify(results, null, 2));

@@ -104,3 +104,25 @@ export function decode(res) {
   if (!e?.decode) throw new Error(`cannot decode ${enc}`);
   return e.decode(res.body);
 }
+
+/**
+ * A site (makeSite) and a node:http server around `serveStatic(dir, options)`; what to undo is
+ * pushed on `cleanup` (run it in afterAll).
+ * @param {(dir: string, options: object) => any} serveStatic
+ * @param {Array<() => Promise<void>>} cleanup
+ * @param {Record<string, string | Buffer>} files
+ * @param {object} [options]
+ * @param {Parameters<typeof makeSite>[1]} [siteOpts]
+ */
+export async function serveSite(serveStatic, cleanup, files, options = {}, siteOpts = {}) {
+  const site = await makeSite(files, siteOpts);
+  const mw = serveStatic(site.dir, options);
+  const srv = await listen(mw);
+  cleanup.push(async () => {
+    mw.close();
+    await srv.close();
+    await fs.rm(site.dir, { recursive: true, force: true });
+  });
+  const get = (p, headers = {}, method = 'GET') => request(srv.port, p, { headers, method });
+  return { ...site, mw, srv, get };
+}

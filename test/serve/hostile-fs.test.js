@@ -271,7 +271,9 @@ describe('symlink aliases of dotfiles and of the manifest (item 14)', () => {
           expect(res.status).toBe(404);
         }
       }
-      expect(listed.size()).toBe(1); // index.html
+      // all four are listed; each is checked on its first request (lib/serve/site.js), and only index.html passes
+      expect(listed.size()).toBe(4);
+      expect((await request(srvs[0].port, '/index.html')).status).toBe(200);
     } finally {
       for (const mw of [listed, unlisted, bare]) mw.close();
       for (const srv of srvs) await srv.close();

@@ -6,7 +6,7 @@ import http from 'node:http';
 import crypto from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { serveStatic } from '../../lib/serve/middleware.js';
-import { makeSite, listen, request, decode, ENCODERS } from '../helpers/serve-site.js';
+import { makeSite, listen, request, decode, ENCODERS, serveSite } from '../helpers/serve-site.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const cleanup = [];
@@ -15,18 +15,7 @@ afterAll(async () => {
 });
 
 /** A site + a node:http server around serveStatic(dir, options). */
-async function serve(files, options = {}, siteOpts = {}) {
-  const site = await makeSite(files, siteOpts);
-  const mw = serveStatic(site.dir, options);
-  const srv = await listen(mw);
-  cleanup.push(async () => {
-    mw.close();
-    await srv.close();
-    await fs.rm(site.dir, { recursive: true, force: true });
-  });
-  const get = (p, headers = {}, method = 'GET') => request(srv.port, p, { headers, method });
-  return { ...site, mw, srv, get };
-}
+const serve = (files, options = {}, siteOpts = {}) => serveSite(serveStatic, cleanup, files, options, siteOpts);
 
 const JS = 'export const answer = 42;\n'.repeat(400); // 10,800 bytes, compresses well
 const BIG = Buffer.from(Array.from({ length: 3000 }, (_, i) => `line ${i} ${'lorem ipsum '.repeat(i % 7)}\n`).join(''));
