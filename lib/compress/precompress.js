@@ -23,6 +23,8 @@ import { retryWhileChanged } from '../flow.js';
 export const VERSION = JSON.parse(fs.readFileSync(new URL('../../package.json', import.meta.url), 'utf8')).version;
 const TOOL = `precompressor@${VERSION}`;
 const MAX_ATTEMPTS = 3;
+/** Files under way at once (their tasks submitted to the pool, or about to be). */
+const ADMITTED = 512;
 
 /** The pool's batching, in estimatedCost() units: what shares a message, and what goes ahead to a busy worker. */
 const POOL_LIMITS = { batchCost: 32 * 1024, aheadCost: 64 * 1024 };
@@ -133,6 +135,10 @@ class Pass {
   compressJobs = [];
   /** @type {{ cost: number, submit: () => void }[]} prepared tasks that flush() submits */
   queued = [];
+  /** @type {{ file: WalkedFile, cost: number }[]} files not started yet, cheapest first (taken from the end) */
+  waiting = [];
+  /** files started and not finished (at most ADMITTED: see admit()) */
+  active = 0;
   /** @type {Promise<string> | null} made on the first compression (see makeTempDir) */
   tempDir = null;
   /** @type {Manifest | null} */
@@ -216,8 +222,9 @@ class Pass {
     }
     // Largest (most expensive) work first, so that one big bundle does not finish last.
     this.report.plan(toCompress, (rel) => this.encodingsOf(rel));
-    for (const file of toCompress) this.schedule(file);
-    this.flush();
+    for (const file of toCompress) this.waiting.push({ file, cost: this.costOf(file) });
+    this.waiting.sort((a, b) => a.cost - b.cost);
+    this.admit();
     await Promise.all(this.hashJobs);
     // compressJobs grows while files are verified or retried: drain until it is stable.
     for (let done = 0; done < this.compressJobs.length; ) {
@@ -286,8 +293,8 @@ class Pass {
       this.entries.set(file.rel, { ...d.prev, size: h.size, mtimeMs: h.mtimeMs });
       this.report.count('unchanged');
     } else {
-      this.schedule(file);
-      this.flush();
+      this.waiting.push({ file, cost: this.costOf(file) });
+      this.admit();
     }
   }
 
@@ -323,14 +330,41 @@ class Pass {
   }
 
   /**
-   * Compress one file: its tasks are prepared now and submitted by flush(). Its results are checked
-   * together, and it is done again while it changes between its encodings (all variants must match).
+   * The estimated cost of all of a file's encodings.
    * @param {WalkedFile} file
    */
-  schedule(file) {
+  costOf(file) {
+    return this.encodingsOf(file.rel).reduce((n, e) => n + estimatedCost(file.size, e, this.opts), 0);
+  }
+
+  /**
+   * Start the waiting files, most expensive first, while fewer than ADMITTED are under way: a file
+   * under way holds its promises, closures and task objects, so on a tree of 10^5 files starting
+   * them all at once held hundreds of MB; the pool still gets work ahead (see lib/compress/pool.js).
+   */
+  admit() {
+    while (this.waiting.length > 0 && (this.active < ADMITTED || this.opts.dryRun)) {
+      const { file } = /** @type {{ file: WalkedFile }} */ (this.waiting.pop());
+      this.active++;
+      this.schedule(file, () => {
+        this.active--;
+        this.admit();
+      });
+    }
+    this.flush();
+  }
+
+  /**
+   * Compress one file: its tasks are prepared now and submitted by flush(). Its results are checked
+   * together, and it is done again while it changes between its encodings (all variants must match).
+   * `done` runs once it has ended, whatever the outcome.
+   * @param {WalkedFile} file
+   * @param {() => void} done
+   */
+  schedule(file, done) {
     if (this.opts.dryRun) {
       this.report.change(file.rel, 'compress');
-      return;
+      return done();
     }
     let current = file;
     const job = retryWhileChanged(async (attempt) => {
@@ -344,7 +378,8 @@ class Pass {
       }
       this.record(current, results);
     }, MAX_ATTEMPTS);
-    this.compressJobs.push(job.catch((err) => this.fail(file.rel, err)));
+    // done() inside the promise awaited by execute(): the files it admits are in compressJobs before it resolves
+    this.compressJobs.push(job.catch((err) => this.fail(file.rel, err)).finally(done));
   }
 
   /**
