@@ -257,9 +257,10 @@ export function parseManifest(text, file) {
 }
 
 /**
- * The largest manifest read by default, in bytes: a site of a million files (about 180 bytes per
- * entry as writeManifest() writes it, 360 in the indented layout of earlier versions) fits. serveStatic's `maxManifestBytes` raises it, up to the
- * engine's longest string (about 512 MiB in V8).
+ * The largest manifest read by default, in bytes: a site of a million files fits (about 180 bytes
+ * per entry for short paths as writeManifest() writes it; 240 in the indented layout of earlier
+ * versions). serveStatic's `maxManifestBytes` raises it, up to the engine's longest string (about
+ * 512 MiB in V8, which bounds a manifest in another layout, read whole).
  */
 export const MAX_MANIFEST_BYTES = 400 * 1024 * 1024;
 
