@@ -109,7 +109,9 @@ class Pool {
 
   /** @param {Slot} slot */
   spawn(slot) {
-    const worker = new Worker(this.workerUrl);
+    // A small young generation: a worker allocates little on its heap (its buffers live outside it),
+    // and the default one is a large part of what each worker adds to the RSS.
+    const worker = new Worker(this.workerUrl, { resourceLimits: { maxYoungGenerationSizeMb: 12 } });
     slot.worker = worker;
     /** @typedef {{ error?: { message: string, code?: string, changed?: boolean }, result?: unknown }} Reply */
     worker.on('message', (/** @type {{ id: number, results: Reply[] }} */ { id, results }) => this.settle(slot, id, (i) => {

@@ -131,8 +131,8 @@ class Pass {
   removals = [];
   /** @type {Promise<void>[]} hashing jobs (skipped files, changed-stat files to verify) */
   hashJobs = [];
-  /** @type {Promise<void>[]} one per scheduled file; grows while files are verified or retried */
-  compressJobs = [];
+  /** @type {(() => void) | null} resolves idle(): no file waiting or under way */
+  onIdle = null;
   /** @type {{ cost: number, submit: () => void }[]} prepared tasks that flush() submits */
   queued = [];
   /** @type {{ file: WalkedFile, cost: number }[]} files not started yet, cheapest first (taken from the end) */
@@ -226,12 +226,7 @@ class Pass {
     this.waiting.sort((a, b) => a.cost - b.cost);
     this.admit();
     await Promise.all(this.hashJobs);
-    // compressJobs grows while files are verified or retried: drain until it is stable.
-    for (let done = 0; done < this.compressJobs.length; ) {
-      const batch = this.compressJobs.slice(done);
-      done = this.compressJobs.length;
-      await Promise.all(batch);
-    }
+    await this.idle();
     await this.remove();
     const input = { opts: this.opts, entries: this.entries, previous: this.previous, onDisk: this.classified.deltas, report: this.report, userFiles: this.owners.user, cache: this.cache };
     const site = await addSiteDictionary(input);
@@ -349,9 +344,21 @@ class Pass {
       this.schedule(file, () => {
         this.active--;
         this.admit();
+        if (this.active === 0 && this.waiting.length === 0) this.onIdle?.();
       });
     }
     this.flush();
+  }
+
+  /** Resolves once no file is waiting or under way (files verified or retried meanwhile included). */
+  idle() {
+    if (this.active === 0 && this.waiting.length === 0) return Promise.resolve();
+    return new Promise((resolve) => {
+      this.onIdle = () => {
+        this.onIdle = null;
+        resolve(undefined);
+      };
+    });
   }
 
   /**
@@ -378,8 +385,7 @@ class Pass {
       }
       this.record(current, results);
     }, MAX_ATTEMPTS);
-    // done() inside the promise awaited by execute(): the files it admits are in compressJobs before it resolves
-    this.compressJobs.push(job.catch((err) => this.fail(file.rel, err)).finally(done));
+    void job.catch((err) => this.fail(file.rel, err)).finally(done);
   }
 
   /**
