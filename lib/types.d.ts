@@ -86,8 +86,8 @@ export interface PrecompressOptions {
 export interface SiteDictionarySummary {
   /** The dictionary file, or null when there is none (too few pages, no gain, no encoder, turned off). */
   path: string | null;
-  /** How it was made: `segments` (what the pages share), `page` (one page as it is), or `none`. */
-  method: 'segments' | 'page' | 'none';
+  /** How it was made: `segments` (what the pages share), `page` (one page as it is), `previous` (the previous build's, kept), or `none`. */
+  method: 'segments' | 'page' | 'previous' | 'none';
   /** Its bytes, and its smallest variant (what a visitor downloads once). */
   size: number;
   bytes: number;

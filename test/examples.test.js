@@ -188,3 +188,25 @@ test('dev-server.js: one pass at its own settings (a restart compresses nothing)
     expect(await p.stop()).toBe(0);
   }
 });
+
+test.each([
+  ['koa.js', '/nope.js', 404, 'not found here'],
+  ['fastify.js', '/api/hello', 200, '{"hello":"world"}'],
+])('%s: br from dist/, the manifest a 404, what it does not serve reaches the framework', async (name, other, status, body) => {
+  expect((await precompress(path.join(project, 'dist'))).ok).toBe(true);
+  const p = start(name);
+  try {
+    const url = await p.line(/^http:/);
+    const js = await get(`${url}assets/app-3f2a9c.js`, { 'accept-encoding': 'gzip, br' });
+    expect([js.status, js.headers['content-encoding']]).toEqual([200, 'br']);
+    expect(decoded(js)).toEqual(site('dist/assets/app-3f2a9c.js'));
+    const html = await get(url, { 'accept-encoding': 'gzip' });
+    expect([html.status, html.headers['content-encoding']]).toEqual([200, 'gzip']);
+    expect(decoded(html)).toEqual(site('dist/index.html'));
+    expect((await get(`${url}precompressor-manifest.json`)).status).toBe(404);
+    const r = await get(`${url}${other.slice(1)}`);
+    expect([r.status, r.body.toString()]).toEqual([status, body]);
+  } finally {
+    await p.stop();
+  }
+});

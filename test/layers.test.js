@@ -75,7 +75,7 @@ test('the specifiers are read from every kind of import', () => {
   ].join('\n');
   expect(specifiersOf(source)).toEqual(['node:fs', './a.js', '../c.js', './side.js', './d.js', '../e.js', './worker.js']);
   expect(graph.get('lib/index.js')).toEqual(['lib/compress/precompress.js', 'lib/serve/middleware.js', 'lib/serve/preview.js', 'lib/watch/watch.js', 'lib/errors.js']);
-  expect(graph.get('lib/compress/precompress.js')).toContain('lib/compress/worker.js');
+  expect(graph.get('lib/compress/compressions.js')).toContain('lib/compress/worker.js');
   expect(modules).toEqual(expect.arrayContaining(['lib/manifest.js', 'lib/serve/middleware.js', 'lib/cli/cli.js', 'plugins/vite.js', 'bin/precompressor.js']));
 });
 

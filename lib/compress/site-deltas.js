@@ -9,6 +9,7 @@ import { variantPath } from '../encodings.js';
 import { absPath } from '../paths.js';
 import { writeAtomic, removeIfPresent } from '../fs-atomic.js';
 import { encodeBuffer, zlibOptions } from './encode.js';
+import { openStore, storeFolderFor } from './dictionary-store.js';
 import { extensionOf } from './plan.js';
 
 /**
@@ -18,7 +19,7 @@ import { extensionOf } from './plan.js';
  * check and writer: encodeAll()). Runs before addDeltas(), which must leave these delta files in
  * place (`keep`); apply() records them after it, since addDeltas() rebuilds the delta fields.
  *
- * @typedef {{ path: string | null, method: 'segments' | 'page' | 'none', size: number, bytes: number, pages: number,
+ * @typedef {{ path: string | null, method: 'segments' | 'page' | 'previous' | 'none', size: number, bytes: number, pages: number,
  *   written: number, reused: number, pageBytes: number, ordinaryBytes: number, unavailable: string | null }} SiteDictionarySummary
  *   bytes: the dictionary's own best variant; pageBytes / ordinaryBytes: the pages with a variant
  *   against it, their smallest one against their best ordinary variant
@@ -26,6 +27,9 @@ import { extensionOf } from './plan.js';
 
 /** Extensions of the pages the dictionary is made from and for. */
 export const PAGE_EXTENSIONS = new Set(['html', 'htm']);
+
+/** The site dictionary's family in the dictionary store (a colon: no file's family key has one). */
+const SITE_FAMILY = 'precompressor:site-dictionary';
 
 /** Pages read to choose the dictionary, at most (evenly spread over the sorted list). */
 const CHOICE_PAGES = 256;
@@ -65,7 +69,9 @@ export async function addSiteDictionary(input) {
   const oldRel = previous?.siteDictionary?.path ?? null;
   if (opts.siteDictionary && encoders.length === 0) summary.unavailable = `Node ${process.version} has no zstd or Brotli encoder that takes a dictionary`;
   const pages = [...entries].filter(([rel, e]) => isPage(rel, e, opts)).sort(([a], [b]) => (a < b ? -1 : 1));
-  const choice = encoders.length > 0 ? await choose(opts, pages, encoders) : null;
+  // The store keeps the dictionary across builds that empty the folder (Vite), so that it can be kept.
+  const store = encoders.length > 0 ? await openStore(storeFolderFor(opts.dictionaryStore, opts.root)) : null;
+  const choice = store ? await choose(opts, pages, encoders, await previousDictionary(input, store)) : null;
   summary.method = choice?.method ?? 'none';
   const dict = choice?.bytes ?? null;
   const dictHash = dict === null ? null : contentHash(dict);
@@ -85,6 +91,10 @@ export async function addSiteDictionary(input) {
     report.warn(rel, `site dictionary not written (${/** @type {Error} */ (err).message})`);
     return { ...none, changed };
   }
+  if (store && !opts.dryRun) {
+    const current = new Map([[SITE_FAMILY, [{ hash: dictHash, bytes: async () => dict }]]]);
+    await store.record(current, 1).catch((err) => report.warn(store.dir, `dictionary store not updated (${err.message})`));
+  }
   const dictKey = dictionaryHashOf(dictHash);
   Object.assign(summary, { path: rel, size: dict.length, bytes: bestOrdinary(dictEntry) });
   const run = { ...input, encoders, summary: { written: 0 } };
@@ -102,19 +112,35 @@ export async function addSiteDictionary(input) {
 }
 
 /**
+ * The previous build's dictionary: the file the previous manifest names, if it is still there
+ * unchanged, else the newest one in the store (the folder was emptied); null when neither.
+ * @param {DeltaInput} input
+ * @param {Awaited<ReturnType<typeof openStore>>} store
+ */
+async function previousDictionary(input, store) {
+  const sd = input.previous?.siteDictionary;
+  const e = sd === undefined ? undefined : input.entries.get(sd.path);
+  const here = sd !== undefined && e !== undefined && e.hash === sd.hash ? await readChecked(input.opts, sd.path, e) : null;
+  if (here !== null) return here;
+  const [hash] = store.versions(SITE_FAMILY);
+  return hash === undefined ? null : store.read(hash);
+}
+
+/**
  * The dictionary for these pages, chosen on at most CHOICE_PAGES of them (evenly spread, so that a
  * site of thousands of pages is not held in memory), or null when fewer than two can be read.
  * @param {import('../options.js').Options} opts
  * @param {[string, FileEntry][]} pages
  * @param {readonly ('dcb' | 'dcz')[]} encoders
+ * @param {Buffer | null} previous the previous build's dictionary, kept while nearly as good
  */
-async function choose(opts, pages, encoders) {
+async function choose(opts, pages, encoders, previous) {
   const step = Math.max(1, pages.length / CHOICE_PAGES);
   const sample = [...new Set(Array.from({ length: Math.min(pages.length, CHOICE_PAGES) }, (_, i) => pages[Math.floor(i * step)]))];
   const read = await Promise.all(sample.map(([rel, e]) => readChecked(opts, rel, e)));
   const ok = sample.filter((_, i) => read[i] !== null);
   if (ok.length < 2) return null;
-  return chooseDictionary(/** @type {Buffer[]} */ (read.filter((b) => b !== null)), ok.map(([, e]) => bestOrdinary(e)), encoders.includes('dcz') ? 'dcz' : 'dcb');
+  return chooseDictionary(/** @type {Buffer[]} */ (read.filter((b) => b !== null)), ok.map(([, e]) => bestOrdinary(e)), encoders.includes('dcz') ? 'dcz' : 'dcb', previous);
 }
 
 /**

@@ -19,6 +19,11 @@ const SAMPLE = 12;
 const SCORE_LEVEL = 9;
 /** Brotli quality for the dictionary's own size while scoring (the served variant is quality 11). */
 const SCORE_BROTLI = 9;
+/**
+ * The previous build's dictionary is kept while its score is within this fraction of the best new
+ * candidate's: returning visitors hold it already, and a new one costs each of them a download.
+ */
+export const KEEP_MARGIN = 0.05;
 /** dcz header bytes, counted per page. */
 const DCZ_HEADER = 40;
 
@@ -121,7 +126,7 @@ function brotliSize(buf) {
 }
 
 /**
- * @typedef {{ method: 'segments' | 'page' | 'none', bytes: Buffer | null, size: number,
+ * @typedef {{ method: 'segments' | 'page' | 'previous' | 'none', bytes: Buffer | null, size: number,
  *   ownBytes: number, pageBytes: number, baseline: number,
  *   tried: { method: string, size: number, ownBytes: number, pageBytes: number, score: number }[] }} Choice
  *   ownBytes: the dictionary's Brotli size while scoring; pageBytes: mean page bytes against it in the
@@ -131,13 +136,15 @@ function brotliSize(buf) {
 /**
  * Choose the site dictionary for `pages` by measurement. `best[i]` is page i's best ordinary size
  * (its Brotli 11 variant). Returns method 'none' (no bytes) when no candidate makes a visit
- * cheaper than the ordinary variants.
+ * cheaper than the ordinary variants, and `previous` (the previous build's dictionary) while it
+ * scores within KEEP_MARGIN of the best new candidate.
  * @param {Buffer[]} pages
  * @param {number[]} best
  * @param {'dcz' | 'dcb'} via the encoder to score with
+ * @param {Buffer | null} [previous]
  * @returns {Choice}
  */
-export function chooseDictionary(pages, best, via) {
+export function chooseDictionary(pages, best, via, previous = null) {
   const segs = pages.map(segmentsOf);
   const df = sharedSegments(segs);
   const sharedBytes = [...df.keys()].reduce((n, s) => n + s.length, 0);
@@ -146,7 +153,7 @@ export function chooseDictionary(pages, best, via) {
   const baseline = sample.reduce((n, i) => n + best[i], 0) / sample.length;
   /** @type {Choice['tried']} */
   const tried = [];
-  /** @param {'segments' | 'page'} method @param {Buffer} bytes */
+  /** @param {'segments' | 'page' | 'previous'} method @param {Buffer} bytes */
   const score = (method, bytes) => {
     const ownBytes = brotliSize(bytes);
     const pageBytes = sample.reduce((n, i) => n + scoredSize(via, pages[i], bytes), 0) / sample.length;
@@ -171,10 +178,14 @@ export function chooseDictionary(pages, best, via) {
     const wide = skeletonDictionary(segs[rep], segs, df, 2, Math.min(MAX_DICTIONARY, 2 * last));
     if (wide.length > last) candidates.push(score('segments', wide));
   }
-  const win = candidates.sort((a, b) => a.score - b.score)[0];
+  let win = candidates.sort((a, b) => a.score - b.score)[0];
+  if (previous !== null && win !== undefined) {
+    const kept = score('previous', previous);
+    if (kept.score <= win.score * (1 + KEEP_MARGIN)) win = kept;
+  }
   // No dictionary at all when a visit of ordinary variants costs less.
   if (win === undefined || win.score >= VISIT_PAGES * baseline) {
     return { method: 'none', bytes: null, size: 0, ownBytes: 0, pageBytes: baseline, baseline, tried };
   }
-  return { method: /** @type {'segments' | 'page'} */ (win.method), bytes: win.bytes, size: win.size, ownBytes: win.ownBytes, pageBytes: win.pageBytes, baseline, tried };
+  return { method: /** @type {'segments' | 'page' | 'previous'} */ (win.method), bytes: win.bytes, size: win.size, ownBytes: win.ownBytes, pageBytes: win.pageBytes, baseline, tried };
 }

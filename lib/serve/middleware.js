@@ -109,15 +109,6 @@ function fail(c, err) {
 }
 
 /**
- * The `next` respond() hands a 412 or 416 to (found once the file is known: next(err), even with
- * fallthrough, as express.static does); without next, respond() answers them itself.
- * @param {Call} c
- */
-function nextOf(c) {
-  return typeof c.next === 'function' ? c.next : undefined;
-}
-
-/**
  * Open `file` (never through a final symlink, never waiting on a FIFO), fstat it, and respond
  * with `repOf(stat)` through that descriptor, so the headers describe the bytes sent. With
  * `checkReal` (files served by path: stale entries, unlisted files), the descriptor's own real
@@ -135,7 +126,7 @@ function nextOf(c) {
  * @param {((fd: number, st: fs.Stats) => void) | null} [instead] takes over a descriptor whose rep passed (and closes it)
  */
 function openAndRespond(c, target, file, repOf, onMissing, checkReal, instead = null) {
-  const { req, res } = c;
+  const { res } = c;
   fs.open(file, OPEN_FLAGS, (err, fd) => {
     if (err) return GONE.has(/** @type {string} */ (err.code)) ? onMissing() : fail(c, err);
     const drop = (/** @type {Error | null} */ e) => {
@@ -147,7 +138,7 @@ function openAndRespond(c, target, file, repOf, onMissing, checkReal, instead = 
       if (rep === null) return drop(null);
       if (instead !== null) return instead(fd, st);
       try {
-        respond(req, res, target, rep, fd, c.s.opts, st, nextOf(c));
+        respond(c, target, rep, fd, st);
       } catch (e) {
         fs.close(fd, () => {});
         fail(c, /** @type {Error} */ (e));
@@ -182,7 +173,7 @@ function serveFromDisk(c, target, onMissing) {
  * @param {import('./table.js').Entry} entry
  */
 function serveEntry(c, entry) {
-  const { s, req, res } = c;
+  const { s, req } = c;
   if (entry.stale) {
     const target = { file: entry.identity.file, path: entry.path, type: entry.type, vary: entry.vary };
     return serveFromDisk(c, target, () => pass(c, 404));
@@ -195,7 +186,7 @@ function serveEntry(c, entry) {
   if (rep.body !== null) {
     rep.used = true;
     try {
-      return respond(req, res, entry, rep, null, s.opts, undefined, nextOf(c));
+      return respond(c, entry, rep, null);
     } catch (e) {
       return fail(c, /** @type {Error} */ (e));
     }
@@ -221,14 +212,14 @@ function serveEntry(c, entry) {
  * @param {fs.Stats} st
  */
 function fillAndRespond(c, entry, rep, fd, st) {
-  const { s, req, res } = c;
+  const { s, res } = c;
   s.fill(entry, rep, fd, st).finally(() => fs.close(fd, () => {})).then((body) => {
     if (isGone(res)) return;
     if (body === null) {
       s.markStale(entry);
       return serveEntry(c, entry);
     }
-    respond(req, res, entry, rep.body === body ? rep : { ...rep, body }, null, s.opts, st, nextOf(c));
+    respond(c, entry, rep.body === body ? rep : { ...rep, body }, null, st);
   }).catch((err) => fail(c, err));
 }
 

@@ -119,17 +119,23 @@ function rejectWith(res, head, status, next, extra) {
 }
 
 /**
- * @param {import('node:http').IncomingMessage} req
- * @param {import('node:http').ServerResponse} res
+ * The request being answered, as the middleware holds it. A 412 or 416 goes to `next(err)` when
+ * there is a `next` (even with fallthrough, as express.static), else it is answered here.
+ * @typedef {{ req: import('node:http').IncomingMessage, res: import('node:http').ServerResponse,
+ *   next?: (err?: unknown) => void, s: { opts: Readonly<import('./options.js').ServeOptions> } }} RequestContext
+ */
+
+/**
+ * Answer `c` with `rep` of `entry`: preconditions, then the whole body or a range.
+ * @param {RequestContext} c
  * @param {{ path: string, vary: boolean }} entry
  * @param {import('./table.js').Rep} rep
  * @param {number | null} fd open descriptor of rep.file, or null when rep.body is in memory
- * @param {Readonly<import('./options.js').ServeOptions>} opts
  * @param {import('node:fs').Stats} [stat] fstat of fd, passed to setHeaders
- * @param {(err?: unknown) => void} [next] the middleware's `next`: a 412 or 416 goes to next(err)
- *   (even with fallthrough, as express.static); without it, answered here
  */
-export function respond(req, res, entry, rep, fd, opts, stat, next) {
+export function respond(c, entry, rep, fd, stat) {
+  const { req, res, s: { opts } } = c;
+  const next = typeof c.next === 'function' ? c.next : undefined;
   const h = headersFor(res, entry, rep, opts, stat);
   // a status set before (an error page served from a file) is kept, and never turned into a 304
   const status = res.statusCode;
@@ -158,8 +164,8 @@ export function respond(req, res, entry, rep, fd, opts, stat, next) {
     res.end();
     return;
   }
-  if (r?.kind === 'partial') return sendBytes(req, res, rep, fd, stat, 206, rangeHead(h.head, r, rep.size), r.start, r.end);
-  sendBytes(req, res, rep, fd, stat, status, h.head, 0, rep.size - 1);
+  if (r?.kind === 'partial') return sendBytes(c, rep, fd, stat, 206, rangeHead(h.head, r, rep.size), r.start, r.end);
+  sendBytes(c, rep, fd, stat, status, h.head, 0, rep.size - 1);
 }
 
 /**
@@ -176,8 +182,7 @@ function rangeHead(head, { start, end }, size) {
 
 /**
  * Write the head and bytes [start, end] of the representation (none for HEAD), from memory or fd.
- * @param {import("node:http").IncomingMessage} req
- * @param {import('node:http').ServerResponse} res
+ * @param {RequestContext} c
  * @param {import('./table.js').Rep} rep
  * @param {number | null} fd
  * @param {fs.Stats | undefined} stat
@@ -186,7 +191,8 @@ function rangeHead(head, { start, end }, size) {
  * @param {number} end
  * @param {string[]} head
  */
-function sendBytes(req, res, rep, fd, stat, status, head, start, end) {
+function sendBytes(c, rep, fd, stat, status, head, start, end) {
+  const { req, res } = c;
   const length = end - start + 1;
   res.writeHead(status, head);
   if (req.method === 'HEAD' || length <= 0) {

@@ -78,6 +78,20 @@ function visitFigures(manifest) {
   };
 }
 
+/**
+ * The next deploy: the same site with one page more (a new sidebar entry on every page), built by
+ * VitePress into a new folder and compressed in the same output path after emptying it (as Vite
+ * does), with the same dictionary store. Is the dictionary kept, and what does the pass cost?
+ */
+async function nextDeploy(work, dist, pages, firstPath) {
+  const site = await buildDocSite(path.join(work, 'docsite-next'), { pages: pages + 1 });
+  await fs.rm(dist, { recursive: true, force: true });
+  const pass = await wholePass(site.dist, dist, true);
+  const manifest = JSON.parse(await fs.readFile(path.join(dist, 'precompressor-manifest.json'), 'utf8'));
+  const visit = visitFigures(manifest);
+  return { pages: site.pages, kept: manifest.siteDictionary.path === firstPath, method: pass.report.siteDictionary.method, cpuMs: pass.cpuMs, wallMs: pass.wallMs, visit };
+}
+
 /** One-thread CPU: br-11 of every page; choosing the dictionary; dcb + dcz of every page and their check. */
 async function cpuFigures(dist, manifest, encoders) {
   const order = visitOrder(manifest);
@@ -101,7 +115,7 @@ async function cpuFigures(dist, manifest, encoders) {
 async function wholePass(dist, dir, siteDictionary) {
   await fs.cp(dist, dir, { recursive: true });
   const t = performance.now();
-  const { ms, out } = await cpuMs(() => precompress(dir, { cache: false, deltas: false, siteDictionary }));
+  const { ms, out } = await cpuMs(() => precompress(dir, { cache: false, deltas: false, siteDictionary, dictionaryStore: `${dir}-store` }));
   return { wallMs: performance.now() - t, cpuMs: ms, report: out };
 }
 
@@ -209,7 +223,16 @@ async function browserVisit(dist, manifest, work, dictionaries) {
   try {
     const order = visitOrder(manifest).slice(0, VISIT + 1);
     await page.goto(`${served.origin}/`, { waitUntil: 'load' });
-    if (dictionaries) await dictDone;
+    if (dictionaries) {
+      await dictDone;
+      // Chromium stores the dictionary a moment after its response: probe with navigations to a
+      // missing page (not counted) until one offers it, as a visitor reading the first page would.
+      for (let i = 0; i < 50; i++) {
+        net.clear();
+        await page.goto(`${served.origin}/probe-${i}`, { waitUntil: 'load' });
+        if ([...net.values()].some((r) => r.url?.endsWith(`/probe-${i}`) && r.sent?.['available-dictionary'])) break;
+      }
+    }
     const rows = [];
     for (const rel of order.slice(1)) {
       net.clear();
@@ -277,14 +300,19 @@ async function main() {
     const visit = visitFigures(manifest);
     const cpu = await cpuFigures(dist, manifest, encoders);
     const trained = await trainedFigures(dist, manifest, work);
+    const next = await nextDeploy(work, dist, site.pages - 1, visit.dictionary);
     const others = {};
     for (const [name, files] of Object.entries(await otherSets(dist))) others[name] = await otherFigures(files, encoders);
     const chromium = { dictionary: await browserVisit(dist, manifest, work, true), plain: await browserVisit(path.join(work, 'plain'), manifest, work, false) };
-    const result = { node: process.version, machine: machineInfo(), encoders, visit, cpu, trained, withDict: { ...withDict, report: withDict.report.siteDictionary }, without: { wallMs: without.wallMs, cpuMs: without.cpuMs }, others, chromium };
+    const result = { node: process.version, machine: machineInfo(), encoders, visit, cpu, trained, next, withDict: { ...withDict, report: withDict.report.siteDictionary }, without: { wallMs: without.wallMs, cpuMs: without.cpuMs }, others, chromium };
     if (json) return console.log(JSON.stringify(result, null, 2));
     console.log(`Node ${process.version}, encoders ${encoders.join(' + ')}; ${JSON.stringify(machineInfo())}`);
     printVisit(visit);
     printCpu(cpu, withDict, without);
+    console.log(`\nNext deploy (${next.pages} pages: one more, so a new sidebar entry on every page; the folder emptied first, the same store): ` +
+      `dictionary ${next.kept ? 'kept' : 'replaced'} (method ${next.method}); pages 2-${next.pages} at ${fmt((next.visit.restSent / next.visit.restBr) * 100, 1)} % of br-11; ` +
+      `a returning visitor's pages 2-6 ${fmt(((next.visit.firstSent - (next.kept ? next.visit.dictBytes : 0)) / next.visit.firstBr) * 100, 1)} % ` +
+      `(${next.kept ? 'no new dictionary to download' : 'the new dictionary included'}); the pass ${fmtInt(next.cpuMs)} ms CPU, ${fmtInt(next.wallMs)} ms wall.`);
     console.log(`\nThe pages' dictionary against zstd's trainer: built from the even pages, dcb (Brotli 11) of the ${trained.tested} odd ones (br-11 ${fmtInt(trained.br)} B):`);
     console.log(markdownTable(['dictionary', 'size B', 'own br B', 'sent / br-11'], trained.rows.map((r) => [r.method, fmtInt(r.size), fmtInt(r.dictBr), `${fmt((r.sent / trained.br) * 100, 1)} %`]), 'lrrr'));
     printOthers(others);

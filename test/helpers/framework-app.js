@@ -4,6 +4,7 @@
 import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import http from 'node:http';
+import net from 'node:net';
 import path from 'node:path';
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
@@ -56,7 +57,7 @@ export function unsupported(packages) {
  */
 export async function makeApp(name, files, nestedOf = []) {
   const root = await tempDir(`pc-${name}-`);
-  await writeTree(root, { 'package.json': JSON.stringify({ name, private: true, type: 'module' }), ...files });
+  await writeTree(root, { 'package.json': JSON.stringify({ name, private: true, type: 'module' }), ...files }); // files may give their own
   const nm = path.join(root, 'node_modules');
   await fsp.mkdir(nm);
   for (const entry of await fsp.readdir(MODULES)) {
@@ -232,4 +233,47 @@ export async function expectServed(origin, dir, bundle) {
     asset: { encoding: asset.headers['content-encoding'], ours: asset.body.equals(fs.readFileSync(path.join(dir, `${bundle}.br`))) },
     manifest: manifest.status,
   };
+}
+
+/**
+ * In Chromium (when present): `/` renders `text`, a click on `selector` runs (hydrated), no page
+ * error, and every script arrived as br.
+ * @param {string} origin
+ * @param {string} selector
+ * @param {string} text
+ */
+export async function expectHydratesWithBr(origin, selector, text) {
+  const page = await clickInChromium(`${origin}/`, selector, 'clicked 1');
+  if (!page) return;
+  expect(page.text).toContain(text);
+  expect(page.errors).toEqual([]);
+  expect(page.scripts.length).toBeGreaterThan(0);
+  expect(page.scripts.filter((e) => e !== 'br')).toEqual([]);
+}
+
+/**
+ * Every bundle of the second build whose family was in the first and that changed is paired with
+ * its first version (a delta tried against it); logs the figures for the report.
+ * @param {string} label
+ * @param {any} before the first build's manifest
+ * @param {any} after the second's
+ * @param {number[]} ms the two build times
+ */
+export function expectAllPaired(label, before, after, ms) {
+  const p = pairing(before, after);
+  console.log(`${label}: builds ${ms.map((t) => `${Math.round(t)} ms`).join(', ')}; changed with a family ${p.changed.length}, paired ${p.paired.length}, ` +
+    `with a delta ${p.withDelta.length}; new files named only by a hash ${p.unnamed.length}`);
+  expect(p.changed.length).toBeGreaterThan(0);
+  expect(p.paired).toEqual(p.changed);
+  return p;
+}
+
+/** A free TCP port on 127.0.0.1 (for servers that take PORT, not 0). @returns {Promise<number>} */
+export function freePort() {
+  return new Promise((resolve) => {
+    const s = net.createServer().listen(0, '127.0.0.1', () => {
+      const { port } = /** @type {net.AddressInfo} */ (s.address());
+      s.close(() => resolve(port));
+    });
+  });
 }

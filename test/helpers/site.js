@@ -4,17 +4,19 @@ import path from 'node:path';
 /**
  * A small documentation site for the site-dictionary tests: `n` HTML pages (`index.html`, then
  * `docs/page-<i>.html`) sharing a layout (head, style, a nav that lists every page, footer), each
- * with text of its own, deterministic.
+ * with text of its own, deterministic. `redesign` gives the layout other markup and styles (a new
+ * theme: what a dictionary of the old layout no longer matches).
  * @param {string} dir
  * @param {number} n
+ * @param {{ redesign?: boolean }} [o]
  * @returns {Promise<{ rel: string, title: string }[]>}
  */
-export async function writeSite(dir, n) {
+export async function writeSite(dir, n, { redesign = false } = {}) {
   const pages = Array.from({ length: n }, (_, i) => (i === 0
     ? { rel: 'index.html', title: 'Home' }
     : { rel: `docs/page-${i}.html`, title: `Chapter ${i}: ${WORDS[i % WORDS.length]} and ${WORDS[(i * 7) % WORDS.length]}` }));
   await fs.mkdir(path.join(dir, 'docs'), { recursive: true });
-  for (const [i, p] of pages.entries()) await fs.writeFile(path.join(dir, p.rel), pageHtml(pages, i));
+  for (const [i, p] of pages.entries()) await fs.writeFile(path.join(dir, p.rel), redesign ? redesigned(pageHtml(pages, i)) : pageHtml(pages, i));
   return pages;
 }
 
@@ -31,6 +33,18 @@ function textOf(i) {
     out.push(Array.from({ length: len }, () => WORDS[next() % WORDS.length]).join(' ') + ` ${next().toString(36)}.`);
   }
   return out.join(' ');
+}
+
+/** The same page in another theme: other element names, attributes and styles throughout the layout. */
+function redesigned(html) {
+  return html
+    .replace(/<li><a href="([^"]*)"[^>]*>/g, '<div class="VPSidebarItem level-0 is-link"><div class="item"><a class="VPLink link" href="$1"><p class="text">')
+    .replace(/<\/a><\/li>/g, '</p></a></div></div>')
+    .replace(/<style>[\s\S]*?<\/style>/, '<link rel="stylesheet" href="/assets/style.B4x9Qm2a.css"><script type="module" src="/assets/app.Dk3nP0qW.js"></script>')
+    .replace('<nav aria-label="Documentation">', '<aside class="VPSidebar" data-v-5d98c3a5><nav class="nav" id="VPSidebarNav" aria-labelledby="sidebar-aria-label" tabindex="-1">')
+    .replace('</nav>', '</nav></aside>')
+    .replace('<footer>', '<footer class="VPFooter" data-v-e315a0ad><div class="container" data-v-e315a0ad><p class="message" data-v-e315a0ad>')
+    .replace('</footer>', '</p></div></footer>');
 }
 
 function pageHtml(pages, i) {

@@ -171,16 +171,46 @@ it('dictionaries: false sends no Link, no Use-As-Dictionary and no variant again
   }, { dictionaries: false });
 });
 
-it('a new build replaces the dictionary: the old one and its variants are removed, a visitor holding it gets br', async () => {
+it('a new page keeps the previous dictionary (visitors hold it), also after the folder was emptied; pages encoded against it', async () => {
+  const store = path.join(dir, '..', `${path.basename(dir)}-store`);
+  try {
+    const pages = await writeSite(dir, 8);
+    await precompress(dir, { cache: false, deltas: false, dictionaryStore: store });
+    const rel = (await manifestOf()).siteDictionary.path;
+    const dict = await fs.readFile(path.join(dir, rel));
+    const next = await writeSite(dir, 9);
+    const report = await precompress(dir, { cache: false, deltas: false, dictionaryStore: store });
+    expect(report.siteDictionary).toMatchObject({ path: rel, method: 'previous', pages: 9 });
+    expect(report.changes.some((c) => c.path === rel)).toBe(false);
+    // Vite empties the output folder on every build: the dictionary comes back from the store.
+    await fs.rm(dir, { recursive: true });
+    await writeSite(dir, 9);
+    const again = await precompress(dir, { cache: false, deltas: false, dictionaryStore: store });
+    expect(again.siteDictionary).toMatchObject({ path: rel, method: 'previous' });
+    expect(await fs.readFile(path.join(dir, rel))).toEqual(dict);
+    const m = await manifestOf();
+    for (const p of [next[8], pages[1]]) {
+      for (const enc of encoders) {
+        const body = await fs.readFile(path.join(dir, deltaPath(p.rel, sha(dict), enc)));
+        expect(decodeDelta(enc, body, dict)).toEqual(await fs.readFile(path.join(dir, p.rel)));
+        expect(body.length).toBe(m.files[p.rel].deltas[sha(dict)][enc].size);
+      }
+    }
+  } finally {
+    await fs.rm(store, { recursive: true, force: true });
+  }
+});
+
+it('a redesign replaces the dictionary: the old one and its variants are removed, a visitor holding it gets br', async () => {
   const pages = await writeSite(dir, 8);
   await precompress(dir, { cache: false, deltas: false });
   const before = await manifestOf();
   const oldRel = before.siteDictionary.path;
   const oldKey = before.files[oldRel].dictionary.hash;
-  // The layout changes (a new nav entry on every page): another dictionary.
-  await writeSite(dir, 9);
+  await writeSite(dir, 8, { redesign: true });
   const report = await precompress(dir, { cache: false, deltas: false });
   expect(report.failures).toEqual([]);
+  expect(report.siteDictionary.method).not.toBe('previous');
   const after = await manifestOf();
   const rel = after.siteDictionary.path;
   expect(rel).not.toBe(oldRel);

@@ -1,0 +1,81 @@
+import { writeManifest } from '../manifest.js';
+import { variantPath } from '../encodings.js';
+import { removeIfPresent, removeTemp } from '../fs-atomic.js';
+import { sameSettings } from './plan.js';
+import { absPath } from '../paths.js';
+
+/**
+ * The last steps of a pass (lib/compress/precompress.js): what it removes, and the manifest.
+ * @typedef {import('../manifest.js').Manifest} Manifest
+ * @typedef {{ opts: import('../options.js').Options, report: import('./report.js').Report, settings: object,
+ *   tool: string, previous: Manifest | null, failed: Set<string>, removals: { rel: string, why: string }[],
+ *   decisions: import('./plan.js').Decision[], encodingsOf(rel: string): readonly string[] }} PassResult
+ */
+
+/**
+ * A failure of the report, from what was thrown.
+ * @param {string} rel
+ * @param {unknown} err
+ */
+export function failureOf(rel, err) {
+  const e = /** @type {any} */ (err);
+  return { path: rel, code: e.code ?? 'ERR_PRECOMPRESSOR_FILE', message: e.message ?? String(err) };
+}
+
+/**
+ * Would writing `next` change nothing but the date? Then the manifest is left as it is.
+ * @param {Manifest | null} previous
+ * @param {Manifest} next
+ */
+function sameContent(previous, next) {
+  if (previous === null) return false;
+  const head = (/** @type {Manifest} */ { generatedAt: _g, files: _f, ...rest }) => JSON.stringify(rest);
+  if (head(previous) !== head(next)) return false;
+  // Entry by entry, in order: never the whole document as one string (two of them at 10^6 files).
+  const before = Object.keys(previous.files);
+  let i = 0;
+  for (const rel in next.files) {
+    if (before[i++] !== rel || JSON.stringify(previous.files[rel]) !== JSON.stringify(next.files[rel])) return false;
+  }
+  return i === before.length;
+}
+
+/**
+ * Temps of killed runs, orphans, stale variants, and the variants of failed files.
+ * @param {PassResult} pass
+ */
+export async function removeOutputs(pass) {
+  const { opts, report } = pass;
+  for (const rel of pass.failed) {
+    for (const enc of pass.encodingsOf(rel)) pass.removals.push({ rel: variantPath(rel, enc), why: 'failed' });
+  }
+  for (const r of pass.removals) {
+    if (r.why !== 'failed') report.change(r.rel, `remove (${r.why})`);
+    if (opts.dryRun) continue;
+    const remove = r.why === 'temp' ? removeTemp : removeIfPresent;
+    // Cleaning up after a failed file is best effort: its failure is already reported.
+    await remove(absPath(opts.root, r.rel)).catch((err) => r.why !== 'failed' && report.fail(failureOf(r.rel, err)));
+  }
+}
+
+/**
+ * Write the manifest unless nothing but its date would change.
+ * @param {PassResult} pass
+ * @param {Manifest} manifest
+ * @param {boolean} deltasChanged
+ */
+export async function writeIfChanged(pass, manifest, deltasChanged) {
+  const { opts, previous } = pass;
+  // Every file fresh and nothing removed: the previous manifest's entries were kept as they are.
+  const untouched = !deltasChanged && previous !== null && previous.tool === pass.tool &&
+    sameSettings(previous.settings, pass.settings) && pass.removals.length === 0 && pass.failed.size === 0 &&
+    pass.decisions.every((d) => d.action === 'fresh') && pass.decisions.length === Object.keys(previous.files).length;
+  // A delta written again (it was missing) is newer than the previous manifest: write a new one, or
+  // the ownership rule (outputs are older than the manifest that lists them) takes it for the user's.
+  if (opts.dryRun || untouched || (!deltasChanged && sameContent(previous, manifest))) return;
+  try {
+    await writeManifest(opts.manifest, manifest);
+  } catch (err) {
+    pass.report.fail(failureOf(opts.manifest, err));
+  }
+}
