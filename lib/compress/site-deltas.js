@@ -67,8 +67,9 @@ export async function addSiteDictionary(input) {
   const summary = { path: null, method: 'none', size: 0, bytes: 0, pages: 0, written: 0, reused: 0, pageBytes: 0, ordinaryBytes: 0, unavailable: null };
   const none = { keep: new Set(), changed: false, summary, apply: () => {}, path: null, hash: null };
   const oldRel = previous?.siteDictionary?.path ?? null;
-  if (opts.siteDictionary && encoders.length === 0) summary.unavailable = `Node ${process.version} has no zstd or Brotli encoder that takes a dictionary`;
   const pages = [...entries].filter(([rel, e]) => isPage(rel, e, opts)).sort(([a], [b]) => (a < b ? -1 : 1));
+  // Said only for a site that would have had one (two pages or more), so that others hear nothing.
+  if (opts.siteDictionary && encoders.length === 0 && pages.length >= 2) summary.unavailable = `Node ${process.version} has no zstd or Brotli encoder that takes a dictionary`;
   // The store keeps the dictionary across builds that empty the folder (Vite), so that it can be kept.
   const store = encoders.length > 0 ? await openStore(storeFolderFor(opts.dictionaryStore, opts.root)) : null;
   const choice = store ? await choose(opts, pages, encoders, await previousDictionary(input, store)) : null;
