@@ -215,7 +215,7 @@ async function writeDictionary(input, rel, dict, hash) {
   /** @type {import('../manifest.js').FileEntry} */
   const entry = { size: dict.length, mtimeMs: 0, hash, variants: {} };
   if (!opts.dryRun) {
-    await writeAtomic(abs, dict);
+    await writeAtomic(abs, dict, { checkParent: true });
     entry.mtimeMs = (await fs.stat(abs)).mtimeMs;
   }
   report.change(rel, 'site dictionary');
@@ -223,7 +223,7 @@ async function writeDictionary(input, rel, dict, hash) {
     try {
       const out = await encodeBuffer(dict, enc, zlibOptions(enc, { ...opts, size: dict.length, mode: 'text' }));
       if (out.length >= dict.length * opts.minRatio) continue;
-      if (!opts.dryRun) await writeAtomic(variantPath(abs, enc), out);
+      if (!opts.dryRun) await writeAtomic(variantPath(abs, enc), out, { checkParent: true });
       entry.variants[enc] = { size: out.length };
     } catch (err) {
       report.warn(variantPath(rel, enc), `not written (${/** @type {Error} */ (err).message})`);
