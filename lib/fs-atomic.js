@@ -3,12 +3,36 @@ import fsSync from 'node:fs';
 import path from 'node:path';
 import crypto from 'node:crypto';
 import { threadId } from 'node:worker_threads';
+import { PrecompressorError } from './errors.js';
 
 /**
  * Flags to open a path for reading that neither follow a symlink at its last component nor block
  * on a FIFO (checked with fstat before any read). O_NOFOLLOW does not exist on Windows.
  */
 export const READ_NOFOLLOW = fsSync.constants.O_RDONLY | (fsSync.constants.O_NOFOLLOW ?? 0) | (fsSync.constants.O_NONBLOCK ?? 0);
+
+/**
+ * Throw (ERR_PRECOMPRESSOR_FILE) unless the folder of `target` is where its path says: no
+ * component of it is a symlink now, so its real path is itself. Called right before a rename or a
+ * remove in the compressed folder, whose paths are built from its real path: a folder swapped for
+ * a symlink meanwhile would take the write or the remove outside the folder. (The instant between
+ * this check and the rename or remove remains: Node has no renameat()/unlinkat() on a folder's
+ * descriptor.)
+ * @param {string} target
+ */
+export function assertRealParent(target) {
+  const dir = path.dirname(target);
+  let real;
+  try {
+    real = fsSync.realpathSync.native(dir);
+  } catch (err) {
+    if (/** @type {any} */ (err).code === 'ENOENT') return; // nothing there to write through or remove
+    throw err;
+  }
+  if (real !== dir) {
+    throw new PrecompressorError('ERR_PRECOMPRESSOR_FILE', `${dir} now resolves to ${real} (a folder on its path was replaced by a symlink): nothing written or removed there`, { path: target });
+  }
+}
 
 /** Suffix of every temporary file we create; the walker ignores and sweeps these. */
 export const TEMP_SUFFIX = '.pctmp';
@@ -46,7 +70,7 @@ export function tempPathFor(target) {
  * truncated one under the final name.
  * @param {string} target
  * @param {Uint8Array | string | Iterable<string>} data a string or bytes, or pieces of text written one after another
- * @param {{ mtime?: Date }} [opts]
+ * @param {{ mtime?: Date, checkParent?: boolean }} [opts] checkParent: assertRealParent() before the rename
  */
 export async function writeAtomic(target, data, opts = {}) {
   const tmp = tempPathFor(target);
@@ -58,6 +82,7 @@ export async function writeAtomic(target, data, opts = {}) {
     if (opts.mtime) await fh.utimes(opts.mtime, opts.mtime);
     await fh.close();
     fh = undefined;
+    if (opts.checkParent) assertRealParent(target);
     await fs.rename(tmp, target);
   } catch (err) {
     if (fh) await fh.close().catch(() => {});
@@ -75,7 +100,7 @@ export async function writeAtomic(target, data, opts = {}) {
  * which the next run and serveStatic both check, so neither trusts it.
  * @param {string} target
  * @param {(fh: import('node:fs/promises').FileHandle) => Promise<boolean>} produce
- * @param {{ mtime?: Date }} [opts]
+ * @param {{ mtime?: Date, checkParent?: boolean }} [opts] checkParent: assertRealParent() before the rename
  * @returns {Promise<boolean>} whether the target was written
  */
 export async function writeAtomicWith(target, produce, opts = {}) {
@@ -91,6 +116,7 @@ export async function writeAtomicWith(target, produce, opts = {}) {
       await fs.rm(tmp, { force: true });
       return false;
     }
+    if (opts.checkParent) assertRealParent(target);
     await fs.rename(tmp, target);
     return true;
   } catch (err) {
@@ -101,11 +127,34 @@ export async function writeAtomicWith(target, produce, opts = {}) {
 }
 
 /**
- * Remove a file if it exists.
+ * Remove a file of the compressed folder if it exists, unless a folder on its path is a symlink now
+ * (assertRealParent()) or, with `expect`, it is not the file (device and inode) that was found there.
+ * @param {string} file
+ * @param {{ dev?: number, ino?: number }} [expect]
+ */
+export async function removeIfPresent(file, expect) {
+  assertRealParent(file);
+  const st = expect?.ino === undefined ? null : fsSync.lstatSync(file, { throwIfNoEntry: false });
+  if (st && (st.ino !== expect?.ino || st.dev !== expect?.dev)) {
+    throw new PrecompressorError('ERR_PRECOMPRESSOR_FILE', `${file} is not the file found there (replaced, or a folder on its path replaced by a symlink): not removed`, { path: file });
+  }
+  // unlink() at once (rm() would lstat first): the instant after the check is as short as it can be.
+  await fs.unlink(file).catch((err) => {
+    if (err.code !== 'ENOENT') throw err;
+  });
+}
+
+/**
+ * Synchronous twin of removeIfPresent(), for the workers.
  * @param {string} file
  */
-export async function removeIfPresent(file) {
-  await fs.rm(file, { force: true });
+export function removeIfPresentSync(file) {
+  assertRealParent(file);
+  try {
+    fsSync.unlinkSync(file);
+  } catch (err) {
+    if (/** @type {any} */ (err).code !== 'ENOENT') throw err;
+  }
 }
 
 /**
@@ -147,6 +196,7 @@ export function tempOwnerGone(name) {
  */
 export async function removeTemp(p) {
   if (!p.endsWith(TEMP_SUFFIX)) throw new Error(`Refusing to remove ${p}: not a temp file of ours`);
+  assertRealParent(p);
   await fs.rm(p, { force: true, recursive: true });
 }
 
@@ -159,7 +209,7 @@ let tempCounter = 0;
  * file system than the target (a mount inside the tree), it falls back to the target's folder.
  * @param {string} target
  * @param {Uint8Array} data
- * @param {{ mtime?: Date, tempDir?: string | null }} [opts]
+ * @param {{ mtime?: Date, tempDir?: string | null, checkParent?: boolean }} [opts] checkParent: assertRealParent() before the rename
  */
 export function writeAtomicSync(target, data, opts = {}) {
   // In a private temp folder a counter is a unique name (and cheaper than random bytes per file).
@@ -172,11 +222,12 @@ export function writeAtomicSync(target, data, opts = {}) {
     if (opts.mtime) fsSync.futimesSync(fd, opts.mtime, opts.mtime);
     fsSync.closeSync(fd);
     fd = undefined;
+    if (opts.checkParent) assertRealParent(target);
     fsSync.renameSync(tmp, target);
   } catch (err) {
     if (fd !== undefined) fsSync.closeSync(fd);
     fsSync.rmSync(tmp, { force: true });
-    if (opts.tempDir && /** @type {any} */ (err).code === 'EXDEV') return writeAtomicSync(target, data, { mtime: opts.mtime });
+    if (opts.tempDir && /** @type {any} */ (err).code === 'EXDEV') return writeAtomicSync(target, data, { mtime: opts.mtime, checkParent: opts.checkParent });
     throw err;
   }
 }

@@ -32,3 +32,22 @@ export const FRAMEWORK_HINTS = Object.freeze({
   nuxt: "precompressor: Nitro writes .output/public after Vite's build, so this plugin compresses nothing here; " +
     "add the module instead: modules: ['precompressor/nuxt'] (docs/frameworks.md)",
 });
+
+/** Names of other compression plugins (vite-plugin-compression, rollup-plugin-gzip, …); ours excluded. */
+const COMPRESSOR_NAME = /compress|gzip|brotli|zstd/i;
+
+/**
+ * The other plugins of a build that compress its output too (pure): two tools writing `.br`/`.gz`
+ * beside the same files, the last one decides what is served.
+ * @param {readonly { name?: string }[]} plugins
+ * @returns {string[]}
+ */
+export function otherCompressors(plugins) {
+  return plugins.map((p) => p?.name).filter(/** @returns {n is string} */ (n) => typeof n === 'string' && COMPRESSOR_NAME.test(n) && !n.startsWith('precompressor'));
+}
+
+/** The warning for otherCompressors(), once per build. @param {string[]} names */
+export const otherCompressorsHint = (names) =>
+  `precompressor: ${names.join(', ')} also compress${names.length === 1 ? 'es' : ''} the build output: two tools then write .br/.gz ` +
+  'beside the same files, and whichever runs last decides what is sent (serveStatic says so at start-up when they differ from its manifest); ' +
+  'remove it: precompressor makes Brotli 11 and gzip 9 with a manifest';

@@ -1,3 +1,5 @@
+import { otherCompressors, otherCompressorsHint } from './frameworks.js';
+
 /**
  * Where the content hash is in each name a bundle emitted, read from Rollup/Rolldown's own output
  * options (`[hash]` in `entryFileNames`, `chunkFileNames`, `assetFileNames`, strings or functions)
@@ -95,6 +97,8 @@ export function hashSpanCollector({ ssr = false } = {}) {
     /** @param {any} c Vite's resolved config */
     configResolved(c) {
       ssrBuild = !!c.build.ssr;
+      const others = c.command === 'build' ? otherCompressors(c.plugins) : [];
+      if (others.length > 0) c.logger.warn(otherCompressorsHint(others));
     },
     /** @this {any} */
     buildStart() {

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import { createReadStream } from 'node:fs';
 import { discard, openEntrySync, touch } from './cache.js';
-import { writeAtomicSync, writeAtomicWith } from '../fs-atomic.js';
+import { removeIfPresentSync, writeAtomicSync, writeAtomicWith } from '../fs-atomic.js';
 
 /**
  * Taking a variant from the variant cache (lib/compress/cache.js) into the output: its bytes are
@@ -29,7 +29,11 @@ function open(dir, key, at) {
   if (entry.size < at.keepBelow && entry.bytes > 0) return { entry };
   fs.closeSync(entry.fd);
   if (entry.size < at.keepBelow) return null; // a record without bytes that this run would keep: encode it
-  fs.rmSync(at.target, { force: true });
+  try {
+    removeIfPresentSync(at.target);
+  } catch {
+    return null; // the caller meets and reports it
+  }
   touch(entry.file);
   return { taken: /** @type {Taken} */ ({ kept: null, encodeMs: entry.encodeMs }) };
 }
@@ -74,7 +78,7 @@ export function takeVariantSync(dir, key, at, stats) {
   }
   if (!at.proves(bytes)) return reject(entry, stats);
   try {
-    writeAtomicSync(at.target, bytes, { mtime: at.mtime, tempDir: at.tempDir });
+    writeAtomicSync(at.target, bytes, { mtime: at.mtime, tempDir: at.tempDir, checkParent: true });
   } catch {
     return null; // an output that cannot be written: the caller encodes, and meets and reports the error itself
   }
@@ -100,7 +104,7 @@ export async function takeVariant(dir, key, at, stats) {
   let written = false;
   try {
     const bytes = createReadStream('', { fd: entry.fd, autoClose: false, start: 0, end: entry.size - 1, highWaterMark: 1 << 20 });
-    written = await writeAtomicWith(at.target, async (out) => (proven = await at.proves(bytes, out).catch(() => false)), { mtime: at.mtime });
+    written = await writeAtomicWith(at.target, async (out) => (proven = await at.proves(bytes, out).catch(() => false)), { mtime: at.mtime, checkParent: true });
   } catch {
     // an output that cannot be written: as above
   } finally {

@@ -1,4 +1,3 @@
-import fs from 'node:fs/promises';
 import { createReadStream, createWriteStream } from 'node:fs';
 import { createHash } from 'node:crypto';
 import { Transform } from 'node:stream';
@@ -13,6 +12,7 @@ import { copyDecoding } from './decode-check.js';
 import { performance } from 'node:perf_hooks';
 import { variantPath } from '../encodings.js';
 import { retryWhileChanged } from '../flow.js';
+import { openSource, reidentify } from './source.js';
 
 /**
  * Thin I/O around the encoders: hash a source, compress one variant (in a worker, or streamed
@@ -28,7 +28,7 @@ import { retryWhileChanged } from '../flow.js';
 /**
  * A read stream over an open descriptor that leaves it open (FileHandle streams keep a reference
  * that would make FileHandle.close() wait forever with autoClose: false).
- * @param {fs.FileHandle} fh
+ * @param {import('node:fs/promises').FileHandle} fh
  */
 function readStreamOf(fh) {
   return createReadStream('', { fd: fh.fd, autoClose: false, start: 0, highWaterMark: 1 << 20 });
@@ -48,14 +48,14 @@ export function assertUnchanged(abs, before, after, bytesRead) {
 }
 
 /**
- * Hash a file (streamed when large).
+ * Hash a file (streamed when large); with `expect`, only the file the walk found (see source.js).
  * @param {string} abs
  * @param {number} streamThreshold
+ * @param {import('./source.js').Identity} [expect]
  */
-export async function hashFile(abs, streamThreshold) {
-  const fh = await fs.open(abs, 'r');
+export async function hashFile(abs, streamThreshold, expect) {
+  const { fh, st: before } = await openSource(abs, expect);
   try {
-    const before = await fh.stat();
     const hasher = createHasher();
     let size = 0;
     if (before.size < streamThreshold) {
@@ -80,9 +80,10 @@ export async function hashFile(abs, streamThreshold) {
  * @typedef {{ abs: string, encodings: Array<'br' | 'gzip' | 'zstd'>, mode: 'text' | 'font' | 'generic',
  *   brotliQuality: number, gzipLevel: number, zstdLevel?: number, zopfli?: boolean, minRatio: number,
  *   streamThreshold: number, sizeHint: number, tempDir?: string | null, rel?: string, cost?: number,
- *   cache?: { dir: string, read: boolean } | null }} CompressTask
+ *   cache?: { dir: string, read: boolean } | null, dev?: number, ino?: number, link?: boolean }} CompressTask
  *   rel, cost: the file (relative to the root) and the estimated cost, for progress;
- *   cache: the variant cache's folder, and whether to take variants from it (not with `force`) or only add them
+ *   cache: the variant cache's folder, and whether to take variants from it (not with `force`) or only add them;
+ *   dev, ino, link: the file the walk found (see source.js), the only one read under that name
  */
 
 /**
@@ -98,8 +99,13 @@ export async function compressFile(t, pool, cost) {
   const [encoding] = t.encodings;
   // zopfli and WebAssembly zstd cannot stream: they always hold the whole file.
   const streamed = t.encodings.length === 1 && t.sizeHint >= t.streamThreshold && canStream(encoding, t);
-  // A file rewritten while we read it is read again; a file that keeps changing is an error.
-  return retryWhileChanged(() => (streamed ? pool.exclusive(() => streamedWithCache(t, encoding), t) : pool.run(t, cost)), 3);
+  // A file rewritten while we read it is read again (a file replaced since the walk: the one now at
+  // that name, if its folder is still the tree's); a file that keeps changing is an error.
+  let task = t;
+  return retryWhileChanged((attempt) => {
+    if (attempt > 1) task = reidentify(task);
+    return streamed ? pool.exclusive(() => streamedWithCache(task, encoding), task) : pool.run(task, cost);
+  }, 3);
 }
 
 /**
@@ -112,7 +118,7 @@ export async function compressFile(t, pool, cost) {
 async function streamedWithCache(t, encoding) {
   if (!t.cache) return compressStreamed(t, encoding);
   const cache = taskStats();
-  const h = await hashFile(t.abs, t.streamThreshold);
+  const h = await hashFile(t.abs, t.streamThreshold, t);
   const key = cacheKey('variant', h.hash, [encoding, zlibOptions(encoding, { ...t, size: h.size })]);
   const target = variantPath(t.abs, encoding);
   // A cached variant is written only once it decodes to the bytes just hashed (see cache.js).
@@ -143,9 +149,8 @@ async function streamedWithCache(t, encoding) {
  */
 async function compressStreamed(t, encoding) {
   const target = variantPath(t.abs, encoding);
-  const fh = await fs.open(t.abs, 'r');
+  const { fh, st: before } = await openSource(t.abs, t);
   try {
-    const before = await fh.stat();
     const hasher = createHasher();
     let inSize = 0;
     let outSize = 0;
@@ -171,7 +176,7 @@ async function compressStreamed(t, encoding) {
       assertUnchanged(t.abs, before, after, inSize);
       return outSize < inSize * t.minRatio;
     };
-    const keep = await writeAtomicWith(target, produce, { mtime: before.mtime });
+    const keep = await writeAtomicWith(target, produce, { mtime: before.mtime, checkParent: true });
     if (!keep) await removeIfPresent(target);
     return { hash: hasher.digest(), size: inSize, mtimeMs: before.mtimeMs, out: { [encoding]: keep ? outSize : null }, outSha256: outHash.digest('hex') };
   } finally {

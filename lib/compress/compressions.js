@@ -20,7 +20,7 @@ const MAX_ATTEMPTS = 3;
  * @typedef {import('../options.js').Encoding} Encoding
  * @typedef {import('./compress-file.js').TaskResult} TaskResult
  * @typedef {import('./compress-file.js').CompressTask} CompressTask
- * @typedef {{ rel: string, size: number, mtimeMs: number }} WalkedFile
+ * @typedef {import('./walk.js').WalkEntry} WalkedFile
  * @typedef {{ opts: import('../options.js').Options, report: import('./report.js').Report,
  *   cache: ReturnType<typeof import('./cache-run.js').createCacheRun>,
  *   entries: Map<string, import('../manifest.js').FileEntry>, failed: Set<string>,
@@ -127,7 +127,10 @@ export class Compressions {
   async runTask(file, encodings, cost, results) {
     if (this.pass.failed.has(file.rel)) return;
     this.tempDir ??= makeTempDir(this.opts.root);
-    const task = { ...this.taskBase, tempDir: await this.tempDir, abs: absPath(this.opts.root, file.rel), rel: file.rel, cost, encodings, mode: brotliModeFor(file.rel), sizeHint: file.size };
+    const task = {
+      ...this.taskBase, tempDir: await this.tempDir, abs: absPath(this.opts.root, file.rel), rel: file.rel, cost, encodings, mode: brotliModeFor(file.rel), sizeHint: file.size,
+      dev: file.dev, ino: file.ino, link: file.link, // the file the walk found: the only one read (source.js)
+    };
     const r = await compressFile(task, this.pool, cost);
     results.push(r);
     this.cache.add(r.cache);

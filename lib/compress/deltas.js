@@ -240,7 +240,7 @@ export async function encodeAll(run, rel, data, dict, dictKey, best) {
       continue;
     }
     run.report.change(target, cached ? `delta (${enc}, from cache)` : `delta (${enc})`);
-    if (!run.opts.dryRun) await writeAtomic(absPath(run.opts.root, target), out);
+    if (!run.opts.dryRun) await writeAtomic(absPath(run.opts.root, target), out, { checkParent: true });
     rec[enc] = { size: out.length, hash: contentHash(out) };
     run.summary.written++;
   }

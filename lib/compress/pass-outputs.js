@@ -9,7 +9,9 @@ import { absPath } from '../paths.js';
  * @typedef {import('../manifest.js').Manifest} Manifest
  * @typedef {{ opts: import('../options.js').Options, report: import('./report.js').Report, settings: object,
  *   tool: string, previous: Manifest | null, failed: Set<string>, removals: { rel: string, why: string }[],
- *   decisions: import('./plan.js').Decision[], encodingsOf(rel: string): readonly string[] }} PassResult
+ *   decisions: import('./plan.js').Decision[], encodingsOf(rel: string): readonly string[],
+ *   found: Map<string, { dev?: number, ino?: number }> }} PassResult
+ *   found: what the walk found, by path
  */
 
 /**
@@ -52,9 +54,11 @@ export async function removeOutputs(pass) {
   for (const r of pass.removals) {
     if (r.why !== 'failed') report.change(r.rel, `remove (${r.why})`);
     if (opts.dryRun) continue;
-    const remove = r.why === 'temp' ? removeTemp : removeIfPresent;
+    // Only the very file the walk found there (a variant of a failed file may have been written since).
+    const found = r.why === 'failed' ? undefined : pass.found.get(r.rel);
+    const remove = r.why === 'temp' ? removeTemp(absPath(opts.root, r.rel)) : removeIfPresent(absPath(opts.root, r.rel), found);
     // Cleaning up after a failed file is best effort: its failure is already reported.
-    await remove(absPath(opts.root, r.rel)).catch((err) => r.why !== 'failed' && report.fail(failureOf(r.rel, err)));
+    await remove.catch((err) => r.why !== 'failed' && report.fail(failureOf(r.rel, err)));
   }
 }
 

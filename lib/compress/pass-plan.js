@@ -9,8 +9,9 @@ import { relInside, absPath } from '../paths.js';
 
 /**
  * @typedef {{ opts: import('../options.js').Options, report: import('./report.js').Report, settings: object,
- *   tool: string, warm: () => void }} PlanContext
- *   warm: start the workers (a cold run: they load their modules while the folder is walked)
+ *   tool: string, warm: () => void, afterWalk?: () => void | Promise<void> }} PlanContext
+ *   warm: start the workers (a cold run: they load their modules while the folder is walked);
+ *   afterWalk: a test's hook, once the folder is walked
  */
 
 /**
@@ -31,6 +32,7 @@ export async function planPass(ctx, holdOut) {
   }
   if (previous === null && !opts.dryRun) ctx.warm();
   const walked = await walk(opts.root, { dotfiles: opts.dotfiles });
+  await ctx.afterWalk?.();
   for (const rel of walked.outside) report.warn(rel, 'symlink resolves outside the folder (or is dangling): not taken');
   for (const { rel, why } of walked.leftOut) report.warn(rel, why);
   // A folder or file the walk could not read fails like a file that cannot be compressed; the rest goes on.
@@ -53,5 +55,7 @@ export async function planPass(ctx, holdOut) {
   /** @type {{ rel: string, why: string }[]} leftovers of killed runs (not those of a run still going) and orphans */
   const removals = walked.temps.filter((rel) => tempOwnerGone(path.posix.basename(rel))).map((rel) => ({ rel, why: 'temp' }));
   for (const rel of classified.orphans) removals.push({ rel, why: 'orphan' });
-  return { previous, owners, classified, decisions, removals };
+  // What the walk found (device and inode), so that a removal takes only that file.
+  const found = new Map(walked.files.map((f) => [f.rel, f]));
+  return { previous, owners, classified, decisions, removals, found };
 }

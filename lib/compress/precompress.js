@@ -1,4 +1,5 @@
 import fs from 'node:fs';
+import path from 'node:path';
 import pLimit from 'p-limit';
 import { normalizeOptions, settingsOf } from '../options.js';
 import { buildManifest, entryOf } from '../manifest.js';
@@ -8,8 +9,10 @@ import { checkEncoders } from './encode.js';
 import { createReport } from './report.js';
 import { addDeltas } from './deltas.js';
 import { addSiteDictionary } from './site-deltas.js';
-import { absPath } from '../paths.js';
+import { absPath, relInside } from '../paths.js';
 import { createCacheRun } from './cache-run.js';
+import { reidentify } from './source.js';
+import { retryWhileChanged } from '../flow.js';
 import { assertManifestTarget, assertNotSystemDir } from './guards.js';
 import { Compressions } from './compressions.js';
 import { planPass } from './pass-plan.js';
@@ -44,7 +47,7 @@ export async function pass(dir, options, holdOut, hooks = {}) {
   checkEncoders(opts);
   if (!opts.allowSystemDir) assertNotSystemDir(opts.root);
   assertManifestTarget(opts.manifest);
-  const run = new Pass(opts, hooks);
+  const run = new Pass(inRealRoot(opts), hooks);
   try {
     await run.plan(holdOut);
     return await run.execute();
@@ -54,9 +57,29 @@ export async function pass(dir, options, holdOut, hooks = {}) {
 }
 
 /**
- * @typedef {{ onJobStart?: (task: import('./compress-file.js').CompressTask) => void }} PassHooks
- *   `onJobStart` sees each compression task as a CPU slot takes it (tests observe the scheduling order with it)
- * @typedef {{ rel: string, size: number, mtimeMs: number }} WalkedFile
+ * The options with `root` (and a manifest inside it) on the folder's real path: every path of the
+ * pass is built from it, so that a folder on a file's path that is a symlink now is one that was
+ * swapped since (see assertRealParent() and source.js), not the way the root was named.
+ * @param {import('../options.js').Options} opts
+ * @returns {import('../options.js').Options}
+ */
+function inRealRoot(opts) {
+  let real;
+  try {
+    real = fs.realpathSync.native(opts.root);
+  } catch {
+    return opts; // missing: the walk says so
+  }
+  if (real === opts.root) return opts;
+  const rel = relInside(opts.root, opts.manifest);
+  return Object.freeze({ ...opts, root: real, manifest: rel === null ? opts.manifest : path.join(real, rel) });
+}
+
+/**
+ * @typedef {{ onJobStart?: (task: import('./compress-file.js').CompressTask) => void, afterWalk?: () => void | Promise<void> }} PassHooks
+ *   `onJobStart` sees each compression task as a CPU slot takes it (tests observe the scheduling order with it);
+ *   `afterWalk` runs once the folder is walked, before anything is read or written (tests change the tree there)
+ * @typedef {import('./walk.js').WalkEntry} WalkedFile
  * @typedef {import('../options.js').Encoding} Encoding
  * @typedef {import('../manifest.js').Manifest} Manifest
  * @typedef {import('./plan.js').Decision} Decision
@@ -72,6 +95,8 @@ class Pass {
   entries = new Map();
   /** @type {Set<string>} */
   failed = new Set();
+  /** @type {Map<string, WalkedFile>} what the walk found, by path */
+  found = new Map();
   /** @type {{ rel: string, why: string }[]} */
   removals = [];
   /** @type {Promise<void>[]} hashing jobs (skipped files, changed-stat files to verify) */
@@ -105,13 +130,23 @@ class Pass {
    * @param {{ has(rel: string): boolean }} holdOut
    */
   async plan(holdOut) {
-    const ctx = { opts: this.opts, report: this.report, settings: this.settings, tool: TOOL, warm: () => this.work.pool.warm() };
+    const ctx = { opts: this.opts, report: this.report, settings: this.settings, tool: TOOL, warm: () => this.work.pool.warm(), afterWalk: this.hooks.afterWalk };
     Object.assign(this, await planPass(ctx, holdOut));
   }
 
   /** @param {string} rel */
   abs(rel) {
     return absPath(this.opts.root, rel);
+  }
+
+  /**
+   * The content hash of a walked file: only the file the walk found is read (see source.js); one
+   * replaced since (by rename) is read again as it is now, if its folder is still the tree's.
+   * @param {WalkedFile} file
+   */
+  hashSource(file) {
+    const at = { abs: this.abs(file.rel), dev: file.dev, ino: file.ino, link: file.link };
+    return retryWhileChanged((attempt) => hashFile(at.abs, this.opts.streamThreshold, attempt > 1 ? reidentify(at) : at), 2);
   }
 
   /** Carry out the decisions, then the removals, deltas and manifest. */
@@ -174,7 +209,7 @@ class Pass {
     };
     const prev = entryOf(this.previous, file.rel);
     if (prev && prev.size === file.size && prev.mtimeMs === file.mtimeMs) return record(prev.hash);
-    const job = this.io(() => hashFile(this.abs(file.rel), this.opts.streamThreshold).then((h) => record(h.hash)));
+    const job = this.io(() => this.hashSource(file).then((h) => record(h.hash)));
     this.hashJobs.push(job.catch((err) => this.fail(file.rel, err)));
   }
 
@@ -184,7 +219,7 @@ class Pass {
    */
   async verify(d) {
     const { file } = d;
-    const h = await hashFile(this.abs(file.rel), this.opts.streamThreshold);
+    const h = await this.hashSource(file);
     if (h.hash === d.prev.hash) {
       this.entries.set(file.rel, { ...d.prev, size: h.size, mtimeMs: h.mtimeMs });
       this.report.count('unchanged');

@@ -67,8 +67,9 @@ export async function addSiteDictionary(input) {
   const summary = { path: null, method: 'none', size: 0, bytes: 0, pages: 0, written: 0, reused: 0, pageBytes: 0, ordinaryBytes: 0, unavailable: null };
   const none = { keep: new Set(), changed: false, summary, apply: () => {}, path: null, hash: null };
   const oldRel = previous?.siteDictionary?.path ?? null;
-  if (opts.siteDictionary && encoders.length === 0) summary.unavailable = `Node ${process.version} has no zstd or Brotli encoder that takes a dictionary`;
   const pages = [...entries].filter(([rel, e]) => isPage(rel, e, opts)).sort(([a], [b]) => (a < b ? -1 : 1));
+  // Said only for a site that would have had one (two pages or more), so that others hear nothing.
+  if (opts.siteDictionary && encoders.length === 0 && pages.length >= 2) summary.unavailable = `Node ${process.version} has no zstd or Brotli encoder that takes a dictionary`;
   // The store keeps the dictionary across builds that empty the folder (Vite), so that it can be kept.
   const store = encoders.length > 0 ? await openStore(storeFolderFor(opts.dictionaryStore, opts.root)) : null;
   const choice = store ? await choose(opts, pages, encoders, await previousDictionary(input, store)) : null;
@@ -214,7 +215,7 @@ async function writeDictionary(input, rel, dict, hash) {
   /** @type {import('../manifest.js').FileEntry} */
   const entry = { size: dict.length, mtimeMs: 0, hash, variants: {} };
   if (!opts.dryRun) {
-    await writeAtomic(abs, dict);
+    await writeAtomic(abs, dict, { checkParent: true });
     entry.mtimeMs = (await fs.stat(abs)).mtimeMs;
   }
   report.change(rel, 'site dictionary');
@@ -222,7 +223,7 @@ async function writeDictionary(input, rel, dict, hash) {
     try {
       const out = await encodeBuffer(dict, enc, zlibOptions(enc, { ...opts, size: dict.length, mode: 'text' }));
       if (out.length >= dict.length * opts.minRatio) continue;
-      if (!opts.dryRun) await writeAtomic(variantPath(abs, enc), out);
+      if (!opts.dryRun) await writeAtomic(variantPath(abs, enc), out, { checkParent: true });
       entry.variants[enc] = { size: out.length };
     } catch (err) {
       report.warn(variantPath(rel, enc), `not written (${/** @type {Error} */ (err).message})`);

@@ -4,7 +4,8 @@ import { performance } from 'node:perf_hooks';
 import { parentPort, threadId } from 'node:worker_threads';
 import { encodeBufferSync, loadEncoder, zlibOptions } from './encode.js';
 import { contentHash } from '../manifest.js';
-import { writeAtomicSync } from '../fs-atomic.js';
+import { removeIfPresentSync, writeAtomicSync } from '../fs-atomic.js';
+import { openSourceSync } from './source.js';
 import { variantPath } from '../encodings.js';
 import { assertUnchanged } from './compress-file.js';
 import { cacheKey, storeSync, taskStats } from './cache.js';
@@ -20,13 +21,14 @@ import { decodesToSync } from './decode-check.js';
  */
 
 /**
- * Read a whole file through one descriptor, checking with fstat that it did not change meanwhile.
+ * Read a whole file through one descriptor (the file the walk found: see source.js), checking with
+ * fstat that it did not change meanwhile.
  * @param {string} abs
+ * @param {import('./source.js').Identity} expect
  */
-function readStableSync(abs) {
-  const fd = fs.openSync(abs, 'r');
+function readStableSync(abs, expect) {
+  const { fd, st: before } = openSourceSync(abs, expect);
   try {
-    const before = fs.fstatSync(fd);
     // Read the size fstat gave (readFileSync would fstat again and read once more to see EOF):
     // a file that grew or shrank meanwhile has another size at the second fstat.
     const whole = Buffer.allocUnsafe(before.size);
@@ -72,7 +74,7 @@ function ownTempDir(runTemp) {
  * @returns {import('./compress-file.js').TaskResult}
  */
 export function compressBufferedSync(t) {
-  const src = readStableSync(t.abs);
+  const src = readStableSync(t.abs, t);
   const size = src.buf.length;
   const hash = contentHash(src.buf);
   const cache = taskStats();
@@ -96,8 +98,8 @@ export function compressBufferedSync(t) {
     const data = encodeBufferSync(src.buf, encoding, options);
     const encodeMs = performance.now() - started;
     const keep = data.length < at.keepBelow;
-    if (keep) writeAtomicSync(target, data, { mtime: src.mtime, tempDir: at.tempDir });
-    else fs.rmSync(target, { force: true });
+    if (keep) writeAtomicSync(target, data, { mtime: src.mtime, tempDir: at.tempDir, checkParent: true });
+    else removeIfPresentSync(target);
     out[encoding] = keep ? data.length : null;
     if (key !== null && t.cache) {
       cache.misses++;

@@ -2,7 +2,8 @@
 // under jest's vm modules). Usage: node test/helpers/vite-run.js '<json job>'
 //   { mode: 'build' | 'watch' | 'preview', root, plugin: {options} or false (no plugin),
 //     config: {extra inline config}, port?: (preview), edit?: { file, text } (watch: written after the first build),
-//     vite?: 'vite' | 'vite5' | 'vite6' | 'vite7' (the package to run: aliased dev dependencies) }
+//     vite?: 'vite' | 'vite5' | 'vite6' | 'vite7' (the package to run: aliased dev dependencies),
+//     namedPlugin?: string (a plugin with only that name, added before ours) }
 // Prints one JSON line per result on stdout: build → { ok, lines, error }; watch → { snapshots };
 // preview → { port } then serves until stdin closes.
 import fs from 'node:fs';
@@ -12,6 +13,8 @@ import precompressor from '../../plugins/vite.js';
 const job = JSON.parse(process.argv[2]);
 const { build, createLogger, preview } = await import(job.vite ?? 'vite');
 const plugins = job.plugin === false ? [] : [precompressor(job.plugin)];
+// another plugin by name only (to see how precompressor reacts to its presence), e.g. 'vite:compression'
+if (job.namedPlugin) plugins.unshift({ name: job.namedPlugin });
 const lines = [];
 const inner = createLogger(job.logLevel ?? 'info', { allowClearScreen: false });
 const customLogger = {

@@ -7,6 +7,7 @@ import zlib from 'node:zlib';
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import precompressor, { placeAfterViteGuards, splitViteOptions, summaryLines } from '../../plugins/vite.js';
+import { otherCompressors, frameworkOf } from '../../plugins/frameworks.js';
 import { deltaEncoders } from '../../lib/compress/delta.js';
 
 // A real `vite build` (and `vite preview`) on a small app generated in a temp folder.
@@ -237,6 +238,15 @@ describe('vite build', () => {
     expect(Object.keys(first)).not.toContain(chunk);
   });
 
+  test('another compression plugin in the build is named once, with what to do', async () => {
+    const root = await makeApp();
+    const { result } = await runVite({ mode: 'build', root, plugin: {}, config: {}, namedPlugin: 'vite:compression' });
+    expect(result.ok).toBe(true);
+    const warned = result.lines.filter((/** @type {string} */ l) => l.includes('also compress'));
+    expect(warned).toEqual(['warn: precompressor: vite:compression also compresses the build output: two tools then write .br/.gz beside the same files, ' +
+      'and whichever runs last decides what is sent (serveStatic says so at start-up when they differ from its manifest); remove it: precompressor makes Brotli 11 and gzip 9 with a manifest']);
+  });
+
   test('build --watch: a rebuild recompresses what changed; variants of files that are gone go too', async () => {
     const root = await makeApp();
     const dist = path.join(root, 'dist');
@@ -457,4 +467,13 @@ test('placeAfterViteGuards: after the guards that come later (Vite 5/6), in plac
   const noCors = entries(ours, host, sirv);
   expect(placeAfterViteGuards(noCors, ours, false)).toBe(true);
   expect(noCors.map((e) => e.handle)).toEqual([host, ours, sirv]);
+});
+
+test('otherCompressors and frameworkOf read plugin names', () => {
+  const named = (/** @type {string[]} */ ...names) => names.map((name) => ({ name }));
+  expect(otherCompressors(named('vite:compression', 'vite-plugin-compression', 'gzip', 'rollup-plugin-brotli', 'precompressor', 'precompressor:hash-names', 'vite:css'))).toEqual(['vite:compression', 'vite-plugin-compression', 'gzip', 'rollup-plugin-brotli']);
+  expect(frameworkOf(named('vite:css', 'vite-plugin-sveltekit-setup'))).toBe('sveltekit');
+  expect(frameworkOf(named('astro:build'))).toBe('astro');
+  expect(frameworkOf(named('nuxt:chunk-reload'))).toBe('nuxt');
+  expect(frameworkOf(named('react-router', 'vite:css'))).toBeNull();
 });
