@@ -257,9 +257,10 @@ export function parseManifest(text, file) {
 }
 
 /**
- * The largest manifest read by default, in bytes: a site of a million files (about 180 bytes per
- * entry as writeManifest() writes it, 360 in the indented layout of earlier versions) fits. serveStatic's `maxManifestBytes` raises it, up to the
- * engine's longest string (about 512 MiB in V8).
+ * The largest manifest read by default, in bytes: a site of a million files fits (about 180 bytes
+ * per entry for short paths as writeManifest() writes it; 240 in the indented layout of earlier
+ * versions). serveStatic's `maxManifestBytes` raises it, up to the engine's longest string (about
+ * 512 MiB in V8, which bounds a manifest in another layout, read whole).
  */
 export const MAX_MANIFEST_BYTES = 400 * 1024 * 1024;
 
@@ -358,8 +359,9 @@ function* readText(fd, file, maxBytes, collect) {
     /** @type {ReturnType<Collector<T>>} */ (got.sink).add(rel, /** @type {FileEntry} */ (e));
   });
   const decoder = new StringDecoder('utf8');
+  const buf = Buffer.allocUnsafe(CHUNK_BYTES); // one buffer for every read: the decoder copies out of it
   let ours = true;
-  for (let at = 0, n; ours && (n = yield* readAt(fd, at, file, maxBytes)).length > 0; at += n.length) {
+  for (let at = 0, n; ours && (n = yield* readAt(fd, at, file, maxBytes, buf)).length > 0; at += n.length) {
     ours = lines.push(decoder.write(n));
   }
   if (ours && lines.push(decoder.end()) && lines.end() && got.head !== null && got.sink !== null) {
@@ -369,7 +371,7 @@ function* readText(fd, file, maxBytes, collect) {
   }
   // Not in our layout (JSON all the same, or not JSON): read again from the start and parse it whole.
   const parts = [];
-  for (let at = 0, n; (n = yield* readAt(fd, at, file, maxBytes)).length > 0; at += n.length) parts.push(n);
+  for (let at = 0, n; (n = yield* readAt(fd, at, file, maxBytes, Buffer.allocUnsafe(CHUNK_BYTES))).length > 0; at += n.length) parts.push(n);
   const m = parseManifest(Buffer.concat(parts).toString('utf8'), file);
   const sink = collect({ ...m, files: {} });
   for (const rel in m.files) if (Object.hasOwn(m.files, rel)) sink.add(rel, m.files[rel]);
@@ -377,15 +379,15 @@ function* readText(fd, file, maxBytes, collect) {
 }
 
 /**
- * Up to CHUNK_BYTES of the file from `at` (empty at the end); refused past `maxBytes`.
+ * Up to `buf.length` bytes of the file from `at` into `buf` (empty at the end); refused past `maxBytes`.
  * @param {unknown} fd
  * @param {number} at
  * @param {string} file
  * @param {number} maxBytes
+ * @param {Buffer} buf
  * @returns {Generator<[string, ...any[]], Buffer, any>}
  */
-function* readAt(fd, at, file, maxBytes) {
-  const buf = Buffer.allocUnsafe(CHUNK_BYTES);
+function* readAt(fd, at, file, maxBytes, buf) {
   const n = yield ['read', fd, buf, at];
   if (at + n > maxBytes) throw tooLarge(file, at + n, maxBytes);
   return buf.subarray(0, n);

@@ -16,6 +16,9 @@ const LONG_JOB_COST = 256 * 1024;
 
 const MAX_ATTEMPTS = 3;
 
+/** Files under way at once (their tasks submitted to the pool, or about to be). */
+const ADMITTED = 512;
+
 /**
  * @typedef {import('../options.js').Encoding} Encoding
  * @typedef {import('./compress-file.js').TaskResult} TaskResult
@@ -46,8 +49,14 @@ export function splitTasks(size, opts) {
 export class Compressions {
   /** @type {{ cost: number, submit: () => void }[]} prepared tasks that flush() submits */
   queued = [];
-  /** @type {Promise<void>[]} one per scheduled file; grows while files are verified or retried */
-  jobs = [];
+  /** @type {{ file: WalkedFile, cost: number }[]} files not started yet (taken from the end) */
+  waiting = [];
+  /** whether `waiting` has been put in order (once, on the first flush: files scheduled later go next) */
+  ordered = false;
+  /** files started and not finished (at most ADMITTED: see admit()) */
+  active = 0;
+  /** @type {(() => void) | null} resolves drain() */
+  onIdle = null;
   /** @type {Promise<string> | null} made on the first compression (see makeTempDir) */
   tempDir = null;
 
@@ -72,8 +81,10 @@ export class Compressions {
   }
 
   /**
-   * Compress one file: its tasks are prepared now and submitted by flush(). Its results are checked
-   * together, and it is done again while it changes between its encodings (all variants must match).
+   * Compress one file: it waits for flush(), which starts the most expensive files first, at most
+   * ADMITTED at a time: a file under way holds its promises, closures and task objects, and on a
+   * tree of 10^5 files starting them all at once held hundreds of MB (the pool still gets its work
+   * ahead, see lib/compress/pool.js).
    * @param {WalkedFile} file
    */
   schedule(file) {
@@ -81,6 +92,36 @@ export class Compressions {
       this.report.change(file.rel, 'compress');
       return;
     }
+    const cost = this.pass.encodingsOf(file.rel).reduce((n, e) => n + estimatedCost(file.size, e, this.opts), 0);
+    this.waiting.push({ file, cost });
+  }
+
+  /** Start waiting files while fewer than ADMITTED are under way. */
+  admit() {
+    if (!this.ordered) {
+      this.waiting.sort((a, b) => a.cost - b.cost);
+      this.ordered = true;
+    }
+    while (this.waiting.length > 0 && this.active < ADMITTED) {
+      const { file } = /** @type {{ file: WalkedFile }} */ (this.waiting.pop());
+      this.active++;
+      this.start(file, () => {
+        this.active--;
+        this.admit();
+        this.submit();
+        if (this.active === 0 && this.waiting.length === 0) this.onIdle?.();
+      });
+    }
+  }
+
+  /**
+   * A file's tasks, prepared now and submitted by submit(); its results are checked together, and
+   * it is done again while it changes between its encodings (all variants must match). `done`
+   * runs once it has ended, whatever the outcome.
+   * @param {WalkedFile} file
+   * @param {() => void} done
+   */
+  start(file, done) {
     let current = file;
     const job = retryWhileChanged(async (attempt) => {
       const results = await this.compressOnce(current, attempt > 1);
@@ -93,7 +134,7 @@ export class Compressions {
       }
       this.record(current, results);
     }, MAX_ATTEMPTS);
-    this.jobs.push(job.catch((err) => this.pass.fail(file.rel, err)));
+    void job.catch((err) => this.pass.fail(file.rel, err)).finally(done);
   }
 
   /**
@@ -112,7 +153,7 @@ export class Compressions {
         this.queued.push({ cost, submit });
       });
     });
-    if (now) this.flush();
+    if (now) this.submit();
     await Promise.all(done);
     return this.pass.failed.has(file.rel) ? null : results;
   }
@@ -137,8 +178,14 @@ export class Compressions {
     for (const enc of encodings) this.report.progress(r.size, enc);
   }
 
-  /** Submit the prepared tasks, most expensive first (the pool runs them in submission order). */
+  /** Start the files scheduled (most expensive first) and submit their tasks. */
   flush() {
+    this.admit();
+    this.submit();
+  }
+
+  /** Submit the prepared tasks, most expensive first (the pool runs them in submission order). */
+  submit() {
     const batch = this.queued.sort((a, b) => b.cost - a.cost);
     this.queued = [];
     for (const t of batch) t.submit();
@@ -160,13 +207,15 @@ export class Compressions {
     this.report.compressed(file.rel, entry, results.every((r) => (r.cache?.hits ?? 0) > 0 && r.cache?.misses === 0));
   }
 
-  /** Wait for every file scheduled, including those scheduled meanwhile (verified, retried). */
-  async drain() {
-    for (let done = 0; done < this.jobs.length; ) {
-      const batch = this.jobs.slice(done);
-      done = this.jobs.length;
-      await Promise.all(batch);
-    }
+  /** Resolves once every file scheduled has ended, including those scheduled meanwhile (verified, retried). */
+  drain() {
+    if (this.active === 0 && this.waiting.length === 0) return Promise.resolve();
+    return new Promise((resolve) => {
+      this.onIdle = () => {
+        this.onIdle = null;
+        resolve(undefined);
+      };
+    });
   }
 
   async close() {

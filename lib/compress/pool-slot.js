@@ -128,7 +128,9 @@ export class Slot {
 
   /** Start the slot's worker (throws when the thread cannot be had). */
   spawn() {
-    const worker = new Worker(this.workerUrl);
+    // A small young generation: a worker allocates little on its heap (its buffers live outside it),
+    // and the default one is a large part of what each worker adds to the RSS.
+    const worker = new Worker(this.workerUrl, { resourceLimits: { maxYoungGenerationSizeMb: 12 } });
     this.worker = worker;
     const { events } = this;
     /** @typedef {{ error?: { message: string, code?: string, changed?: boolean }, result?: unknown }} Reply */

@@ -78,10 +78,10 @@ export async function makeApp(name, files, nestedOf = []) {
 
 /**
  * The environment of a project: its caches in its own node_modules/.cache (no test CACHE_DIR),
- * and not jest's (NODE_ENV=test silences Nuxt's logger).
+ * and not jest's (NODE_ENV=test silences Nuxt's logger); the frameworks' telemetry off.
  */
 export function projectEnv() {
-  const env = { ...process.env };
+  const env = { ...process.env, ASTRO_TELEMETRY_DISABLED: '1', NUXT_TELEMETRY_DISABLED: '1', DO_NOT_TRACK: '1' }; // no network in CI
   for (const k of ['CACHE_DIR', 'NODE_ENV', 'JEST_WORKER_ID']) delete env[k];
   return env;
 }
