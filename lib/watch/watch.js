@@ -1,7 +1,7 @@
 import { EventEmitter } from 'node:events';
 import fs from 'node:fs';
-import { performance } from 'node:perf_hooks';
 import { watch as chokidarWatch } from 'chokidar';
+import { TreeWatcher } from './tree-watch.js';
 import { PrecompressorError, optionError } from '../errors.js';
 import { normalizeOptions, splitOptions } from '../options.js';
 import { deltasOf } from '../manifest.js';
@@ -10,6 +10,7 @@ import { pass } from '../compress/precompress.js';
 import { isTempPath } from '../fs-atomic.js';
 import { relInside, absPath, hasDotSegment } from '../paths.js';
 import { singleFlight } from '../flow.js';
+import { UnsettledFiles } from './unsettled.js';
 
 /**
  * Watch mode: one incremental `precompress()` pass per debounced batch of file-system events,
@@ -111,7 +112,7 @@ export function watch(dir, options = {}) {
   return new Watcher(opts.root, opts.manifest, api, w);
 }
 
-/** @typedef {'add' | 'change' | 'unlink' | 'unlinkDir'} FileEvent the chokidar events a batch is made of */
+/** @typedef {import('./unsettled.js').FileEvent} FileEvent the chokidar events a batch is made of */
 
 /**
  * A new folder's files arrive as their own `add` events, once written: `addDir` starts nothing.
@@ -127,15 +128,9 @@ export class Watcher extends EventEmitter {
   #initial = true;
   /** @type {Map<string, FileEvent>} path → last event */ #pending = new Map();
   /** @type {Map<string, number | null>} our outputs (see isOwnOutput) */ #ours = new Map();
-  /**
-   * Files with add/change events whose writes have not settled: their first event, the size and
-   * mtime last seen and when they last changed. Every pass leaves them alone (its `holdOut`).
-   * @type {Map<string, { event: FileEvent, size: number, mtimeMs: number, since: number }>}
-   */
-  #unsettled = new Map();
-  /** @type {NodeJS.Timeout | null} polls #unsettled while it is not empty */ #poller = null;
-  #polling = false;
-  /** @type {import('chokidar').FSWatcher | null} */ #fsw = null;
+  /** @type {UnsettledFiles} files whose writes have not settled: every pass leaves them as they were */
+  #unsettled;
+  /** @type {import('chokidar').FSWatcher | TreeWatcher | null} */ #fsw = null;
   #closed = false;
   /** @type {Promise<void> | null} */ #closing = null;
   #manifestRel;
@@ -155,6 +150,8 @@ export class Watcher extends EventEmitter {
     this.#manifestRel = relInside(root, manifest);
     this.#api = api;
     this.#w = w;
+    const wait = w.awaitWriteFinish === false ? 0 : w.awaitWriteFinish;
+    this.#unsettled = new UnsettledFiles(root, wait, (event, rel) => this.#queue(event, rel));
     /** Resolves with the first pass's report once the watcher is listening; rejects if the folder is missing. */
     this.ready = this.#start();
     this.ready.catch(() => {}); // the rejection is the caller's to read; never an unhandled one
@@ -174,18 +171,22 @@ export class Watcher extends EventEmitter {
     if (!st?.isDirectory()) {
       throw new PrecompressorError('ERR_PRECOMPRESSOR_DIR', `Directory ${this.root} ${st ? 'is not a directory' : 'does not exist'}`, { path: this.root });
     }
-    const fsw = chokidarWatch(this.root, {
-      ignoreInitial: true,
-      followSymlinks: false,
-      usePolling: this.#w.usePolling,
-      // Not chokidar's awaitWriteFinish: a pass must know which files are still unsettled.
-      awaitWriteFinish: false,
-      ignored: (abs) => {
-        const rel = this.#rel(abs);
-        if (rel === null) return false;
-        return isTempPath(rel) || rel === this.#manifestRel || (!dotfiles && hasDotSegment(rel));
-      },
-    });
+    const ignored = (/** @type {string} */ abs) => {
+      const rel = this.#rel(abs);
+      if (rel === null) return false;
+      return isTempPath(rel) || rel === this.#manifestRel || (!dotfiles && hasDotSegment(rel));
+    };
+    // Native events: one watcher per folder (tree-watch.js); polling: chokidar's stat polling.
+    const fsw = this.#w.usePolling
+      ? chokidarWatch(this.root, {
+        ignoreInitial: true,
+        followSymlinks: false,
+        usePolling: true,
+        // Not chokidar's awaitWriteFinish: a pass must know which files are still unsettled.
+        awaitWriteFinish: false,
+        ignored,
+      })
+      : new TreeWatcher(this.root, ignored);
     this.#fsw = fsw;
     fsw.on('all', (event, abs) => this.#onEvent(event, this.#rel(abs)));
     fsw.on('error', (err) => this.#error(/** @type {Error} */ (err)));
@@ -216,44 +217,9 @@ export class Watcher extends EventEmitter {
   #onEvent(event, rel) {
     if (this.#closed || !isFileEvent(event) || rel === null) return;
     if (this.#isOwn(rel, event)) return;
-    if ((event === 'add' || event === 'change') && this.#w.awaitWriteFinish !== false) {
-      const u = this.#unsettled.get(rel);
-      if (u) u.since = performance.now(); // an 'add' stays an 'add'
-      else this.#unsettled.set(rel, { event, size: -1, mtimeMs: -1, since: performance.now() });
-      this.#poller ??= setInterval(() => this.#poll(), Math.max(10, Math.min(50, /** @type {number} */ (this.#w.awaitWriteFinish) / 4)));
-      return;
-    }
+    if ((event === 'add' || event === 'change') && this.#w.awaitWriteFinish !== false) return this.#unsettled.touch(event, rel);
     this.#unsettled.delete(rel);
     this.#queue(event, rel);
-  }
-
-  /**
-   * Stat the unsettled files: one whose size and mtime have stayed the same for `awaitWriteFinish`
-   * ms has settled, and its event is queued. One that cannot be stat'ed is queued at once: its
-   * pass sees what is there (nothing, after a delete, whose own event follows).
-   */
-  async #poll() {
-    if (this.#polling) return;
-    this.#polling = true;
-    try {
-      await Promise.all([...this.#unsettled].map(async ([rel, u]) => {
-        const st = await fs.promises.stat(absPath(this.root, rel)).catch(() => null);
-        if (this.#closed || this.#unsettled.get(rel) !== u) return; // deleted (or deleted and re-added) meanwhile
-        const now = performance.now();
-        if (st && (st.size !== u.size || st.mtimeMs !== u.mtimeMs)) {
-          Object.assign(u, { size: st.size, mtimeMs: st.mtimeMs, since: now });
-        } else if (!st || now - u.since >= /** @type {number} */ (this.#w.awaitWriteFinish)) {
-          this.#unsettled.delete(rel);
-          this.#queue(u.event, rel);
-        }
-      }));
-    } finally {
-      this.#polling = false;
-      if (this.#unsettled.size === 0 && this.#poller) {
-        clearInterval(this.#poller);
-        this.#poller = null;
-      }
-    }
   }
 
   /**
@@ -295,7 +261,7 @@ export class Watcher extends EventEmitter {
     updateOurs(this.#ours, report, manifest);
     // The events of the pass's own writes that arrived while it ran start no batch.
     for (const [rel, event] of this.#pending) if (this.#isOwn(rel, event)) this.#pending.delete(rel);
-    for (const [rel, u] of this.#unsettled) if (this.#isOwn(rel, u.event)) this.#unsettled.delete(rel);
+    for (const [rel, u] of this.#unsettled.files) if (this.#isOwn(rel, u.event)) this.#unsettled.delete(rel);
     const batch = { ...report, events, initial, held };
     this.emit('batch', batch);
     return batch;
@@ -316,9 +282,8 @@ export class Watcher extends EventEmitter {
     if (this.#closing) return this.#closing;
     this.#closed = true;
     if (this.#timer) clearTimeout(this.#timer);
-    if (this.#poller) clearInterval(this.#poller);
+    this.#unsettled.close();
     this.#timer = null;
-    this.#poller = null;
     this.#closing = (async () => {
       await this.ready.catch(() => {});
       await this.#fsw?.close();

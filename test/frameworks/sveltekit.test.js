@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import path from 'node:path';
 import { deltaEncoders } from '../../lib/compress/delta.js';
-import { makeApp, freePort, unsupported, runIn, startServe, startProcess, get, manifestOf, expectAllPaired, expectHydratesWithBr, expectServed } from '../helpers/framework-app.js';
+import { makeApp, freePort, unsupported, runIn, startServe, startProcess, originIn, get, manifestOf, expectAllPaired, expectHydratesWithBr, expectServed } from '../helpers/framework-app.js';
 
 // SvelteKit with adapter-static and adapter-node, built for real from files written here, with
 // `precompressed(adapter())` from 'precompressor/sveltekit'.
@@ -75,7 +75,17 @@ function startNodeServer(root, port) {
 
 describe('SvelteKit + adapter-node', () => {
   maybe("its precompress is done by precompressor: adapter-node's server sends our .br, never the manifest; build/server untouched", async () => {
-    const root = await makeApp('sveltekit-node', appFiles('adapter-node', false), ['@sveltejs/kit']);
+    const express = [
+      "import express from 'express';",
+      "import { serveStatic } from 'precompressor';",
+      "import { handler } from './build/handler.js';",
+      'const app = express();',
+      "app.use(serveStatic('build/client'));",
+      "app.use(serveStatic('build/prerendered', { extensions: ['html'] }));",
+      'app.use(handler);',
+      "const s = app.listen(0, '127.0.0.1', () => console.log(`http://127.0.0.1:${s.address().port}`));",
+    ].join('\n');
+    const root = await makeApp('sveltekit-node', { ...appFiles('adapter-node', false), 'server.mjs': express }, ['@sveltejs/kit']);
     apps.push(root);
     const { output } = await build(root);
     expect(output).toContain("@sveltejs/adapter-node's precompress is done by precompressor");
@@ -95,6 +105,16 @@ describe('SvelteKit + adapter-node', () => {
       expect((await get(`${node.origin}/about`, { 'accept-encoding': 'br' })).headers['content-encoding']).toBe('br');
     } finally {
       await node.stop();
+    }
+    // The Express set-up of docs/frameworks.md: serveStatic for both folders, then adapter-node's handler
+    const app = await startProcess(['server.mjs'], { cwd: root }, originIn);
+    try {
+      const js = /** @type {string} */ (Object.keys(m.files).find((f) => /^_app\/immutable\/entry\/app\.[\w-]{8}\.js$/.test(f)));
+      expect(await expectServed(app.origin, client, js)).toEqual({ home: { status: 200, encoding: undefined }, asset: { encoding: 'br', ours: true }, manifest: 404 });
+      const about = await get(`${app.origin}/about`, { 'accept-encoding': 'br' });
+      expect([about.status, about.headers['content-encoding'], about.body.equals(fs.readFileSync(path.join(root, 'build/prerendered/about.html.br')))]).toEqual([200, 'br', true]);
+    } finally {
+      await app.stop();
     }
   });
 });
