@@ -60,7 +60,11 @@ export function createWatcher({ manifest, onManifest, onFile }) {
     const now = fs.statSync(dir, { throwIfNoEntry: false });
     const was = watchers.get(dir);
     if (closed || was?.w !== w || (now !== undefined && now.dev === was.dev && now.ino === was.ino)) return;
-    for (const [d, x] of [...watchers]) if (d === dir || d.startsWith(dir + path.sep)) drop(d, x.w);
+    for (const [d, x] of [...watchers]) {
+      if (d !== dir && !d.startsWith(dir + path.sep)) continue;
+      drop(d, x.w);
+      onFile(path.join(d, '*')); // its bodies are not sent again, even if the reload fails (folder gone)
+    }
     onManifest();
   }
 
