@@ -1,6 +1,7 @@
 import { EventEmitter } from 'node:events';
 import fs from 'node:fs';
 import { watch as chokidarWatch } from 'chokidar';
+import { TreeWatcher } from './tree-watch.js';
 import { PrecompressorError, optionError } from '../errors.js';
 import { normalizeOptions, splitOptions } from '../options.js';
 import { deltasOf } from '../manifest.js';
@@ -130,7 +131,7 @@ export class Watcher extends EventEmitter {
   /** @type {Map<string, number | null>} our outputs (see isOwnOutput) */ #ours = new Map();
   /** @type {UnsettledFiles} files whose writes have not settled: every pass leaves them as they were */
   #unsettled;
-  /** @type {import('chokidar').FSWatcher | null} */ #fsw = null;
+  /** @type {import('chokidar').FSWatcher | TreeWatcher | null} */ #fsw = null;
   #closed = false;
   /** @type {Promise<void> | null} */ #closing = null;
   #manifestRel;
@@ -171,18 +172,22 @@ export class Watcher extends EventEmitter {
     if (!st?.isDirectory()) {
       throw new PrecompressorError('ERR_PRECOMPRESSOR_DIR', `Directory ${this.root} ${st ? 'is not a directory' : 'does not exist'}`, { path: this.root });
     }
-    const fsw = chokidarWatch(this.root, {
-      ignoreInitial: true,
-      followSymlinks: false,
-      usePolling: this.#w.usePolling,
-      // Not chokidar's awaitWriteFinish: a pass must know which files are still unsettled.
-      awaitWriteFinish: false,
-      ignored: (abs) => {
-        const rel = this.#rel(abs);
-        if (rel === null) return false;
-        return isTempPath(rel) || rel === this.#manifestRel || (!dotfiles && hasDotSegment(rel));
-      },
-    });
+    const ignored = (/** @type {string} */ abs) => {
+      const rel = this.#rel(abs);
+      if (rel === null) return false;
+      return isTempPath(rel) || rel === this.#manifestRel || (!dotfiles && hasDotSegment(rel));
+    };
+    // Native events: one watcher per folder (tree-watch.js); polling: chokidar's stat polling.
+    const fsw = this.#w.usePolling
+      ? chokidarWatch(this.root, {
+        ignoreInitial: true,
+        followSymlinks: false,
+        usePolling: true,
+        // Not chokidar's awaitWriteFinish: a pass must know which files are still unsettled.
+        awaitWriteFinish: false,
+        ignored,
+      })
+      : new TreeWatcher(this.root, ignored);
     this.#fsw = fsw;
     fsw.on('all', (event, abs) => this.#onEvent(event, this.#rel(abs)));
     fsw.on('error', (err) => this.#error(/** @type {Error} */ (err)));
