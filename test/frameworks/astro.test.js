@@ -48,6 +48,7 @@ describe('Astro, static output', () => {
     const root = await makeApp('astro-static', appFiles('{ integrations: [precompressor()] }'), ['astro']);
     apps.push(root);
     const first = await build(root);
+    expect(first.output).not.toContain('serve dist/client');
     const out = path.join(root, 'dist');
     const m1 = manifestOf(out);
     expect(Object.keys(m1.files)).toEqual(expect.arrayContaining(['index.html', 'about/index.html']));
@@ -87,7 +88,8 @@ describe('Astro, server output (@astrojs/node, middleware mode)', () => {
     ].join('\n');
     const root = await makeApp('astro-server', { ...appFiles(config), 'server.mjs': server }, ['astro']);
     apps.push(root);
-    await build(root);
+    const { output } = await build(root);
+    expect(output).toContain("precompressor: serve dist/client with serveStatic before Astro's handler (@astrojs/node mode: 'middleware')");
     const client = path.join(root, 'dist/client');
     const m = manifestOf(client);
     expect(m.files['about/index.html'].variants.br).toBeDefined();
