@@ -19,7 +19,11 @@ export default [
   {
     // ARCHITECTURE.md: a function a reader can hold at once (closures that act as classes become classes).
     files: ['lib/**/*.js', 'plugins/**/*.js', 'bin/**/*.js'],
-    rules: { 'max-lines-per-function': ['error', { max: 60, skipBlankLines: true, skipComments: true }] },
+    rules: {
+      'max-lines-per-function': ['error', { max: 60, skipBlankLines: true, skipComments: true }],
+      // A warning until the modules still over it are wrapped; then an error.
+      'max-len': ['warn', { code: 120, ignoreUrls: true, ignoreStrings: true, ignoreTemplateLiterals: true, ignoreRegExpLiterals: true }],
+    },
   },
   {
     files: ['test/**/*.js'],

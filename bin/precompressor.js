@@ -4,7 +4,9 @@ import os from 'node:os';
 
 // zlib's async work runs on libuv's thread pool (4 threads by default). Give it one thread per
 // core plus room for file I/O, before anything touches the pool.
-if (!process.env.UV_THREADPOOL_SIZE) process.env.UV_THREADPOOL_SIZE = String(Math.max(4, os.availableParallelism() + 2));
+if (!process.env.UV_THREADPOOL_SIZE) {
+  process.env.UV_THREADPOOL_SIZE = String(Math.max(4, os.availableParallelism() + 2));
+}
 
 const { main } = await import('../lib/cli/cli.js');
 process.exitCode = await main(process.argv.slice(2));

@@ -113,7 +113,8 @@ export function formatProgress(p, width = 24) {
 
 /**
  * The deploy-delta line of a summary, or '' when there is nothing to say.
- * @param {{ files: number, written: number, bytes: number, savedBytes: number, unavailable: string | null } | undefined} d
+ * @param {{ files: number, written: number, bytes: number, savedBytes: number,
+ *   unavailable: string | null } | undefined} d
  */
 export function deltaLine(d) {
   if (!d) return '';

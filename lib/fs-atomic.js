@@ -9,7 +9,8 @@ import { PrecompressorError } from './errors.js';
  * Flags to open a path for reading that neither follow a symlink at its last component nor block
  * on a FIFO (checked with fstat before any read). O_NOFOLLOW does not exist on Windows.
  */
-export const READ_NOFOLLOW = fsSync.constants.O_RDONLY | (fsSync.constants.O_NOFOLLOW ?? 0) | (fsSync.constants.O_NONBLOCK ?? 0);
+const C = fsSync.constants;
+export const READ_NOFOLLOW = C.O_RDONLY | (C.O_NOFOLLOW ?? 0) | (C.O_NONBLOCK ?? 0);
 
 /**
  * Throw (ERR_PRECOMPRESSOR_FILE) unless the folder of `target` is where its path says: no
@@ -209,7 +210,8 @@ let tempCounter = 0;
  * file system than the target (a mount inside the tree), it falls back to the target's folder.
  * @param {string} target
  * @param {Uint8Array} data
- * @param {{ mtime?: Date, tempDir?: string | null, checkParent?: boolean }} [opts] checkParent: assertRealParent() before the rename
+ * @param {{ mtime?: Date, tempDir?: string | null, checkParent?: boolean }} [opts]
+ *   checkParent: assertRealParent() before the rename
  */
 export function writeAtomicSync(target, data, opts = {}) {
   // In a private temp folder a counter is a unique name (and cheaper than random bytes per file).

@@ -64,6 +64,8 @@ const INVALID_HEADER_CHAR = /[^\t\x20-\x7e\x80-\xff]/;
 // eslint-disable-next-line no-control-regex -- matching them is the point
 const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
 const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+/** An empty, `.` or `..` segment (a leading or trailing `/`, `//` included): one test, no segment list per path. */
+const BAD_SEGMENT = /(?:^|\/)(?:\.{0,2})(?:\/|$)/;
 
 /**
  * Why `rel` cannot be a file path of a manifest, or null (pure). One rule for the writer (the walk
@@ -76,9 +78,7 @@ const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[
  * @returns {string | null}
  */
 export function pathProblem(rel) {
-  if (rel === '' || rel.startsWith('/') || rel.split('/').some((s) => s === '..' || s === '.' || s === '')) {
-    return 'is not a relative POSIX path inside the folder';
-  }
+  if (rel === '' || BAD_SEGMENT.test(rel)) return 'is not a relative POSIX path inside the folder';
   if (rel.includes('\\')) return 'contains a backslash';
   if (CONTROL.test(rel)) return 'contains a control character';
   if (LONE_SURROGATE.test(rel) || rel.includes('\ufffd')) return 'is not valid UTF-8';

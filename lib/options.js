@@ -11,9 +11,11 @@ import { ENCODING_NAMES, isEncoding } from './encodings.js';
  *   zstdLevel: number, zopfli: boolean, include: readonly string[], exclude: readonly string[],
  *   skipExtensions: ReadonlySet<string>, minRatio: number, concurrency: number, manifest: string, dotfiles: boolean,
  *   force: boolean, dryRun: boolean, streamThreshold: number, onProgress: OnProgress | null, cache: boolean,
- *   cacheDir: string, cacheMaxSize: number, deltas: boolean, siteDictionary: boolean, previous: string | null, dictionaryStore: string,
+ *   cacheDir: string, cacheMaxSize: number, deltas: boolean, siteDictionary: boolean, previous: string | null,
+ *   dictionaryStore: string,
  *   dictionaryVersions: number, deltaMinSize: number, deltaMargin: number, deltaExtensions: ReadonlySet<string>,
- *   hashPattern: RegExp | HashSpan | null, allowSystemDir: boolean }>} Options the normalized options of `precompress()`
+ *   hashPattern: RegExp | HashSpan | null, allowSystemDir: boolean }>} Options
+ *   the normalized options of `precompress()`
  * @typedef {(path: string) => [number, number] | null | undefined} HashSpan where a file's hash is in its base name
  */
 
@@ -56,7 +58,8 @@ export const DEFAULT_SKIP_EXTENSIONS = Object.freeze([
 ]);
 
 /**
- * @typedef {{ default: unknown, describe: string, flag?: { type: 'array' | 'string' | 'number' | 'boolean', shown?: string } }} OptionSpec
+ * @typedef {{ default: unknown, describe: string,
+ *   flag?: { type: 'array' | 'string' | 'number' | 'boolean', shown?: string } }} OptionSpec
  *   flag: the option's CLI flag (`--` and its name in kebab case), the type yargs reads, and the default as
  *   `--help` and the README show it when that is not the value itself
  */
@@ -68,7 +71,8 @@ export const DEFAULT_SKIP_EXTENSIONS = Object.freeze([
  * @param {string} [shown] the default as `--help` and the README show it, when not the value itself
  * @returns {OptionSpec}
  */
-const opt = (dflt, describe, type, shown) => ({ default: dflt, describe, ...(type ? { flag: { type, ...(shown ? { shown } : {}) } } : {}) });
+const opt = (dflt, describe, type, shown) =>
+  ({ default: dflt, describe, ...(type ? { flag: { type, ...(shown ? { shown } : {}) } } : {}) });
 
 /**
  * Every option of `precompress()`: default, CLI flag and description, in one place. OPTION_DEFAULTS,
@@ -118,7 +122,9 @@ export const OPTIONS = Object.freeze({
 });
 
 /** Every option of `precompress()` with its default (from OPTIONS). */
-export const OPTION_DEFAULTS = Object.freeze(Object.fromEntries(Object.entries(OPTIONS).map(([k, o]) => [k, o.default])));
+export const OPTION_DEFAULTS = Object.freeze(
+  Object.fromEntries(Object.entries(OPTIONS).map(([k, o]) => [k, o.default])),
+);
 
 /** @param {unknown} v @returns {v is number} */
 function isInt(v) {

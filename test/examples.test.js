@@ -13,6 +13,8 @@ import { tempDir, writeTree, textOf } from './helpers/tmp.js';
 // Every example of the README is a file under examples/ (the README block and the file are the
 // same text) and runs here as a user runs it: `node examples/x.js` in a project folder with dist/.
 
+/** What a test waits at most for a line or a reload: a regression fails in seconds, not at CI's time limit. */
+const WAIT_MS = 15000;
 const EXAMPLES = fileURLToPath(new URL('../examples/', import.meta.url));
 const readme = fs.readFileSync(new URL('../README.md', import.meta.url), 'utf8');
 
@@ -62,9 +64,18 @@ function start(name) {
   exited.then((code) => {
     for (const w of waiters.splice(0)) w.reject(new Error(`${name} exited (${code}) before printing ${w.re}:\n${lines.join('\n')}\n${stderr}`));
   });
+  // bounded: a line that never comes fails the test in seconds instead of stalling the run
   const line = (re, from = 0) => {
     const seen = lines.slice(from).find((l) => re.test(l));
-    return seen !== undefined ? Promise.resolve(seen) : new Promise((resolve, reject) => waiters.push({ re, resolve, reject }));
+    if (seen !== undefined) return Promise.resolve(seen);
+    return new Promise((resolve, reject) => {
+      const w = { re, resolve: (l) => (clearTimeout(timer), resolve(l)), reject: (e) => (clearTimeout(timer), reject(e)) };
+      const timer = setTimeout(() => {
+        waiters.splice(waiters.indexOf(w), 1);
+        reject(new Error(`${name} printed no line matching ${re} within ${WAIT_MS} ms:\n${lines.join('\n')}\n${stderr}`));
+      }, WAIT_MS);
+      waiters.push(w);
+    });
   };
   return { lines, line, exited, stderr: () => stderr, stop: () => (child.kill('SIGTERM'), exited) };
 }
@@ -179,11 +190,16 @@ test('dev-server.js: one pass at its own settings (a restart compresses nothing)
     const before = p.lines.length;
     await fsp.writeFile(path.join(project, 'dist/index.html'), next);
     await p.line(/^compress index\.html$/, before);
+    // Until serveStatic has reloaded the manifest (bounded: a server that never does fails here).
+    const deadline = Date.now() + WAIT_MS;
     let r;
     do {
       r = await get(url, { 'accept-encoding': 'br' });
       expect(decoded(r).toString()).toBe(next); // never the old page, compressed or not
-    } while (r.headers['content-encoding'] !== 'br'); // until serveStatic has reloaded the manifest
+      if (r.headers['content-encoding'] === 'br') break;
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    } while (Date.now() < deadline);
+    expect(r.headers['content-encoding']).toBe('br'); // the br variant within WAIT_MS of the batch
   } finally {
     expect(await p.stop()).toBe(0);
   }

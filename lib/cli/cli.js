@@ -10,7 +10,8 @@ import { cacheBuilder, cacheCommand } from './cache.js';
  * info|prune|clear` (lib/cli/cache.js). Returns the exit code:
  * 0 success, 1 some files failed, 2 bad usage (option, folder, manifest).
  * @param {string[]} args
- * @param {{ stdout?: NodeJS.WritableStream & { isTTY?: boolean }, stderr?: NodeJS.WritableStream & { isTTY?: boolean } }} [io]
+ * @param {{ stdout?: NodeJS.WritableStream & { isTTY?: boolean },
+ *   stderr?: NodeJS.WritableStream & { isTTY?: boolean } }} [io]
  */
 export async function main(args, io = {}) {
   const stdout = io.stdout ?? process.stdout;

@@ -13,7 +13,10 @@ import { printable } from '../format.js';
 /** Default port of `precompressor serve`: a fixed one, so the URL survives restarts (0 = any free port). */
 export const SERVE_DEFAULT_PORT = 8080;
 
-/** @typedef {{ flag: string, option: string | null, type: 'number' | 'string' | 'boolean', default: string | number | boolean, describe: string, choices?: readonly string[] }} ServeFlag */
+/**
+ * @typedef {{ flag: string, option: string | null, type: 'number' | 'string' | 'boolean',
+ *   default: string | number | boolean, describe: string, choices?: readonly string[] }} ServeFlag
+ */
 
 /** @type {readonly ServeFlag[]} */
 export const SERVE_FLAGS = Object.freeze([

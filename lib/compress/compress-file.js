@@ -91,7 +91,8 @@ export async function hashFile(abs, streamThreshold, expect) {
  * lib/compress/worker.js), or, for a single encoding of a file of at least `streamThreshold` bytes,
  * streamed on the main thread while holding one of the pool's slots.
  * @param {CompressTask} t
- * @param {{ run(task: CompressTask, cost?: number): Promise<TaskResult>, exclusive<T>(fn: () => Promise<T>, task?: CompressTask): Promise<T> }} pool
+ * @param {{ run(task: CompressTask, cost?: number): Promise<TaskResult>,
+ *   exclusive<T>(fn: () => Promise<T>, task?: CompressTask): Promise<T> }} pool
  * @param {number} [cost] estimated cost (see estimatedCost() in lib/compress/plan.js)
  * @returns {Promise<TaskResult>}
  */
@@ -122,7 +123,8 @@ async function streamedWithCache(t, encoding) {
   const key = cacheKey('variant', h.hash, [encoding, zlibOptions(encoding, { ...t, size: h.size })]);
   const target = variantPath(t.abs, encoding);
   // A cached variant is written only once it decodes to the bytes just hashed (see cache.js).
-  const proves = (/** @type {NodeJS.ReadableStream} */ bytes, /** @type {any} */ out) => copyDecoding(bytes, out, encoding, h);
+  const proves = (/** @type {NodeJS.ReadableStream} */ bytes, /** @type {any} */ out) =>
+    copyDecoding(bytes, out, encoding, h);
   const at = { target, keepBelow: h.size * t.minRatio, mtime: new Date(h.mtimeMs), proves };
   const hit = t.cache.read ? await takeVariant(t.cache.dir, key, at, cache) : null;
   if (hit !== null) {

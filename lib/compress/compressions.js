@@ -71,10 +71,13 @@ export class Compressions {
     this.report = report;
     this.cache = cache;
     const { brotliQuality, gzipLevel, zstdLevel, zopfli, minRatio, streamThreshold } = opts;
-    this.taskBase = { brotliQuality, gzipLevel, zstdLevel, zopfli, minRatio, streamThreshold, tempDir: null, cache: cache.task };
+    this.taskBase = {
+      brotliQuality, gzipLevel, zstdLevel, zopfli, minRatio, streamThreshold, tempDir: null, cache: cache.task,
+    };
     const onStart = (/** @type {CompressTask} */ task) => {
       // A task queued before its file failed may still start: it is not shown as running.
-      if (task.rel !== undefined && !pass.failed.has(task.rel)) report.started(task.rel, (task.cost ?? 0) >= LONG_JOB_COST);
+      if (task.rel === undefined || pass.failed.has(task.rel)) return hooks.onJobStart?.(task);
+      report.started(task.rel, (task.cost ?? 0) >= LONG_JOB_COST);
       hooks.onJobStart?.(task);
     };
     this.pool = createPool(opts.concurrency, new URL('./worker.js', import.meta.url), { ...POOL_LIMITS, onStart });
@@ -149,7 +152,9 @@ export class Compressions {
     const done = splitTasks(file.size, { encodings: this.pass.encodingsOf(file.rel) }).map((t) => {
       const cost = t.encodings.reduce((n, e) => n + estimatedCost(file.size, e, this.opts), 0);
       return new Promise((resolve) => {
-        const submit = () => this.runTask(file, t.encodings, cost, results).catch((err) => this.pass.fail(file.rel, err)).then(resolve);
+        const submit = () => this.runTask(file, t.encodings, cost, results)
+          .catch((err) => this.pass.fail(file.rel, err))
+          .then(resolve);
         this.queued.push({ cost, submit });
       });
     });
@@ -169,7 +174,8 @@ export class Compressions {
     if (this.pass.failed.has(file.rel)) return;
     this.tempDir ??= makeTempDir(this.opts.root);
     const task = {
-      ...this.taskBase, tempDir: await this.tempDir, abs: absPath(this.opts.root, file.rel), rel: file.rel, cost, encodings, mode: brotliModeFor(file.rel), sizeHint: file.size,
+      ...this.taskBase, tempDir: await this.tempDir, abs: absPath(this.opts.root, file.rel), rel: file.rel, cost, encodings,
+      mode: brotliModeFor(file.rel), sizeHint: file.size,
       dev: file.dev, ino: file.ino, link: file.link, // the file the walk found: the only one read (source.js)
     };
     const r = await compressFile(task, this.pool, cost);

@@ -169,7 +169,8 @@ export function encodeBufferSync(buf, encoding, options) {
     if (options.params[Z.BROTLI_PARAM_MODE] !== Z.BROTLI_MODE_FONT) return out;
     // Font mode is a hint that loses on some fonts (icon fonts): keep the smaller of it and generic
     // (zlibOptions() asks for font mode only up to FONT_TRIAL_MAX).
-    const generic = zlib.brotliCompressSync(buf, { ...options, params: { ...options.params, [Z.BROTLI_PARAM_MODE]: Z.BROTLI_MODE_GENERIC } });
+    const params = { ...options.params, [Z.BROTLI_PARAM_MODE]: Z.BROTLI_MODE_GENERIC };
+    const generic = zlib.brotliCompressSync(buf, { ...options, params });
     return generic.length < out.length ? generic : out;
   }
   if (encoding === 'gzip' && !options.zopfli) return zlib.gzipSync(buf, options);
@@ -177,7 +178,8 @@ export function encodeBufferSync(buf, encoding, options) {
     if (!loaded.zopfli) throw notLoaded('zopfli');
     let out = null;
     // Once loaded, the package calls back synchronously.
-    loaded.zopfli.gzip(buf, { numiterations: options.iterations, blocksplitting: true, blocksplittingmax: 15 }, (/** @type {any} */ err, /** @type {Uint8Array} */ r) => {
+    const zopfliOptions = { numiterations: options.iterations, blocksplitting: true, blocksplittingmax: 15 };
+    loaded.zopfli.gzip(buf, zopfliOptions, (/** @type {any} */ err, /** @type {Uint8Array} */ r) => {
       if (err) throw err;
       out = r;
     });

@@ -14,7 +14,7 @@ import { variantPath, suffixOf, suffixEncoding, stemOf } from '../encodings.js';
  * A file at a variant path whose X does not exist and was not ours is an ordinary file: no claim.
  */
 
-/** Milliseconds of slack between a file's mtime and the manifest's `generatedAt` (timestamps rounded by the file system). */
+/** Slack (ms) between a file's mtime and the manifest's `generatedAt`: the file system rounds timestamps. */
 const MTIME_SLACK_MS = 1;
 
 /**
@@ -55,12 +55,14 @@ export function recordedOurs(file, previous, at = writtenAt(previous)) {
   const enc = suffixEncoding(file.rel);
   if (enc === undefined) return false;
   const e = entryOf(previous, stemOf(file.rel, enc));
-  const v = e !== undefined && file.mtimeMs <= Math.max(at, (e.mtimeMs ?? -Infinity) + MTIME_SLACK_MS) ? e.variants : undefined;
+  const notNewer = e !== undefined && file.mtimeMs <= Math.max(at, (e.mtimeMs ?? -Infinity) + MTIME_SLACK_MS);
+  const v = notNewer ? e.variants : undefined;
   return v !== undefined && Object.hasOwn(v, enc) && v[/** @type {'br'} */ (enc)]?.size === file.size;
 }
 
 /**
- * @typedef {{ rel: string, stem: string, encoding: string }} Check a file that is ours only if it decodes to its stem's bytes
+ * @typedef {{ rel: string, stem: string, encoding: string }} Check
+ *   a file that is ours only if it decodes to its stem's bytes
  * @typedef {{ ours: Set<string>, check: Check[], user: Set<string> }} Claims
  */
 

@@ -45,7 +45,8 @@ export async function planPass(ctx, holdOut) {
   const adoptable = (/** @type {{ rel: string, size: number }} */ stem, /** @type {string} */ enc) =>
     encodings.includes(enc) && eligible(stem.rel, stem.size) === null && !holdOut.has(stem.rel);
   const abs = (/** @type {string} */ rel) => absPath(opts.root, rel);
-  const owners = await findOwners(walked.files, manifestRel, previous, { abs, streamThreshold: opts.streamThreshold, adoptable });
+  const { streamThreshold } = opts;
+  const owners = await findOwners(walked.files, manifestRel, previous, { abs, streamThreshold, adoptable });
   const classified = classify(walked.files, manifestRel, previous, owners.user);
   const decisions = decide(classified, previous, {
     settings: ctx.settings, tool: ctx.tool, force: opts.force, eligible, holdOut, encodings: opts.encodings,

@@ -67,7 +67,8 @@ export function classify(files, manifestRel, previous = null, user = new Set()) 
     return result;
   };
   // A variant the previous manifest recorded (with this size), whose source is gone.
-  const orphan = (/** @type {import('./walk.js').WalkEntry} */ f, /** @type {string} */ enc) => !byRel.has(stemOf(f.rel, enc)) && recordedOurs(f, previous);
+  const orphan = (/** @type {import('./walk.js').WalkEntry} */ f, /** @type {string} */ enc) =>
+    !byRel.has(stemOf(f.rel, enc)) && recordedOurs(f, previous);
   /** @type {string[]} */
   const orphans = [];
   /** @type {import('./walk.js').WalkEntry[]} */
@@ -78,7 +79,8 @@ export function classify(files, manifestRel, previous = null, user = new Set()) 
   const deltas = new Map();
   for (const f of files) {
     if (f.rel === manifestRel) continue;
-    if (!user.has(f.rel) && isDelta(f.rel, byRel, previous) && (byRel.has(/** @type {string} */ (deltaStem(f.rel))) || recordedOurs(f, previous))) {
+    const stemThere = () => byRel.has(/** @type {string} */ (deltaStem(f.rel))) || recordedOurs(f, previous);
+    if (!user.has(f.rel) && isDelta(f.rel, byRel, previous) && stemThere()) {
       deltas.set(f.rel, f.size);
       continue;
     }
@@ -112,7 +114,8 @@ function isDelta(rel, byRel, previous) {
 
 /**
  * Build the eligibility test from the options: include/exclude globs and skipped extensions.
- * @param {{ include: readonly string[], exclude: readonly string[], skipExtensions: ReadonlySet<string>, dotfiles: boolean }} opts
+ * @param {{ include: readonly string[], exclude: readonly string[], skipExtensions: ReadonlySet<string>,
+ *   dotfiles: boolean }} opts
  * @returns {(rel: string, size: number) => null | 'excluded' | 'compressed-format' | 'empty'}
  */
 export function eligibility(opts) {
@@ -181,11 +184,13 @@ export function decide(classified, previous, ctx) {
 
 /**
  * @typedef {{ settings: object, tool: string, force: boolean, eligible: ReturnType<typeof eligibility>,
- *   holdOut?: { has(rel: string): boolean }, encodings?: readonly string[], blocked?: Map<string, Set<string>> }} DecideContext
+ *   holdOut?: { has(rel: string): boolean }, encodings?: readonly string[],
+ *   blocked?: Map<string, Set<string>> }} DecideContext
  * @typedef {import('./walk.js').WalkEntry} WalkEntry
  * @typedef {import('../manifest.js').FileEntry} FileEntry
  * @typedef {{ file: WalkEntry, onDisk: Map<string, number> | undefined, blocked?: Set<string> } & (
- *   { action: 'hold', prev: FileEntry | undefined } | { action: 'skip', reason: 'excluded' | 'compressed-format' | 'empty' } |
+ *   { action: 'hold', prev: FileEntry | undefined } |
+ *   { action: 'skip', reason: 'excluded' | 'compressed-format' | 'empty' } |
  *   { action: 'compress' } | { action: 'fresh', prev: FileEntry } | { action: 'verify', prev: FileEntry })} Decision
  */
 

@@ -46,7 +46,8 @@ export class JobQueue {
     const first = this.shift();
     const jobs = [first];
     let cost = first.cost;
-    const fits = (/** @type {Job | undefined} */ j) => j !== undefined && j.fn === undefined && !j.alone && cost + j.cost <= room;
+    const fits = (/** @type {Job | undefined} */ j) =>
+      j !== undefined && j.fn === undefined && !j.alone && cost + j.cost <= room;
     while (!first.alone && fits(this.jobs[0])) {
       const next = this.shift();
       cost += next.cost;

@@ -4,7 +4,8 @@ import { Worker } from 'node:worker_threads';
  * @typedef {import('./pool-queue.js').Job} Job
  * @typedef {{ jobs: Job[], claim: Int32Array }} Batch
  * @typedef {{ error?: Error, result?: unknown }} Settled
- * @typedef {{ onReply: (slot: Slot, id: number, results: Settled[]) => void, onLost: (slot: Slot, err: unknown) => void,
+ * @typedef {{ onReply: (slot: Slot, id: number, results: Settled[]) => void,
+ *   onLost: (slot: Slot, err: unknown) => void,
  *   closed: () => boolean }} SlotEvents
  */
 

@@ -8,7 +8,8 @@ const KEY = { 'not-smaller': 'notSmaller', 'compressed-format': 'compressedForma
 /** Milliseconds between two progress events (a forced one, such as a long job starting, comes at once). */
 const PROGRESS_INTERVAL = 100;
 
-const byPath = (/** @type {{ path: string }} */ a, /** @type {{ path: string }} */ b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0);
+/** @param {{ path: string }} a @param {{ path: string }} b */
+const byPath = (a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0);
 
 /**
  * Collects what a run did (counts, bytes, failures, changes) and feeds progress events.
@@ -16,7 +17,9 @@ const byPath = (/** @type {{ path: string }} */ a, /** @type {{ path: string }} 
  */
 export class Report {
   startedAt = performance.now();
-  counts = { scanned: 0, compressed: 0, fromCache: 0, unchanged: 0, notSmaller: 0, excluded: 0, compressedFormat: 0, empty: 0, failed: 0 };
+  counts = {
+    scanned: 0, compressed: 0, fromCache: 0, unchanged: 0, notSmaller: 0, excluded: 0, compressedFormat: 0, empty: 0, failed: 0,
+  };
   /** @type {{ path: string, code: string, message: string }[]} */
   failures = [];
   /** @type {{ path: string, message: string }[]} */
@@ -122,7 +125,8 @@ export class Report {
     // A file that got no variant says so (watch mode's log, --json).
     const action = fromCache ? 'from cache' : 'compress';
     // finish() marks only 'not-smaller' on a compressed file
-    this.changes.push(entry.skipped ? { path, action, skipped: /** @type {'not-smaller'} */ (entry.skipped) } : { path, action });
+    const skipped = /** @type {'not-smaller' | undefined} */ (entry.skipped);
+    this.changes.push(skipped ? { path, action, skipped } : { path, action });
     this.emit(false);
   }
 

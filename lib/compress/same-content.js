@@ -29,11 +29,14 @@ export async function decodesTo(variantAbs, encoding, sourceAbs, streamThreshold
  * @param {import('./walk.js').WalkEntry[]} files
  * @param {string | null} manifestRel
  * @param {import('../manifest.js').Manifest | null} previous
- * @param {{ abs: (rel: string) => string, streamThreshold: number, adoptable: (stem: import('./walk.js').WalkEntry, encoding: string) => boolean }} ctx
+ * @param {{ abs: (rel: string) => string, streamThreshold: number,
+ *   adoptable: (stem: import('./walk.js').WalkEntry, encoding: string) => boolean }} ctx
  * @returns {Promise<{ user: Set<string>, blocked: Map<string, Set<string>> }>}
  */
 export async function findOwners(files, manifestRel, previous, ctx) {
-  const claims = claimsOf(files, manifestRel, previous, { adoptable: (stem, enc) => canDecode(enc) && ctx.adoptable(stem, enc) });
+  const adoptable = (/** @type {import('./walk.js').WalkEntry} */ stem, /** @type {string} */ enc) =>
+    canDecode(enc) && ctx.adoptable(stem, enc);
+  const claims = claimsOf(files, manifestRel, previous, { adoptable });
   const limit = pLimit(4);
   await Promise.all(claims.check.map((c) => limit(async () => {
     if (!(await decodesTo(ctx.abs(c.rel), c.encoding, ctx.abs(c.stem), ctx.streamThreshold))) claims.user.add(c.rel);

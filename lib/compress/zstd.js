@@ -76,7 +76,10 @@ function unavailable(cause) {
     { cause });
 }
 
-/** @type {Promise<{ compress(data: Uint8Array, level: number): Uint8Array, decompress(data: Uint8Array): Uint8Array }> | undefined} */
+/**
+ * @type {Promise<{ compress(data: Uint8Array, level: number): Uint8Array,
+ *   decompress(data: Uint8Array): Uint8Array }> | undefined}
+ */
 let wasm;
 
 /**

@@ -6,6 +6,9 @@ import path from 'node:path';
  * served file, plus the manifest's folder. Watchers are not persistent (they never keep the
  * process alive) and are set up synchronously, so a change made after `serveStatic()` returns is
  * reported. Events are only hints: the middleware re-checks the disk before trusting anything.
+ * A watched folder replaced by a rename (`mv dist.new dist`) keeps its watcher on the old folder,
+ * so that event is checked (dev/ino): the watchers there and below are dropped and a reload
+ * (onManifest) re-reads the manifest and watches the new folders, instead of staying stale for ever.
  *
  * @param {{
  *   manifest: string | null,
@@ -14,7 +17,7 @@ import path from 'node:path';
  * }} handlers
  */
 export function createWatcher({ manifest, onManifest, onFile }) {
-  /** @type {Map<string, fs.FSWatcher>} */
+  /** @type {Map<string, { w: fs.FSWatcher, dev: number, ino: number }>} the folder each watcher was set on */
   const watchers = new Map();
   const manifestDir = manifest === null ? null : path.dirname(manifest);
   const manifestName = manifest === null ? null : path.basename(manifest);
@@ -23,8 +26,11 @@ export function createWatcher({ manifest, onManifest, onFile }) {
   /** @param {string} dir */
   function watch(dir) {
     if (closed || watchers.has(dir)) return;
+    /** @type {fs.FSWatcher} */
     let w;
+    let st;
     try {
+      st = fs.statSync(dir); // before the watch: a folder swapped in between is the one watched, and found unlike
       w = fs.watch(dir, { persistent: false }, (event, filename) => {
         if (filename === null || filename === undefined) {
           // the platform did not say which file: treat every file of this folder as changed
@@ -32,17 +38,43 @@ export function createWatcher({ manifest, onManifest, onFile }) {
           return;
         }
         const name = String(filename);
+        if (name === path.basename(dir)) checkSelf(dir, w); // the folder itself moved (or a file of its name)
         if (dir === manifestDir && name === manifestName) onManifest();
         onFile(path.join(dir, name));
       });
     } catch {
       return; // folder gone or not watchable: the next reload tries again
     }
-    w.on('error', () => {
-      w.close();
-      if (watchers.get(dir) === w) watchers.delete(dir);
-    });
-    watchers.set(dir, w);
+    w.on('error', () => drop(dir, w));
+    watchers.set(dir, { w, dev: st.dev, ino: st.ino });
+  }
+
+  /**
+   * Is the watcher of `dir` still on the folder now at that path? If not, drop it and the
+   * watchers below (they watch the old tree too) and reload, which watches the new folders.
+   * @param {string} dir
+   * @param {fs.FSWatcher} w
+   */
+  function checkSelf(dir, w) {
+    // synchronously: bodies of the old folder must not be sent a moment longer than needed
+    const now = fs.statSync(dir, { throwIfNoEntry: false });
+    const was = watchers.get(dir);
+    if (closed || was?.w !== w || (now !== undefined && now.dev === was.dev && now.ino === was.ino)) return;
+    for (const [d, x] of [...watchers]) {
+      if (d !== dir && !d.startsWith(dir + path.sep)) continue;
+      drop(d, x.w);
+      onFile(path.join(d, '*')); // its bodies are not sent again, even if the reload fails (folder gone)
+    }
+    onManifest();
+  }
+
+  /**
+   * @param {string} dir
+   * @param {fs.FSWatcher} w
+   */
+  function drop(dir, w) {
+    w.close();
+    if (watchers.get(dir)?.w === w) watchers.delete(dir);
   }
 
   /**
@@ -52,18 +84,13 @@ export function createWatcher({ manifest, onManifest, onFile }) {
   function update(dirs) {
     const want = new Set(dirs);
     if (manifestDir !== null) want.add(manifestDir);
-    for (const [dir, w] of watchers) {
-      if (!want.has(dir)) {
-        w.close();
-        watchers.delete(dir);
-      }
-    }
+    for (const [dir, { w }] of watchers) if (!want.has(dir)) drop(dir, w);
     for (const dir of want) watch(dir);
   }
 
   function close() {
     closed = true;
-    for (const w of watchers.values()) w.close();
+    for (const { w } of watchers.values()) w.close();
     watchers.clear();
   }
 

@@ -65,9 +65,10 @@ export class SiteIndex {
     const at = i * STRIDE;
     this.nums[at] = e.size;
     this.nums[at + 1] = e.mtimeMs;
-    ENCODINGS.forEach((enc, k) => {
-      this.nums[at + 2 + k] = Object.hasOwn(e.variants, enc) ? /** @type {{ size: number }} */ (e.variants[enc]).size : -1;
-    });
+    for (let k = 0; k < ENCODINGS.length; k++) {
+      const v = e.variants[ENCODINGS[k]];
+      this.nums[at + 2 + k] = v !== undefined && Object.hasOwn(e.variants, ENCODINGS[k]) ? v.size : -1;
+    }
     const m = HASH.exec(e.hash);
     const packed = m !== null && this.hashes.write(m[1], i * 32, 'base64url') === 32;
     if (!packed || e.type !== undefined || e.dictionary !== undefined || e.deltas !== undefined) this.whole.set(i, e);

@@ -77,7 +77,8 @@ export function isOwnOutput(rel, event, ctx) {
  * paths the pass removed, or may have (variants of a compressed file not kept), without one;
  * a path the manifest lists as a file of the site is not ours, except the site dictionary. Pure.
  * @param {Map<string, number | null>} ours
- * @param {{ changes: { path: string, action: string }[], encodings: readonly string[], failures?: { path: string }[] }} report
+ * @param {{ changes: { path: string, action: string }[], encodings: readonly string[],
+ *   failures?: { path: string }[] }} report
  * @param {import('../manifest.js').Manifest} manifest
  */
 export function updateOurs(ours, report, manifest) {
@@ -85,10 +86,10 @@ export function updateOurs(ours, report, manifest) {
     if (c.action.startsWith('remove')) ours.set(c.path, null);
     else if (c.action === 'compress' || c.action === 'from cache') for (const enc of report.encodings) ours.set(variantPath(c.path, /** @type {'br'} */ (enc)), null);
   }
-  for (const f of report.failures ?? []) for (const enc of report.encodings) ours.set(variantPath(f.path, /** @type {'br'} */ (enc)), null);
+  for (const f of report.failures ?? []) for (const enc of report.encodings) ours.set(variantPath(f.path, enc), null);
   for (const [rel, e] of Object.entries(manifest.files)) {
     ours.delete(rel);
-    for (const [enc, v] of Object.entries(e.variants)) ours.set(variantPath(rel, /** @type {'br'} */ (enc)), /** @type {any} */ (v).size);
+    for (const [enc, v] of Object.entries(e.variants)) ours.set(variantPath(rel, enc), v.size);
     for (const [dict, enc, p] of deltasOf(rel, e)) ours.set(p, /** @type {any} */ (e.deltas)[dict][enc].size);
   }
   // The site dictionary is listed as a file (it is served), but a pass writes it: its events are ours.
@@ -247,7 +248,8 @@ export class Watcher extends EventEmitter {
    * @param {string} event
    */
   #isOwn(rel, event) {
-    const sizeOf = (/** @type {string} */ r) => fs.statSync(absPath(this.root, r), { throwIfNoEntry: false })?.size ?? null;
+    const sizeOf = (/** @type {string} */ r) =>
+      fs.statSync(absPath(this.root, r), { throwIfNoEntry: false })?.size ?? null;
     return isOwnOutput(rel, event, { manifestRel: this.#manifestRel, ours: this.#ours, sizeOf });
   }
 

@@ -158,9 +158,16 @@ test('files deleted and rewritten while the run is in progress: named, exit 1 fo
   const child = spawn(process.execPath, [BIN, root], { env: process.env, stdio: ['ignore', 'pipe', 'pipe'] });
   let stderr = '';
   child.stderr.on('data', (d) => (stderr += d));
-  const closed = new Promise((resolve) => child.on('close', resolve));
-  // Largest first: the small files (low numbers) are compressed last. Wait for the first variant.
+  let exited = false;
+  const closed = new Promise((resolve) => child.on('close', resolve)).then((code) => ((exited = true), code));
+  // Largest first: the small files (low numbers) are compressed last. Wait for the first variant
+  // (bounded: a run that exits or stalls before writing one fails here instead of hanging).
+  const deadline = Date.now() + 30_000;
   while (!(await fsp.readdir(root)).some((n) => n.endsWith('.br') || n.endsWith('.gz'))) {
+    if (exited || Date.now() > deadline) {
+      child.kill();
+      throw new Error(`no variant written (${exited ? 'the run exited' : 'none within 30 s'}): ${stderr}`);
+    }
     await new Promise((resolve) => setTimeout(resolve, 5));
   }
   const deleted = files.slice(0, 10);
