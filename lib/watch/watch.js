@@ -122,6 +122,47 @@ export function watch(dir, options = {}) {
  */
 const isFileEvent = (event) => event === 'add' || event === 'change' || event === 'unlink' || event === 'unlinkDir';
 
+/**
+ * Rejects with ERR_PRECOMPRESSOR_DIR unless `root` is a folder.
+ * @param {string} root
+ */
+async function mustBeDirectory(root) {
+  const st = await fs.promises.stat(root).catch(() => null);
+  if (!st?.isDirectory()) {
+    throw new PrecompressorError('ERR_PRECOMPRESSOR_DIR', `Directory ${root} ${st ? 'is not a directory' : 'does not exist'}`, { path: root });
+  }
+}
+
+/**
+ * The paths no event is wanted for (pure): our temp files, the manifest, dot paths without dotfiles.
+ * @param {string} root
+ * @param {string | null} manifestRel
+ * @param {boolean} dotfiles
+ * @returns {(abs: string) => boolean}
+ */
+function ignoredBy(root, manifestRel, dotfiles) {
+  return (abs) => {
+    const rel = relInside(root, abs);
+    if (rel === null) return false;
+    return isTempPath(rel) || rel === manifestRel || (!dotfiles && hasDotSegment(rel));
+  };
+}
+
+/**
+ * Native events: one watcher per folder (tree-watch.js); polling: chokidar's stat polling.
+ * @param {string} root
+ * @param {boolean} usePolling
+ * @param {(abs: string) => boolean} ignored
+ * @returns {import('chokidar').FSWatcher | TreeWatcher}
+ */
+function openTreeWatcher(root, usePolling, ignored) {
+  if (!usePolling) return new TreeWatcher(root, ignored);
+  // Not chokidar's awaitWriteFinish: a pass must know which files are still unsettled.
+  return chokidarWatch(root, {
+    ignoreInitial: true, followSymlinks: false, usePolling: true, awaitWriteFinish: false, ignored,
+  });
+}
+
 export class Watcher extends EventEmitter {
   /** @type {NodeJS.Timeout | null} */ #timer = null;
   /** One pass at a time; a batch due meanwhile runs after it. */ #batches = singleFlight(() => this.#nextBatch());
@@ -158,38 +199,13 @@ export class Watcher extends EventEmitter {
     this.ready.catch(() => {}); // the rejection is the caller's to read; never an unhandled one
   }
 
-  /**
-   * The site path of an event's path; null for the root itself and anything outside it.
-   * @param {string} abs
-   */
-  #rel(abs) {
-    return relInside(this.root, abs);
-  }
-
   async #start() {
     const dotfiles = normalizeOptions(this.root, this.#api).dotfiles;
-    const st = await fs.promises.stat(this.root).catch(() => null);
-    if (!st?.isDirectory()) {
-      throw new PrecompressorError('ERR_PRECOMPRESSOR_DIR', `Directory ${this.root} ${st ? 'is not a directory' : 'does not exist'}`, { path: this.root });
-    }
-    const ignored = (/** @type {string} */ abs) => {
-      const rel = this.#rel(abs);
-      if (rel === null) return false;
-      return isTempPath(rel) || rel === this.#manifestRel || (!dotfiles && hasDotSegment(rel));
-    };
-    // Native events: one watcher per folder (tree-watch.js); polling: chokidar's stat polling.
-    const fsw = this.#w.usePolling
-      ? chokidarWatch(this.root, {
-        ignoreInitial: true,
-        followSymlinks: false,
-        usePolling: true,
-        // Not chokidar's awaitWriteFinish: a pass must know which files are still unsettled.
-        awaitWriteFinish: false,
-        ignored,
-      })
-      : new TreeWatcher(this.root, ignored);
+    await mustBeDirectory(this.root);
+    const fsw = openTreeWatcher(this.root, this.#w.usePolling, ignoredBy(this.root, this.#manifestRel, dotfiles));
     this.#fsw = fsw;
-    fsw.on('all', (event, abs) => this.#onEvent(event, this.#rel(abs)));
+    // relInside: the site path; null for the root itself and anything outside it
+    fsw.on('all', (event, abs) => this.#onEvent(event, relInside(this.root, abs)));
     fsw.on('error', (err) => this.#error(/** @type {Error} */ (err)));
     await new Promise((resolve) => fsw.once('ready', () => resolve(undefined)));
     // Listen first, then pass: a change made during the first pass queues a second one.
