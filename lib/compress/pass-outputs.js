@@ -1,4 +1,6 @@
-import { writeManifest } from '../manifest.js';
+import { buildManifest, writeManifest } from '../manifest.js';
+import { addDeltas } from './deltas.js';
+import { addSiteDictionary } from './site-deltas.js';
 import { variantPath } from '../encodings.js';
 import { removeIfPresent, removeTemp } from '../fs-atomic.js';
 import { sameSettings } from './plan.js';
@@ -7,8 +9,9 @@ import { absPath } from '../paths.js';
 /**
  * The last steps of a pass (lib/compress/precompress.js): what it removes, and the manifest.
  * @typedef {import('../manifest.js').Manifest} Manifest
- * @typedef {{ opts: import('../options.js').Options, report: import('./report.js').Report, settings: object,
- *   tool: string, previous: Manifest | null, failed: Set<string>, removals: { rel: string, why: string }[],
+ * @typedef {{ opts: import('../options.js').Options, report: import('./report.js').Report,
+ *   settings: Manifest['settings'], tool: string, previous: Manifest | null, failed: Set<string>,
+ *   removals: { rel: string, why: string }[],
  *   decisions: import('./plan.js').Decision[], encodingsOf(rel: string): readonly string[],
  *   found: Map<string, { dev?: number, ino?: number }> }} PassResult
  *   found: what the walk found, by path
@@ -82,4 +85,34 @@ export async function writeIfChanged(pass, manifest, deltasChanged) {
   } catch (err) {
     pass.report.fail(failureOf(opts.manifest, err));
   }
+}
+
+/**
+ * After the compressions: the removals, the site dictionary and deltas, then the manifest (written
+ * when it changed) and the pass's report.
+ * @param {PassResult & { entries: Map<string, import('../manifest.js').FileEntry>,
+ *   classified: { deltas: Map<string, number> }, owners: { user: Set<string> },
+ *   cache: ReturnType<typeof import('./cache-run.js').createCacheRun> }} pass
+ */
+export async function finishOutputs(pass) {
+  await removeOutputs(pass);
+  const input = {
+    opts: pass.opts, entries: pass.entries, previous: pass.previous, onDisk: pass.classified.deltas,
+    report: pass.report, userFiles: pass.owners.user, cache: pass.cache,
+  };
+  const site = await addSiteDictionary(input);
+  // The pages' variants against the site dictionary are delta files that addDeltas() must leave.
+  const onDisk = new Map([...input.onDisk].filter(([rel]) => !site.keep.has(rel)));
+  const deltas = await addDeltas({ ...input, onDisk });
+  site.apply(pass.entries);
+  const siteDictionary = site.path === null ? null : { path: site.path, hash: /** @type {string} */ (site.hash) };
+  const manifest = buildManifest({ tool: pass.tool, settings: pass.settings, files: pass.entries, siteDictionary });
+  await writeIfChanged(pass, manifest, deltas.changed || site.changed);
+  await pass.cache.finish(pass.report);
+  const held = pass.decisions.filter((d) => d.action === 'hold').map((d) => d.file.rel);
+  const report = {
+    ...pass.report.finish(manifest),
+    deltas: deltas.summary, siteDictionary: site.summary, cache: pass.cache.summary(),
+  };
+  return { report, held, manifest };
 }

@@ -2,13 +2,11 @@ import fs from 'node:fs';
 import path from 'node:path';
 import pLimit from 'p-limit';
 import { normalizeOptions, settingsOf } from '../options.js';
-import { buildManifest, entryOf } from '../manifest.js';
+import { entryOf } from '../manifest.js';
 import { variantPath } from '../encodings.js';
 import { hashFile } from './compress-file.js';
 import { checkEncoders } from './encode.js';
 import { createReport } from './report.js';
-import { addDeltas } from './deltas.js';
-import { addSiteDictionary } from './site-deltas.js';
 import { absPath, relInside } from '../paths.js';
 import { createCacheRun } from './cache-run.js';
 import { reidentify } from './source.js';
@@ -16,7 +14,7 @@ import { retryWhileChanged } from '../flow.js';
 import { assertManifestTarget, assertNotSystemDir } from './guards.js';
 import { Compressions } from './compressions.js';
 import { planPass } from './pass-plan.js';
-import { failureOf, removeOutputs, writeIfChanged } from './pass-outputs.js';
+import { failureOf, finishOutputs } from './pass-outputs.js';
 
 export const VERSION = JSON.parse(fs.readFileSync(new URL('../../package.json', import.meta.url), 'utf8')).version;
 const TOOL = `precompressor@${VERSION}`;
@@ -88,24 +86,39 @@ function inRealRoot(opts) {
  */
 
 /**
+ * The content hash of a walked file: only the file the walk found is read (see source.js); one
+ * replaced since (by rename) is read again as it is now, if its folder is still the tree's.
+ * @param {import('../options.js').Options} opts
+ * @param {WalkedFile} file
+ */
+function hashWalked(opts, file) {
+  const at = { abs: absPath(opts.root, file.rel), dev: file.dev, ino: file.ino, link: file.link };
+  const hashOnce = (/** @type {number} */ attempt) =>
+    hashFile(at.abs, opts.streamThreshold, attempt > 1 ? reidentify(at) : at);
+  return retryWhileChanged(hashOnce, 2);
+}
+
+/**
+ * The removals of the variants on disk of a file that gets none now (pure).
+ * @param {Decision} d
+ */
+const staleVariants = (d) => [...(d.onDisk?.keys() ?? [])].map((enc) => ({ rel: variantPath(d.file.rel, enc), why: 'stale' }));
+
+/**
  * The state of one pass: what was found and decided (plan), the work in flight, what it produced
  * (entries, failures, removals) and the pool it runs on. Each step is a method.
  */
 class Pass {
-  /** @type {Map<string, import('../manifest.js').FileEntry>} */
-  entries = new Map();
-  /** @type {Set<string>} */
-  failed = new Set();
+  /** @type {Map<string, import('../manifest.js').FileEntry>} */ entries = new Map();
+  /** @type {Set<string>} */ failed = new Set();
   /** @type {Map<string, WalkedFile>} what the walk found, by path */
   found = new Map();
   /** @type {{ rel: string, why: string }[]} */
   removals = [];
   /** @type {Promise<void>[]} hashing jobs (skipped files, changed-stat files to verify) */
   hashJobs = [];
-  /** @type {Manifest | null} */
-  previous = null;
-  /** @type {Decision[]} */
-  decisions = [];
+  /** @type {Manifest | null} */ previous = null;
+  /** @type {Decision[]} */ decisions = [];
   /** @type {ReturnType<typeof import('./plan.js').classify>} */
   classified = { sources: [], variants: new Map(), orphans: [], deltas: new Map() };
   /** @type {{ user: Set<string>, blocked: Map<string, Set<string>> }} files of the user's at our output paths */
@@ -143,19 +156,7 @@ class Pass {
     return absPath(this.opts.root, rel);
   }
 
-  /**
-   * The content hash of a walked file: only the file the walk found is read (see source.js); one
-   * replaced since (by rename) is read again as it is now, if its folder is still the tree's.
-   * @param {WalkedFile} file
-   */
-  hashSource(file) {
-    const at = { abs: this.abs(file.rel), dev: file.dev, ino: file.ino, link: file.link };
-    const hashOnce = (/** @type {number} */ attempt) =>
-      hashFile(at.abs, this.opts.streamThreshold, attempt > 1 ? reidentify(at) : at);
-    return retryWhileChanged(hashOnce, 2);
-  }
-
-  /** Carry out the decisions, then the removals, deltas and manifest. */
+  /** Carry out the decisions, then the removals, deltas and manifest (pass-outputs.js). */
   async execute() {
     /** @type {WalkedFile[]} */
     const toCompress = [];
@@ -169,26 +170,7 @@ class Pass {
     this.work.flush();
     await Promise.all(this.hashJobs);
     await this.work.drain();
-    await removeOutputs(this);
-    const input = {
-      opts: this.opts, entries: this.entries, previous: this.previous, onDisk: this.classified.deltas,
-      report: this.report, userFiles: this.owners.user, cache: this.cache,
-    };
-    const site = await addSiteDictionary(input);
-    // The pages' variants against the site dictionary are delta files that addDeltas() must leave.
-    const onDisk = new Map([...input.onDisk].filter(([rel]) => !site.keep.has(rel)));
-    const deltas = await addDeltas({ ...input, onDisk });
-    site.apply(this.entries);
-    const siteDictionary = site.path === null ? null : { path: site.path, hash: /** @type {string} */ (site.hash) };
-    const manifest = buildManifest({ tool: TOOL, settings: this.settings, files: this.entries, siteDictionary });
-    await writeIfChanged(this, manifest, deltas.changed || site.changed);
-    await this.cache.finish(this.report);
-    const held = this.decisions.filter((d) => d.action === 'hold').map((d) => d.file.rel);
-    const report = {
-      ...this.report.finish(manifest),
-      deltas: deltas.summary, siteDictionary: site.summary, cache: this.cache.summary(),
-    };
-    return { report, held, manifest };
+    return finishOutputs(this);
   }
 
   /**
@@ -202,9 +184,9 @@ class Pass {
       this.report.count('unchanged');
     } else if (d.action === 'hold') {
       if (d.prev) this.entries.set(file.rel, d.prev);
-      else this.removeStale(d);
+      else this.removals.push(...staleVariants(d));
     } else if (d.action === 'skip') {
-      this.removeStale(d);
+      this.removals.push(...staleVariants(d));
       this.recordSkip(d);
     } else if (d.action === 'verify') {
       this.hashJobs.push(this.io(() => this.verify(d)).catch((err) => this.fail(file.rel, err)));
@@ -223,7 +205,7 @@ class Pass {
     };
     const prev = entryOf(this.previous, file.rel);
     if (prev && prev.size === file.size && prev.mtimeMs === file.mtimeMs) return record(prev.hash);
-    const job = this.io(() => this.hashSource(file).then((h) => record(h.hash)));
+    const job = this.io(() => hashWalked(this.opts, file).then((h) => record(h.hash)));
     this.hashJobs.push(job.catch((err) => this.fail(file.rel, err)));
   }
 
@@ -233,7 +215,7 @@ class Pass {
    */
   async verify(d) {
     const { file } = d;
-    const h = await this.hashSource(file);
+    const h = await hashWalked(this.opts, file);
     if (h.hash === d.prev.hash) {
       this.entries.set(file.rel, { ...d.prev, size: h.size, mtimeMs: h.mtimeMs });
       this.report.count('unchanged');
@@ -241,14 +223,6 @@ class Pass {
       this.work.schedule(file);
       this.work.flush();
     }
-  }
-
-  /**
-   * The variants on disk of a file that gets none now.
-   * @param {Decision} d
-   */
-  removeStale(d) {
-    for (const enc of d.onDisk?.keys() ?? []) this.removals.push({ rel: variantPath(d.file.rel, enc), why: 'stale' });
   }
 
   /**
