@@ -107,8 +107,8 @@ export function formatProgress(p, width = 24) {
  *   deltas?: { files: number, written: number, bytes: number, savedBytes: number, unavailable: string | null },
  *   siteDictionary?: SiteDictionaryReport,
  *   cache?: { enabled: boolean, dir: string, hits: number, misses: number, cpuSavedMs: number } }} SummaryReport
- * @typedef {{ path: string | null, size: number, bytes: number, pages: number, pageBytes: number, ordinaryBytes: number,
- *   unavailable: string | null }} SiteDictionaryReport
+ * @typedef {{ path: string | null, size: number, bytes: number, pages: number, pageBytes: number,
+ *   ordinaryBytes: number, unavailable: string | null }} SiteDictionaryReport
  */
 
 /**

@@ -36,7 +36,8 @@ const READABLE_SCHEMAS = [1, 2, 3];
  * @typedef {{
  *   schema: number,
  *   tool: string,
- *   settings: { encodings: string[], brotliQuality: number, gzipLevel: number, zstdLevel: number, zopfli: boolean, minRatio: number },
+ *   settings: { encodings: string[], brotliQuality: number, gzipLevel: number, zstdLevel: number, zopfli: boolean,
+ *     minRatio: number },
  *   generatedAt: string,
  *   files: Record<string, FileEntry>,
  *   siteDictionary?: SiteDictionaryEntry,
@@ -371,7 +372,10 @@ function* readText(fd, file, maxBytes, collect) {
   }
   // Not in our layout (JSON all the same, or not JSON): read again from the start and parse it whole.
   const parts = [];
-  for (let at = 0, n; (n = yield* readAt(fd, at, file, maxBytes, Buffer.allocUnsafe(CHUNK_BYTES))).length > 0; at += n.length) parts.push(n);
+  for (let at = 0, n; (n = yield* readAt(fd, at, file, maxBytes, Buffer.allocUnsafe(CHUNK_BYTES))).length > 0;) {
+    parts.push(n);
+    at += n.length;
+  }
   const m = parseManifest(Buffer.concat(parts).toString('utf8'), file);
   const sink = collect({ ...m, files: {} });
   for (const rel in m.files) if (Object.hasOwn(m.files, rel)) sink.add(rel, m.files[rel]);
@@ -433,7 +437,10 @@ const ASYNC_IO = {
  * @param {ReadOptions<T>} [options]
  * @returns {Promise<T | null>}
  */
-export async function readManifest(file, { maxBytes = MAX_MANIFEST_BYTES, collect = /** @type {any} */ (wholeManifest) } = {}) {
+export async function readManifest(
+  file,
+  { maxBytes = MAX_MANIFEST_BYTES, collect = /** @type {any} */ (wholeManifest) } = {},
+) {
   const steps = readDoc(file, maxBytes, collect);
   let r = steps.next();
   while (!r.done) {
@@ -450,7 +457,10 @@ export async function readManifest(file, { maxBytes = MAX_MANIFEST_BYTES, collec
  * @param {ReadOptions<T>} [options]
  * @returns {T | null}
  */
-export function readManifestSync(file, { maxBytes = MAX_MANIFEST_BYTES, collect = /** @type {any} */ (wholeManifest) } = {}) {
+export function readManifestSync(
+  file,
+  { maxBytes = MAX_MANIFEST_BYTES, collect = /** @type {any} */ (wholeManifest) } = {},
+) {
   const steps = readDoc(file, maxBytes, collect);
   let r = steps.next();
   while (!r.done) r = stepSync(steps, r.value);
@@ -481,8 +491,9 @@ function stepSync(steps, [op, ...args]) {
 export function buildManifest({ tool, settings, files, siteDictionary = null }) {
   const entries = files instanceof Map ? [...files] : Object.entries(files);
   entries.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  const generatedAt = new Date().toISOString();
   /** @type {Manifest} */
-  const m = { schema: SCHEMA_VERSION, tool, settings, generatedAt: new Date().toISOString(), files: Object.fromEntries(entries) };
+  const m = { schema: SCHEMA_VERSION, tool, settings, generatedAt, files: Object.fromEntries(entries) };
   if (siteDictionary !== null) m.siteDictionary = siteDictionary;
   return m;
 }

@@ -47,7 +47,10 @@ export function summaryLines(report, verbose) {
  * @param {FolderContext} ctx
  */
 export async function compressFolder(dir, api, ctx) {
-  const keep = { cacheDir: api.cacheDir ?? defaultCacheDir(ctx.root), dictionaryStore: api.dictionaryStore ?? defaultDictionaryStore(ctx.root) };
+  const keep = {
+    cacheDir: api.cacheDir ?? defaultCacheDir(ctx.root),
+    dictionaryStore: api.dictionaryStore ?? defaultDictionaryStore(ctx.root),
+  };
   const hashPattern = api.hashPattern ?? ctx.hashSpans ?? null;
   const report = await precompress(dir, { ...api, ...keep, hashPattern });
   for (const w of report.warnings) ctx.logger.warn(`precompressor: ${printable(w.path)}: ${printable(w.message)}`);

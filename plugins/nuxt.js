@@ -30,14 +30,18 @@ export default function precompressorModule(inline, nuxt) {
   });
   nuxt.hook('nitro:build:public-assets', async (/** @type {any} */ nitro) => {
     const publicDir = nitro.options.output.publicDir;
-    const logger = { info: (/** @type {string} */ m) => nitro.logger.info(m), warn: (/** @type {string} */ m) => nitro.logger.warn(m) };
+    const logger = {
+      info: (/** @type {string} */ m) => nitro.logger.info(m),
+      warn: (/** @type {string} */ m) => nitro.logger.warn(m),
+    };
     if (nitro.options.compressPublicAssets) {
       logger.warn("precompressor: Nitro's compressPublicAssets compresses .output/public too (gzip and Brotli at its own levels); " +
         'precompressor recompresses and lists those variants: set nitro: { compressPublicAssets: false } in nuxt.config to compress once');
     }
     const final = path.resolve(publicDir, /** @type {string} */ (api.manifest ?? 'precompressor-manifest.json'));
     const parked = path.join(path.dirname(publicDir), PARKED);
-    await compressFolder(publicDir, { ...api, manifest: parked }, { root: nuxt.options.rootDir, logger, verbose, hashSpans: names.lookup });
+    const ctx = { root: nuxt.options.rootDir, logger, verbose, hashSpans: names.lookup };
+    await compressFolder(publicDir, { ...api, manifest: parked }, ctx);
     nitro.hooks.hook('compiled', async () => {
       await fsp.mkdir(path.dirname(final), { recursive: true });
       await fsp.rename(parked, final);

@@ -32,7 +32,9 @@ async function bothVariants(dir, manifestOption) {
 function withCollector(vite, plugin) {
   const add = (/** @type {any} */ v = {}) => {
     const list = v.plugins;
-    const plugins = Array.isArray(list) ? { post: [...list, plugin] } : { ...list, post: [...(list?.post ?? []), plugin] };
+    const plugins = Array.isArray(list)
+      ? { post: [...list, plugin] }
+      : { ...list, post: [...(list?.post ?? []), plugin] };
     return { ...v, plugins };
   };
   return typeof vite === 'function' ? (/** @type {any} */ ctx) => add(vite(ctx)) : add(vite);
@@ -55,16 +57,24 @@ export function precompressed(adapter, options = {}) {
     ...adapter,
     vite: withCollector(adapter.vite, names.plugin),
     async adapt(builder) {
-      const logger = { info: (/** @type {string} */ m) => builder.log.info(m), warn: (/** @type {string} */ m) => builder.log.warn(m) };
-      const run = (/** @type {string} */ dir) => compressFolder(dir, api, { root: process.cwd(), logger, verbose, hashSpans: names.lookup });
+      const logger = {
+        info: (/** @type {string} */ m) => builder.log.info(m),
+        warn: (/** @type {string} */ m) => builder.log.warn(m),
+      };
+      const run = (/** @type {string} */ dir) =>
+        compressFolder(dir, api, { root: process.cwd(), logger, verbose, hashSpans: names.lookup });
       const written = new Set();
       const done = new Set();
       /** @type {Promise<unknown>} */
       let queue = Promise.resolve();
       let said = false;
       const proxy = Object.create(builder, {
-        writeClient: { value: (/** @type {string} */ dest) => (written.add(path.resolve(dest)), builder.writeClient(dest)) },
-        writePrerendered: { value: (/** @type {string} */ dest) => (written.add(path.resolve(dest)), builder.writePrerendered(dest)) },
+        writeClient: {
+          value: (/** @type {string} */ dest) => (written.add(path.resolve(dest)), builder.writeClient(dest)),
+        },
+        writePrerendered: {
+          value: (/** @type {string} */ dest) => (written.add(path.resolve(dest)), builder.writePrerendered(dest)),
+        },
         compress: {
           value: async (/** @type {string} */ dir) => {
             const abs = path.resolve(dir);

@@ -47,7 +47,8 @@ function target(ctx, config) {
   const env = ctx.environment;
   const c = env?.config ?? config;
   const server = env ? c.consumer === 'server' : !!config.build.ssr;
-  return { server, write: c.build.write !== false, outDir: path.resolve(c.root, c.build.outDir), logger: env?.logger ?? config.logger };
+  const outDir = path.resolve(c.root, c.build.outDir);
+  return { server, write: c.build.write !== false, outDir, logger: env?.logger ?? config.logger };
 }
 
 /**
@@ -92,7 +93,8 @@ async function compressBuild(ctx, config, { api, own }, spans) {
   const t = target(ctx, config);
   if (!t.write || (t.server && !own.ssr)) return;
   try {
-    await compressFolder(t.outDir, api, { root: config.root, logger: t.logger, verbose: own.verbose, hashSpans: (rel) => spans.get(rel) });
+    const hashSpans = (/** @type {string} */ rel) => spans.get(rel);
+    await compressFolder(t.outDir, api, { root: config.root, logger: t.logger, verbose: own.verbose, hashSpans });
   } catch (err) {
     return ctx.error(/^precompressor: /.test(/** @type {Error} */ (err).message) ? /** @type {Error} */ (err).message : `precompressor: ${printable(/** @type {Error} */ (err).message)}`);
   }
@@ -131,14 +133,16 @@ async function configurePreview(server, { api, own }) {
   const extra = own.preview === true ? {} : own.preview;
   let mw;
   try {
-    mw = serveStatic(outDir, { manifest: api.manifest, ...extra, setHeaders: previewSetHeaders(c.preview?.headers, extra) });
+    const setHeaders = previewSetHeaders(c.preview?.headers, extra);
+    mw = serveStatic(outDir, { manifest: api.manifest, ...extra, setHeaders });
   } catch (err) {
     // Typically no manifest yet: the build ran without this plugin, or not at all.
     c.logger.warn(`precompressor: ${/** @type {Error} */ (err).message}; vite preview serves uncompressed files`);
     return;
   }
   const base = typeof c.base === 'string' && c.base.startsWith('/') ? c.base.replace(/\/+$/, '') : '';
-  /** @type {(req: import('node:http').IncomingMessage, res: import('node:http').ServerResponse, next: (err?: unknown) => void) => void} */
+  /** @type {(req: import('node:http').IncomingMessage, res: import('node:http').ServerResponse,
+   *   next: (err?: unknown) => void) => void} */
   const precompressorPreview = (req, res, next) => mw(req, res, next);
   if (base) server.middlewares.use(base, precompressorPreview);
   else server.middlewares.use(precompressorPreview);

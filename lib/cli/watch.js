@@ -26,8 +26,8 @@ function clock(d = new Date()) {
 
 /**
  * The lines a batch prints (pure). Changes go to stdout unless quiet; failures always to stderr.
- * @param {{ changes: { path: string, action: string, skipped?: string }[], failures: { path: string, message: string }[],
- *   warnings: { path: string, message: string }[] }} batch
+ * @param {{ changes: { path: string, action: string, skipped?: string }[],
+ *   failures: { path: string, message: string }[], warnings: { path: string, message: string }[] }} batch
  * @param {{ quiet?: boolean, time?: string, warned?: Set<string> }} [o] `warned`: warnings already printed
  *   (each is printed once, not again in every batch that finds it again)
  * @returns {{ out: string[], err: string[] }}

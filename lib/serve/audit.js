@@ -22,7 +22,8 @@ const SHOWN = 5;
  * The files of `rels` that are neither listed, nor our variants or deltas of a listed file, nor
  * the manifest, a temp or (unless allowed) a dotfile (pure).
  * @param {string[]} rels POSIX paths relative to the root
- * @param {Record<string, unknown> | ((rel: string) => boolean)} listed the manifest's files (and the site dictionary), or a test of them
+ * @param {Record<string, unknown> | ((rel: string) => boolean)} listed the manifest's files (and the site
+ *   dictionary), or a test of them
  * @param {{ manifestRel: string | null, dotfiles: boolean }} o
  */
 export function unlistedOf(rels, listed, o) {
@@ -82,11 +83,13 @@ export function auditMessage(root, { unlisted, mismatched, changed, servesUnlist
  * changed. `entry(rel)` gives a listed path's manifest entry.
  * @param {string} root
  * @param {(rel: string) => import('../manifest.js').FileEntry | undefined} entry
- * @param {{ manifestRel: string | null, dotfiles: boolean, extra: Set<string> }} o extra: listed besides files (the site dictionary)
+ * @param {{ manifestRel: string | null, dotfiles: boolean, extra: Set<string> }} o extra: listed besides files
+ *   (the site dictionary)
  * @returns {Promise<{ unlisted: string[], mismatched: Mismatch[], changed: string[] }>}
  */
 export async function auditFolder(root, entry, o) {
-  const found = { unlisted: /** @type {string[]} */ ([]), mismatched: /** @type {Mismatch[]} */ ([]), changed: /** @type {string[]} */ ([]) };
+  /** @type {{ unlisted: string[], mismatched: Mismatch[], changed: string[] }} */
+  const found = { unlisted: [], mismatched: [], changed: [] };
   const isListed = (/** @type {string} */ rel) => o.extra.has(rel) || entry(rel) !== undefined;
   const folders = [''];
   while (folders.length > 0) {

@@ -42,7 +42,8 @@ export function evaluatePreconditions(req, rep, cachable = true) {
 }
 
 /**
- * @typedef {{ kind: 'full' } | { kind: 'partial', start: number, end: number } | { kind: 'unsatisfiable' }} RangeDecision
+ * @typedef {{ kind: 'full' } | { kind: 'partial', start: number, end: number } | { kind: 'unsatisfiable' }}
+ *   RangeDecision
  */
 
 /**

@@ -34,7 +34,8 @@ import { MANIFEST_NAME } from '../options.js';
  * Returns the Check for buildEntry, or null when the file must not be served.
  * @param {string} rel
  * @param {import('../manifest.js').FileEntry} src
- * @param {{ root: string, realRoot: string | null, encodings: readonly string[], realDirs: Map<string, string | null>, dictionaries?: boolean, rules: { dotfiles: string, manifestReal: string | null } }} ctx
+ * @param {{ root: string, realRoot: string | null, encodings: readonly string[], realDirs: Map<string, string | null>,
+ *   dictionaries?: boolean, rules: { dotfiles: string, manifestReal: string | null } }} ctx
  * @param {string[]} memory encodings (and 'identity') to load into memory
  * @returns {Generator<Op, import('./table.js').Check | null, any>}
  */

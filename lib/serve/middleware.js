@@ -25,7 +25,8 @@ const GONE = new Set(['ENOENT', 'ENOTDIR', 'ELOOP', 'EISDIR', 'ENXIO']);
 export function serveStatic(root, options = {}) {
   const s = new Site(normalizeServeOptions(root, options));
   /** @type {any} */
-  const middleware = (/** @type {Call['req']} */ req, /** @type {Call['res']} */ res, /** @type {Call['next']} */ next) => handle({ s, req, res, next });
+  const middleware = (/** @type {Call['req']} */ req, /** @type {Call['res']} */ res, /** @type {Call['next']} */ next) =>
+    handle({ s, req, res, next });
   middleware.reload = () => s.reload();
   /** Resolves when pending reloads and first checks of paths have finished. */
   middleware.settled = () => s.settled();
@@ -123,7 +124,8 @@ function fail(c, err) {
  * @param {(st: fs.Stats) => import('./table.js').Rep | null} repOf
  * @param {(err?: Error | null) => void} onMissing
  * @param {boolean} checkReal
- * @param {((fd: number, st: fs.Stats) => void) | null} [instead] takes over a descriptor whose rep passed (and closes it)
+ * @param {((fd: number, st: fs.Stats) => void) | null} [instead] takes over a descriptor whose rep passed
+ *   (and closes it)
  */
 function openAndRespond(c, target, file, repOf, onMissing, checkReal, instead = null) {
   const { res } = c;

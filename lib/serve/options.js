@@ -33,10 +33,13 @@ export const SERVE_DEFAULTS = Object.freeze({
   memoryBudget: 16 * 1024 * 1024,
   memoryFileLimit: 64 * 1024,
   watch: true,
-  dictionaries: true, // deploy deltas (RFC 9842): Use-As-Dictionary on files with a family, deltas to browsers that offer one
+  // deploy deltas (RFC 9842): Use-As-Dictionary on files with a family, deltas to browsers that offer one
+  dictionaries: true,
   immutableHashed: true, // hashed assets with a family: Cache-Control "public, max-age=31536000, immutable"
-  maxManifestBytes: MAX_MANIFEST_BYTES, // a larger manifest is refused (at startup: thrown; on reload: the old table stays)
-  onWarning: undefined, // (message) => void: what the start-up audit found (console.warn when undefined); null: no audit
+  // a larger manifest is refused (at startup: thrown; on reload: the old table stays)
+  maxManifestBytes: MAX_MANIFEST_BYTES,
+  // (message) => void: what the start-up audit found (console.warn when undefined); null: no audit
+  onWarning: undefined,
 });
 
 
@@ -111,7 +114,8 @@ function names(o, k, { strip, subpaths }) {
 
 /**
  * @typedef {'br' | 'zstd' | 'gzip'} Encoding
- * @typedef {(res: import('node:http').ServerResponse, path: string, stat: { size: number, mtime: Date, mtimeMs: number }, encoding: string) => void} SetHeaders
+ * @typedef {(res: import('node:http').ServerResponse, path: string,
+ *   stat: { size: number, mtime: Date, mtimeMs: number }, encoding: string) => void} SetHeaders
  * @typedef {{
  *   root: string, manifest: string | null, unlisted: boolean, encodings: readonly Encoding[],
  *   index: readonly string[], dotfiles: 'ignore' | 'deny' | 'allow', etag: boolean, lastModified: boolean,

@@ -38,7 +38,9 @@ export async function startPreview({ root, port = 0, host = '127.0.0.1', timeout
   const limits = previewLimits({ timeout, headersTimeout, requestTimeout, keepAliveTimeout, maxConnections });
   const mw = serveStatic(root, serveOptions);
   const server = http.createServer({
-    headersTimeout: limits.headersTimeout, requestTimeout: limits.requestTimeout, keepAliveTimeout: limits.keepAliveTimeout,
+    headersTimeout: limits.headersTimeout,
+    requestTimeout: limits.requestTimeout,
+    keepAliveTimeout: limits.keepAliveTimeout,
   }, (req, res) => mw(req, res));
   server.timeout = limits.timeout; // with no 'timeout' listener, node:http destroys the socket
   server.maxConnections = limits.maxConnections;

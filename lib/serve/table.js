@@ -111,7 +111,10 @@ function makeRep(encoding, file, size, etag, mtimeMs, body, entryInfo, opts, id 
   if (opts.acceptRanges) head304.push('Accept-Ranges', 'bytes');
   if (opts.lastModified) head304.push('Last-Modified', lastModified);
   const stat = Object.freeze({ size, mtimeMs, mtime: new Date(Math.round(mtimeMs)) });
-  return { encoding, file, size, etag, lastModified, mtimeMs, body, head, head304, stat, dev: id.dev, ino: id.ino, used: false, ringed: false };
+  return {
+    encoding, file, size, etag, lastModified, mtimeMs, body, head, head304, stat,
+    dev: id.dev, ino: id.ino, used: false, ringed: false,
+  };
 }
 
 /** @type {Readonly<{ dev: number, ino: number }>} */
@@ -146,7 +149,9 @@ export function buildEntry(rel, src, ctx, check) {
   const logical = absPath(ctx.root, rel);
   const listed = opts.encodings.filter((e) => Object.hasOwn(src.variants, e));
   const present = check ? listed.filter((e) => Object.hasOwn(check.variants, e)) : listed;
-  const deltaFiles = ctx.opts.dictionaries ? deltaFilesOf(path.posix.basename(rel), src).filter((d) => !check || Object.hasOwn(check.deltas ?? {}, d.name)) : [];
+  const deltaFiles = ctx.opts.dictionaries
+    ? deltaFilesOf(path.posix.basename(rel), src).filter((d) => !check || Object.hasOwn(check.deltas ?? {}, d.name))
+    : [];
   const type = typeof src.type === 'string' && src.type !== '' ? src.type : contentTypeOf(rel);
   const extra = dict ? ['Use-As-Dictionary', useAsDictionary(dict)] : [];
   if (ctx.opts.dictionaries && ctx.siteDictionary && type.startsWith('text/html')) extra.push('Link', siteDictionaryLink(rel, ctx.siteDictionary));
@@ -163,7 +168,8 @@ export function buildEntry(rel, src, ctx, check) {
   for (const e of present) {
     const size = /** @type {{ size: number }} */ (src.variants[/** @type {'br'} */ (e)]).size;
     const vfile = check ? check.variants[e] : variantPath(file, e);
-    reps[e] = makeRep(e, vfile, size, etagOf(src.hash, e, size, ctx.settingsTag), src.mtimeMs, bodies[e] ?? null, info, opts, check?.ids?.[e]);
+    const etag = etagOf(src.hash, e, size, ctx.settingsTag);
+    reps[e] = makeRep(e, vfile, size, etag, src.mtimeMs, bodies[e] ?? null, info, opts, check?.ids?.[e]);
   }
   const identity = makeRep('identity', file, src.size, etagOf(src.hash, 'identity', src.size, ''), src.mtimeMs, bodies.identity ?? null, info, opts, check?.ids?.identity);
   /** @type {Map<string, { dcb?: Rep, dcz?: Rep }>} */

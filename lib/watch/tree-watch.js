@@ -12,7 +12,7 @@ import { EventEmitter } from 'node:events';
  * `error`. Events are hints: each is an lstat of the name the folder reported.
  */
 
-/** @typedef {{ watcher: fs.FSWatcher | null, files: Set<string>, dirs: Set<string> }} Folder names seen in one folder */
+/** @typedef {{ watcher: fs.FSWatcher | null, files: Set<string>, dirs: Set<string> }} Folder names seen in a folder */
 
 export class TreeWatcher extends EventEmitter {
   /** @type {Map<string, Folder>} absolute folder path → what it holds */
@@ -42,7 +42,8 @@ export class TreeWatcher extends EventEmitter {
     const folder = { watcher: null, files: new Set(), dirs: new Set() };
     this.#folders.set(dir, folder);
     try {
-      folder.watcher = fs.watch(dir, (_event, name) => this.#onEvent(dir, name === null || name === undefined ? null : String(name)));
+      folder.watcher = fs.watch(dir, (_event, name) =>
+        this.#onEvent(dir, name === null || name === undefined ? null : String(name)));
       folder.watcher.on('error', () => this.#gone(dir));
     } catch {
       this.#folders.delete(dir); // gone already, or not readable
