@@ -66,7 +66,9 @@ async function scan(dir) {
       }
       if (!ENTRY_NAME.test(name) || !name.startsWith(shard.name)) continue;
       const st = await fsp.lstat(file).catch(() => null);
-      if (st?.isFile() && entryRecordAt(file, name) !== null) entries.push({ file, size: st.size, mtimeMs: st.mtimeMs });
+      if (st?.isFile() && entryRecordAt(file, name) !== null) {
+        entries.push({ file, size: st.size, mtimeMs: st.mtimeMs });
+      }
     }
   }
   return entries;
@@ -113,7 +115,8 @@ export async function info(dir) {
 export async function clear(dir) {
   const { removed, freed } = await prune(dir, 0);
   for (const shard of await fsp.readdir(dir, { withFileTypes: true }).catch(() => [])) {
-    if (SHARD_NAME.test(shard.name) && shard.isDirectory()) await fsp.rmdir(path.join(dir, shard.name)).catch(() => {}); // only when empty
+    // rmdir removes only an empty shard
+    if (SHARD_NAME.test(shard.name) && shard.isDirectory()) await fsp.rmdir(path.join(dir, shard.name)).catch(() => {});
   }
   const last = path.join(dir, LAST_RUN);
   if ((await fsp.lstat(last).catch(() => null))?.isFile()) await fsp.rm(last, { force: true });
@@ -213,7 +216,8 @@ export function createCacheRun(opts) {
     },
     /** For the report: variants (and deltas) taken from the cache, encoded, and the encode time saved. */
     summary() {
-      return { enabled: on, dir: opts.cacheDir, hits: stats.hits, misses: stats.misses, rejected: stats.rejected, cpuSavedMs: Math.round(stats.cpuSavedMs) };
+      const { hits, misses, rejected } = stats;
+      return { enabled: on, dir: opts.cacheDir, hits, misses, rejected, cpuSavedMs: Math.round(stats.cpuSavedMs) };
     },
   };
 }

@@ -92,7 +92,8 @@ export function takeVariantSync(dir, key, at, stats) {
  * the source; the temp file is renamed into place only then.
  * @param {string} dir
  * @param {string} key
- * @param {Placement & { proves: (bytes: NodeJS.ReadableStream, out: import('node:fs/promises').FileHandle) => Promise<boolean> }} at
+ * @param {Placement & {
+ *   proves: (bytes: NodeJS.ReadableStream, out: import('node:fs/promises').FileHandle) => Promise<boolean> }} at
  * @param {ReturnType<typeof import('./cache.js').taskStats>} stats
  * @returns {Promise<Taken | null>}
  */
@@ -104,7 +105,9 @@ export async function takeVariant(dir, key, at, stats) {
   let written = false;
   try {
     const bytes = createReadStream('', { fd: entry.fd, autoClose: false, start: 0, end: entry.size - 1, highWaterMark: 1 << 20 });
-    written = await writeAtomicWith(at.target, async (out) => (proven = await at.proves(bytes, out).catch(() => false)), { mtime: at.mtime, checkParent: true });
+    const prove = async (/** @type {import('node:fs/promises').FileHandle} */ out) =>
+      (proven = await at.proves(bytes, out).catch(() => false));
+    written = await writeAtomicWith(at.target, prove, { mtime: at.mtime, checkParent: true });
   } catch {
     // an output that cannot be written: as above
   } finally {

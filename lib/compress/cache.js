@@ -239,7 +239,9 @@ export function readBytesSync(entry) {
  */
 function entryContent(key, data, size, encodeMs) {
   /** @type {EntryRecord} */
-  const rec = { key, size, bytes: data === null ? 0 : data.length, sha256: data === null ? null : sha256(data), encodeMs };
+  const rec = {
+    key, size, bytes: data === null ? 0 : data.length, sha256: data === null ? null : sha256(data), encodeMs,
+  };
   return data === null ? trailer(rec) : Buffer.concat([data, trailer(rec)]);
 }
 

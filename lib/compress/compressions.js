@@ -174,7 +174,8 @@ export class Compressions {
     if (this.pass.failed.has(file.rel)) return;
     this.tempDir ??= makeTempDir(this.opts.root);
     const task = {
-      ...this.taskBase, tempDir: await this.tempDir, abs: absPath(this.opts.root, file.rel), rel: file.rel, cost, encodings,
+      ...this.taskBase, tempDir: await this.tempDir, abs: absPath(this.opts.root, file.rel), rel: file.rel,
+      cost, encodings,
       mode: brotliModeFor(file.rel), sizeHint: file.size,
       dev: file.dev, ino: file.ino, link: file.link, // the file the walk found: the only one read (source.js)
     };

@@ -136,7 +136,10 @@ export function dictionaryHashOf(contentHash) {
 // ---- encoders ----
 
 const Zx = /** @type {any} */ (zlib);
-const MAGIC = { dcb: Buffer.from([0xff, 0x44, 0x43, 0x42]), dcz: Buffer.from([0x5e, 0x2a, 0x4d, 0x18, 0x20, 0x00, 0x00, 0x00]) };
+const MAGIC = {
+  dcb: Buffer.from([0xff, 0x44, 0x43, 0x42]),
+  dcz: Buffer.from([0x5e, 0x2a, 0x4d, 0x18, 0x20, 0x00, 0x00, 0x00]),
+};
 /** zstd's magic number of a formatted dictionary: a dictionary starting with it would not be raw content. */
 const ZSTD_DICT_MAGIC = Buffer.from([0x37, 0xa4, 0x30, 0xec]);
 
@@ -174,7 +177,11 @@ function probe(encoding) {
  * @type {Record<'dcb' | 'dcz', Codec>}
  */
 const codecs = {
-  dcb: { compress: (b, o) => zlib.brotliCompressSync(b, o), decompress: (b, o) => zlib.brotliDecompressSync(b, o), async: promisify(zlib.brotliCompress) },
+  dcb: {
+    compress: (b, o) => zlib.brotliCompressSync(b, o),
+    decompress: (b, o) => zlib.brotliDecompressSync(b, o),
+    async: promisify(zlib.brotliCompress),
+  },
   dcz: {
     compress: (b, o) => Zx.zstdCompressSync(b, o),
     decompress: (b, o) => Zx.zstdDecompressSync(b, o),
@@ -220,9 +227,17 @@ function dcbWindowBits(size) {
 function optionsOf(encoding, size, dict) {
   const Z = /** @type {Record<string, number>} */ (/** @type {unknown} */ (zlib.constants));
   if (encoding === 'dcb') {
-    return { dictionary: dict, params: { [Z.BROTLI_PARAM_QUALITY]: 11, [Z.BROTLI_PARAM_LGWIN]: dcbWindowBits(size), [Z.BROTLI_PARAM_SIZE_HINT]: size } };
+    return {
+      dictionary: dict,
+      params: {
+        [Z.BROTLI_PARAM_QUALITY]: 11, [Z.BROTLI_PARAM_LGWIN]: dcbWindowBits(size), [Z.BROTLI_PARAM_SIZE_HINT]: size,
+      },
+    };
   }
-  return { dictionary: dict, params: { [Z.ZSTD_c_compressionLevel]: 19, [Z.ZSTD_c_windowLog]: dczWindowLog(size, dict.length) } };
+  return {
+    dictionary: dict,
+    params: { [Z.ZSTD_c_compressionLevel]: 19, [Z.ZSTD_c_windowLog]: dczWindowLog(size, dict.length) },
+  };
 }
 
 /**
@@ -255,7 +270,8 @@ export async function encodeDelta(encoding, data, dict, dictDigest) {
 export function verifyDelta(encoding, delta, dict, dictDigest, data) {
   const magic = MAGIC[encoding];
   const head = magic.length + 32;
-  if (delta.length < head || !delta.subarray(0, magic.length).equals(magic) || !delta.subarray(magic.length, head).equals(dictDigest)) return false;
+  if (delta.length < head || !delta.subarray(0, magic.length).equals(magic)) return false;
+  if (!delta.subarray(magic.length, head).equals(dictDigest)) return false;
   const stream = delta.subarray(head);
   if (encoding === 'dcz') {
     const window = zstdFrameWindowSize(stream);

@@ -68,7 +68,8 @@ async function previousVersions(opts, previous, keys) {
   const out = new Map();
   const walked = await walk(previous, { dotfiles: false });
   for (const f of walked.files) {
-    if (!opts.deltaExtensions.has(extensionOf(f.rel)) || f.size < opts.deltaMinSize || f.size > DELTA_MAX_SIZE) continue;
+    if (!opts.deltaExtensions.has(extensionOf(f.rel))) continue;
+    if (f.size < opts.deltaMinSize || f.size > DELTA_MAX_SIZE) continue;
     const fam = familyOf(f.rel, opts.hashPattern);
     if (fam === null || !keys.has(fam.key)) continue;
     const bytes = await fs.readFile(absPath(previous, f.rel));
@@ -98,7 +99,9 @@ export async function addDeltas(input) {
   const { opts, entries, onDisk, report } = input;
   const encoders = opts.deltas ? deltaEncoders() : [];
   /** @type {DeltaSummary} */
-  const summary = { encoders: [...encoders], files: 0, written: 0, reused: 0, removed: 0, bytes: 0, savedBytes: 0, unavailable: null };
+  const summary = {
+    encoders: [...encoders], files: 0, written: 0, reused: 0, removed: 0, bytes: 0, savedBytes: 0, unavailable: null,
+  };
   if (opts.deltas && encoders.length === 0) summary.unavailable = `Node ${process.version} has no zstd or Brotli encoder that takes a dictionary (Node >= 22.19 / 24.6 for dcz, >= 24.15 for dcb)`;
   const before = dictionaryState(entries);
   const members = assignFamilies(entries, opts);
@@ -115,7 +118,8 @@ export async function addDeltas(input) {
       const dicts = dictionariesOf(store, key, earlier.get(key) ?? [], current, opts.dictionaryVersions * rels.length);
       for (const rel of rels) work.push({ rel, dicts, size: /** @type {any} */ (entries.get(rel)).size });
     }
-    // Largest first (zlib runs them on libuv's pool of 4 threads, up to 4 files at a time), so a big bundle does not finish last.
+    // Largest first (zlib runs them on libuv's pool of 4 threads, up to 4 files at a time),
+    // so a big bundle does not finish last.
     const limit = pLimit(Math.max(2, Math.min(opts.concurrency, 4)));
     await Promise.all(work.sort((a, b) => b.size - a.size).map(({ rel, dicts }) =>
       // A delta that cannot be written is a warning: the file is served as usual without it.
@@ -128,7 +132,8 @@ export async function addDeltas(input) {
     if (!opts.dryRun) await removeIfPresent(absPath(opts.root, rel)).catch((err) => report.fail({ path: rel, code: err.code ?? 'ERR_PRECOMPRESSOR_FILE', message: err.message }));
   }
   if (store && !opts.dryRun) {
-    // The store is a cache: when it cannot be written, this build is served as usual, and the next one gets fewer deltas.
+    // The store is a cache: when it cannot be written, this build is served as usual,
+    // and the next one gets fewer deltas.
     await recordVersions(store, members, entries, opts).catch((err) => report.warn(store.dir, `dictionary store not updated (${err.message})`));
   }
   const changed = summary.written > 0 || summary.removed > 0 || dictionaryState(entries) !== before;
@@ -181,7 +186,8 @@ async function deltasFor(run, rel, dicts) {
   for (const [i, d] of dicts.entries()) {
     const dictKey = dictionaryHashOf(d.hash);
     const old = Object.hasOwn(reusable, dictKey) ? reusable[dictKey] : undefined;
-    const intact = old && Object.entries(old).every(([enc, v]) => run.onDisk.get(deltaPath(rel, dictKey, /** @type {any} */ (enc))) === v.size);
+    const intact = old && Object.entries(old).every(([enc, v]) =>
+      run.onDisk.get(deltaPath(rel, dictKey, /** @type {any} */ (enc))) === v.size);
     let rec = intact ? old : undefined;
     if (rec) run.summary.reused += Object.keys(rec).length;
     else {
@@ -216,7 +222,8 @@ export async function readChecked(opts, rel, entry) {
 
 /**
  * Encode, check and write the deltas of one file against one dictionary; {} when none is kept.
- * @param {Pick<DeltaRun, 'opts' | 'encoders' | 'report' | 'userFiles' | 'cache'> & { summary: { written: number } }} run
+ * @param {Pick<DeltaRun, 'opts' | 'encoders' | 'report' | 'userFiles' | 'cache'>
+ *   & { summary: { written: number } }} run
  * @param {string} rel
  * @param {Buffer} data
  * @param {Buffer} dict
@@ -324,7 +331,8 @@ async function recordVersions(store, members, entries, opts) {
   for (const [key, rels] of members) {
     for (const rel of rels) {
       const e = /** @type {import('../manifest.js').FileEntry} */ (entries.get(rel));
-      current.set(key, [...(current.get(key) ?? []), { hash: e.hash, bytes: () => fs.readFile(absPath(opts.root, rel)) }]);
+      const version = { hash: e.hash, bytes: () => fs.readFile(absPath(opts.root, rel)) };
+      current.set(key, [...(current.get(key) ?? []), version]);
     }
   }
   await store.record(current, opts.dictionaryVersions + 1);

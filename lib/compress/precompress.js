@@ -76,7 +76,8 @@ function inRealRoot(opts) {
 }
 
 /**
- * @typedef {{ onJobStart?: (task: import('./compress-file.js').CompressTask) => void, afterWalk?: () => void | Promise<void> }} PassHooks
+ * @typedef {{ onJobStart?: (task: import('./compress-file.js').CompressTask) => void,
+ *   afterWalk?: () => void | Promise<void> }} PassHooks
  *   `onJobStart` sees each compression task as a CPU slot takes it (tests observe the scheduling order with it);
  *   `afterWalk` runs once the folder is walked, before anything is read or written (tests change the tree there)
  * @typedef {import('./walk.js').WalkEntry} WalkedFile
@@ -130,7 +131,10 @@ class Pass {
    * @param {{ has(rel: string): boolean }} holdOut
    */
   async plan(holdOut) {
-    const ctx = { opts: this.opts, report: this.report, settings: this.settings, tool: TOOL, warm: () => this.work.pool.warm(), afterWalk: this.hooks.afterWalk };
+    const ctx = {
+      opts: this.opts, report: this.report, settings: this.settings, tool: TOOL,
+      warm: () => this.work.pool.warm(), afterWalk: this.hooks.afterWalk,
+    };
     Object.assign(this, await planPass(ctx, holdOut));
   }
 
@@ -146,7 +150,9 @@ class Pass {
    */
   hashSource(file) {
     const at = { abs: this.abs(file.rel), dev: file.dev, ino: file.ino, link: file.link };
-    return retryWhileChanged((attempt) => hashFile(at.abs, this.opts.streamThreshold, attempt > 1 ? reidentify(at) : at), 2);
+    const hashOnce = (/** @type {number} */ attempt) =>
+      hashFile(at.abs, this.opts.streamThreshold, attempt > 1 ? reidentify(at) : at);
+    return retryWhileChanged(hashOnce, 2);
   }
 
   /** Carry out the decisions, then the removals, deltas and manifest. */
@@ -164,17 +170,25 @@ class Pass {
     await Promise.all(this.hashJobs);
     await this.work.drain();
     await removeOutputs(this);
-    const input = { opts: this.opts, entries: this.entries, previous: this.previous, onDisk: this.classified.deltas, report: this.report, userFiles: this.owners.user, cache: this.cache };
+    const input = {
+      opts: this.opts, entries: this.entries, previous: this.previous, onDisk: this.classified.deltas,
+      report: this.report, userFiles: this.owners.user, cache: this.cache,
+    };
     const site = await addSiteDictionary(input);
     // The pages' variants against the site dictionary are delta files that addDeltas() must leave.
-    const deltas = await addDeltas({ ...input, onDisk: new Map([...input.onDisk].filter(([rel]) => !site.keep.has(rel))) });
+    const onDisk = new Map([...input.onDisk].filter(([rel]) => !site.keep.has(rel)));
+    const deltas = await addDeltas({ ...input, onDisk });
     site.apply(this.entries);
     const siteDictionary = site.path === null ? null : { path: site.path, hash: /** @type {string} */ (site.hash) };
     const manifest = buildManifest({ tool: TOOL, settings: this.settings, files: this.entries, siteDictionary });
     await writeIfChanged(this, manifest, deltas.changed || site.changed);
     await this.cache.finish(this.report);
     const held = this.decisions.filter((d) => d.action === 'hold').map((d) => d.file.rel);
-    return { report: { ...this.report.finish(manifest), deltas: deltas.summary, siteDictionary: site.summary, cache: this.cache.summary() }, held, manifest };
+    const report = {
+      ...this.report.finish(manifest),
+      deltas: deltas.summary, siteDictionary: site.summary, cache: this.cache.summary(),
+    };
+    return { report, held, manifest };
   }
 
   /**

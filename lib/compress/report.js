@@ -18,7 +18,8 @@ const byPath = (a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0);
 export class Report {
   startedAt = performance.now();
   counts = {
-    scanned: 0, compressed: 0, fromCache: 0, unchanged: 0, notSmaller: 0, excluded: 0, compressedFormat: 0, empty: 0, failed: 0,
+    scanned: 0, compressed: 0, fromCache: 0, unchanged: 0, notSmaller: 0, excluded: 0, compressedFormat: 0,
+    empty: 0, failed: 0,
   };
   /** @type {{ path: string, code: string, message: string }[]} */
   failures = [];

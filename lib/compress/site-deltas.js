@@ -19,8 +19,9 @@ import { extensionOf } from './plan.js';
  * check and writer: encodeAll()). Runs before addDeltas(), which must leave these delta files in
  * place (`keep`); apply() records them after it, since addDeltas() rebuilds the delta fields.
  *
- * @typedef {{ path: string | null, method: 'segments' | 'page' | 'previous' | 'none', size: number, bytes: number, pages: number,
- *   written: number, reused: number, pageBytes: number, ordinaryBytes: number, unavailable: string | null }} SiteDictionarySummary
+ * @typedef {{ path: string | null, method: 'segments' | 'page' | 'previous' | 'none', size: number, bytes: number,
+ *   pages: number, written: number, reused: number, pageBytes: number, ordinaryBytes: number,
+ *   unavailable: string | null }} SiteDictionarySummary
  *   bytes: the dictionary's own best variant; pageBytes / ordinaryBytes: the pages with a variant
  *   against it, their smallest one against their best ordinary variant
  */
@@ -49,16 +50,19 @@ export const SITE_MATCH = Object.freeze({ match: '*', dest: 'document' });
  * @param {import('../options.js').Options} opts
  */
 function isPage(rel, entry, opts) {
-  return PAGE_EXTENSIONS.has(extensionOf(rel)) && entry.skipped === undefined && entry.size >= opts.deltaMinSize && entry.size <= DELTA_MAX_SIZE;
+  return PAGE_EXTENSIONS.has(extensionOf(rel)) && entry.skipped === undefined
+    && entry.size >= opts.deltaMinSize && entry.size <= DELTA_MAX_SIZE;
 }
 
 /** @param {FileEntry | undefined} entry */
-const bestOrdinary = (entry) => entry === undefined ? Infinity : Math.min(entry.size, ...Object.values(entry.variants).map((v) => v.size));
+const bestOrdinary = (entry) =>
+  entry === undefined ? Infinity : Math.min(entry.size, ...Object.values(entry.variants).map((v) => v.size));
 
 /**
  * @param {import('./deltas.js').DeltaInput} input
  * @returns {Promise<{ keep: Set<string>, changed: boolean, summary: SiteDictionarySummary,
- *   apply: (entries: Map<string, import('../manifest.js').FileEntry>) => void, path: string | null, hash: string | null }>}
+ *   apply: (entries: Map<string, import('../manifest.js').FileEntry>) => void,
+ *   path: string | null, hash: string | null }>}
  */
 export async function addSiteDictionary(input) {
   const { opts, entries, previous, report } = input;
@@ -109,7 +113,8 @@ export async function addSiteDictionary(input) {
       all.set(page, { ...e, deltas: { ...e.deltas, [dictKey]: rec } });
     }
   };
-  return { keep, changed: changed || summary.written > 0 || !fresh || oldRel !== rel, summary, apply, path: rel, hash: dictHash };
+  const anyChange = changed || summary.written > 0 || !fresh || oldRel !== rel;
+  return { keep, changed: anyChange, summary, apply, path: rel, hash: dictHash };
 }
 
 /**
@@ -121,7 +126,9 @@ export async function addSiteDictionary(input) {
 async function previousDictionary(input, store) {
   const sd = input.previous?.siteDictionary;
   const e = sd === undefined ? undefined : input.entries.get(sd.path);
-  const here = sd !== undefined && e !== undefined && e.hash === sd.hash ? await readChecked(input.opts, sd.path, e) : null;
+  const here = sd !== undefined && e !== undefined && e.hash === sd.hash
+    ? await readChecked(input.opts, sd.path, e)
+    : null;
   if (here !== null) return here;
   const [hash] = store.versions(SITE_FAMILY);
   return hash === undefined ? null : store.read(hash);
@@ -137,7 +144,8 @@ async function previousDictionary(input, store) {
  */
 async function choose(opts, pages, encoders, previous) {
   const step = Math.max(1, pages.length / CHOICE_PAGES);
-  const sample = [...new Set(Array.from({ length: Math.min(pages.length, CHOICE_PAGES) }, (_, i) => pages[Math.floor(i * step)]))];
+  const picked = Array.from({ length: Math.min(pages.length, CHOICE_PAGES) }, (_, i) => pages[Math.floor(i * step)]);
+  const sample = [...new Set(picked)];
   const read = await Promise.all(sample.map(([rel, e]) => readChecked(opts, rel, e)));
   const ok = sample.filter((_, i) => read[i] !== null);
   if (ok.length < 2) return null;
@@ -195,9 +203,12 @@ function summarize(summary, records, entries, written) {
  */
 function reusable(input, page, entry, dictKey) {
   const prev = entryOf(input.previous, page);
-  const old = prev !== undefined && prev.hash === entry.hash && prev.deltas && Object.hasOwn(prev.deltas, dictKey) ? prev.deltas[dictKey] : null;
+  const old = prev !== undefined && prev.hash === entry.hash && prev.deltas && Object.hasOwn(prev.deltas, dictKey)
+    ? prev.deltas[dictKey]
+    : null;
   if (old === null || Object.keys(old).length === 0) return null;
-  const intact = Object.entries(old).every(([enc, v]) => input.onDisk.get(deltaPath(page, dictKey, /** @type {any} */ (enc))) === v.size);
+  const intact = Object.entries(old).every(([enc, v]) =>
+    input.onDisk.get(deltaPath(page, dictKey, /** @type {any} */ (enc))) === v.size);
   return intact ? old : null;
 }
 
@@ -243,7 +254,8 @@ async function writeDictionary(input, rel, dict, hash) {
 async function removeOld(input, oldRel, rel) {
   const { opts, entries, previous, report } = input;
   const old = oldRel === null ? undefined : entries.get(oldRel);
-  if (oldRel === null || oldRel === rel || old === undefined || old.hash !== previous?.siteDictionary?.hash) return false;
+  if (oldRel === null || oldRel === rel || old === undefined) return false;
+  if (old.hash !== previous?.siteDictionary?.hash) return false;
   entries.delete(oldRel);
   report.change(oldRel, 'remove (old site dictionary)');
   if (opts.dryRun) return true;

@@ -70,7 +70,9 @@ export function skeletonDictionary(page, pages, df, minPages, budget) {
   const out = page.filter((s) => (df.get(s) ?? 0) >= minPages);
   let used = out.reduce((n, s) => n + s.length, 0);
   const have = new Set(out);
-  const others = [...df].filter(([s, n]) => n >= minPages && !have.has(s)).sort((a, b) => b[1] * b[0].length - a[1] * a[0].length);
+  const others = [...df]
+    .filter(([s, n]) => n >= minPages && !have.has(s))
+    .sort((a, b) => b[1] * b[0].length - a[1] * a[0].length);
   const added = new Set();
   for (const [s] of others) {
     if (used + s.length > budget) continue;
@@ -116,13 +118,18 @@ const Zx = /** @type {any} */ (zlib);
 function scoredSize(via, page, dict) {
   const Z = /** @type {Record<string, number>} */ (/** @type {unknown} */ (zlib.constants));
   if (via === 'dcz') return Zx.zstdCompressSync(page, { dictionary: dict, params: { [Z.ZSTD_c_compressionLevel]: SCORE_LEVEL } }).length + DCZ_HEADER;
-  return zlib.brotliCompressSync(page, /** @type {zlib.BrotliOptions} */ ({ dictionary: dict, params: { [Z.BROTLI_PARAM_QUALITY]: 5, [Z.BROTLI_PARAM_LGWIN]: 24 } })).length + DCZ_HEADER - 4;
+  const params = { [Z.BROTLI_PARAM_QUALITY]: 5, [Z.BROTLI_PARAM_LGWIN]: 24 };
+  return zlib.brotliCompressSync(page, /** @type {zlib.BrotliOptions} */ ({ dictionary: dict, params })).length
+    + DCZ_HEADER - 4;
 }
 
 /** @param {Buffer} buf */
 function brotliSize(buf) {
   const Z = zlib.constants;
-  return zlib.brotliCompressSync(buf, { params: { [Z.BROTLI_PARAM_QUALITY]: SCORE_BROTLI, [Z.BROTLI_PARAM_LGWIN]: 24, [Z.BROTLI_PARAM_MODE]: Z.BROTLI_MODE_TEXT } }).length;
+  const params = {
+    [Z.BROTLI_PARAM_QUALITY]: SCORE_BROTLI, [Z.BROTLI_PARAM_LGWIN]: 24, [Z.BROTLI_PARAM_MODE]: Z.BROTLI_MODE_TEXT,
+  };
+  return zlib.brotliCompressSync(buf, { params }).length;
 }
 
 /**
@@ -166,7 +173,8 @@ export function chooseDictionary(pages, best, via, previous = null) {
     const rep = representative(segs, df);
     if (pages[rep].length <= MAX_DICTIONARY) candidates.push(score('page', pages[rep]));
     // Fewer pages sharing a segment, more segments: the size grows with each threshold.
-    const thresholds = [...new Set([0.9, 0.5, 0.25, 0.1, 0.03, 0].map((f) => Math.max(2, Math.ceil(f * pages.length))))];
+    const shares = [0.9, 0.5, 0.25, 0.1, 0.03, 0];
+    const thresholds = [...new Set(shares.map((f) => Math.max(2, Math.ceil(f * pages.length))))];
     let last = -1;
     for (const t of thresholds) {
       const dict = skeletonDictionary(segs[rep], segs, df, t, 0);
@@ -187,5 +195,7 @@ export function chooseDictionary(pages, best, via, previous = null) {
   if (win === undefined || win.score >= VISIT_PAGES * baseline) {
     return { method: 'none', bytes: null, size: 0, ownBytes: 0, pageBytes: baseline, baseline, tried };
   }
-  return { method: /** @type {'segments' | 'page' | 'previous'} */ (win.method), bytes: win.bytes, size: win.size, ownBytes: win.ownBytes, pageBytes: win.pageBytes, baseline, tried };
+  const method = /** @type {'segments' | 'page' | 'previous'} */ (win.method);
+  const { bytes, size, ownBytes, pageBytes } = win;
+  return { method, bytes, size, ownBytes, pageBytes, baseline, tried };
 }

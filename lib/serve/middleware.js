@@ -25,8 +25,9 @@ const GONE = new Set(['ENOENT', 'ENOTDIR', 'ELOOP', 'EISDIR', 'ENXIO']);
 export function serveStatic(root, options = {}) {
   const s = new Site(normalizeServeOptions(root, options));
   /** @type {any} */
-  const middleware = (/** @type {Call['req']} */ req, /** @type {Call['res']} */ res, /** @type {Call['next']} */ next) =>
-    handle({ s, req, res, next });
+  const middleware = (
+    /** @type {Call['req']} */ req, /** @type {Call['res']} */ res, /** @type {Call['next']} */ next,
+  ) => handle({ s, req, res, next });
   middleware.reload = () => s.reload();
   /** Resolves when pending reloads and first checks of paths have finished. */
   middleware.settled = () => s.settled();

@@ -62,7 +62,8 @@ export class Site {
     this.rules = this.rulesNow();
     let index = null;
     if (opts.manifest !== null) {
-      index = readManifestSync(opts.manifest, { maxBytes: opts.maxManifestBytes, collect: SiteIndex.collector(this.manifestRel) });
+      const collect = SiteIndex.collector(this.manifestRel);
+      index = readManifestSync(opts.manifest, { maxBytes: opts.maxManifestBytes, collect });
       if (index === null && !opts.unlisted) throw missingManifest(opts);
     }
     this.gen = this.generation(index ?? new SiteIndex(this.manifestRel, null));
@@ -96,7 +97,10 @@ export class Site {
    * @returns {Generation}
    */
   generation(index) {
-    const tctx = { root: this.opts.root, opts: this.opts, maskOf: this.neg.maskOf, settingsTag: settingsTagOf(index.settings), siteDictionary: index.siteDictionary };
+    const tctx = {
+      root: this.opts.root, opts: this.opts, maskOf: this.neg.maskOf,
+      settingsTag: settingsTagOf(index.settings), siteDictionary: index.siteDictionary,
+    };
     return { index, built: new Map(), checking: new Map(), tctx };
   }
 
@@ -268,7 +272,8 @@ export class Site {
     const { opts } = this;
     if (opts.manifest === null) return;
     await this.unlisted.refresh();
-    const m = await readManifest(opts.manifest, { maxBytes: opts.maxManifestBytes, collect: SiteIndex.collector(this.manifestRel) });
+    const collect = SiteIndex.collector(this.manifestRel);
+    const m = await readManifest(opts.manifest, { maxBytes: opts.maxManifestBytes, collect });
     if (m === null && !opts.unlisted) {
       throw new PrecompressorError('ERR_PRECOMPRESSOR_MANIFEST', `No manifest at ${opts.manifest}`, { path: opts.manifest });
     }
@@ -304,7 +309,8 @@ export class Site {
  * @returns {Promise<number>}
  */
 function read(fd, buf, at) {
-  return new Promise((resolve, reject) => fs.read(fd, buf, at, buf.length - at, at, (err, n) => (err ? reject(err) : resolve(n))));
+  return new Promise((resolve, reject) =>
+    fs.read(fd, buf, at, buf.length - at, at, (err, n) => (err ? reject(err) : resolve(n))));
 }
 
 /**
