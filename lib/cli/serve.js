@@ -6,8 +6,8 @@ import { printable } from '../format.js';
 
 /**
  * `precompressor serve <dir>`: preview a compressed folder with serveStatic on node:http. Its own
- * flags only (compression flags are an error here). `--help` is built from SERVE_FLAGS and a test
- * checks that the README's serve table lists the same flags and defaults.
+ * flags only (compression flags are an error here). `--help` and docs/serve.md's table of flags are
+ * built from SERVE_FLAGS (`npm run docs:options` writes the table; test/readme.test.js compares).
  */
 
 /** Default port of `precompressor serve`: a fixed one, so the URL survives restarts (0 = any free port). */
@@ -23,13 +23,13 @@ export const SERVE_FLAGS = Object.freeze([
   { flag: 'port', option: null, type: 'number', default: SERVE_DEFAULT_PORT, describe: 'Port to listen on (0 picks a free one); -p; $PORT when not given' },
   { flag: 'host', option: null, type: 'string', default: '127.0.0.1', describe: 'Interface to listen on (0.0.0.0 or :: for every interface)' },
   { flag: 'extensions', option: 'extensions', type: 'string', default: 'html', describe: 'Comma-separated extensions tried for a path without one, as framework previews do (/about → about.html); "" for none' },
-  { flag: 'spa', option: 'spa', type: 'boolean', default: false, describe: 'Answer navigations (Accept: text/html) to paths that are not files with index.html, for client-side routing' },
-  { flag: 'unlisted', option: 'unlisted', type: 'boolean', default: false, describe: 'Also serve files the manifest does not list (uncompressed); serve without a manifest' },
-  { flag: 'max-age', option: 'maxAge', type: 'string', default: '0', describe: 'Cache-Control max-age: milliseconds or a duration such as 1h, 1d, 1y' },
-  { flag: 'immutable', option: 'immutable', type: 'boolean', default: false, describe: 'Add immutable to Cache-Control' },
+  { flag: 'spa', option: 'spa', type: 'boolean', default: SERVE_DEFAULTS.spa, describe: 'Answer navigations (Accept: text/html) to paths that are not files with index.html, for client-side routing' },
+  { flag: 'unlisted', option: 'unlisted', type: 'boolean', default: SERVE_DEFAULTS.unlisted, describe: 'Also serve files the manifest does not list (uncompressed); serve without a manifest' },
+  { flag: 'max-age', option: 'maxAge', type: 'string', default: String(SERVE_DEFAULTS.maxAge), describe: 'Cache-Control max-age: milliseconds or a duration such as 1h, 1d, 1y' },
+  { flag: 'immutable', option: 'immutable', type: 'boolean', default: SERVE_DEFAULTS.immutable, describe: 'Add immutable to Cache-Control' },
   { flag: 'encodings', option: 'encodings', type: 'string', default: SERVE_DEFAULTS.encodings.join(','), describe: 'Comma-separated encodings to serve, in order of preference' },
   { flag: 'dotfiles', option: 'dotfiles', type: 'string', default: SERVE_DEFAULTS.dotfiles, choices: ['ignore', 'deny', 'allow'], describe: 'Files and folders whose name starts with a dot: ignore (404), deny (403) or allow' },
-  { flag: 'manifest', option: 'manifest', type: 'string', default: '<dir>/precompressor-manifest.json', describe: 'The manifest to serve from; a relative path is resolved against <dir>, as for precompressor <dir> --manifest' },
+  { flag: 'manifest', option: 'manifest', type: 'string', default: '<dir>/precompressor-manifest.json', describe: 'The manifest to serve from; a relative path is resolved against `<dir>`, as for `precompressor <dir> --manifest`' },
   { flag: 'max-manifest-bytes', option: 'maxManifestBytes', type: 'number', default: SERVE_DEFAULTS.maxManifestBytes, describe: 'Refuse a larger manifest (and any manifest that is not a regular file)' },
   { flag: 'timeout', option: 'timeout', type: 'string', default: seconds(PREVIEW_LIMITS.timeout), describe: 'Close a connection with no progress for this long, a download its client stopped reading included (0: never)' },
   { flag: 'headers-timeout', option: 'headersTimeout', type: 'string', default: seconds(PREVIEW_LIMITS.headersTimeout), describe: 'Close a connection whose request head has not arrived within this' },
