@@ -184,14 +184,22 @@ export async function startServer(root, options = {}) {
     child.once('message', (m) => resolve(/** @type {any} */ (m).port));
     child.once('exit', (code) => reject(new Error(`server exited with ${code}`)));
   });
-  const ask = (msg, match) => new Promise((resolve) => {
+  // a server that died does not answer: fail at once rather than wait for the test's time limit
+  const ask = (msg, match) => new Promise((resolve, reject) => {
+    if (exitCode !== null) return reject(new Error(`server exited (${exitCode}) before ${msg}`));
+    const gone = (code, signal) => {
+      child.off('message', on);
+      reject(new Error(`server exited (${code ?? signal}) before answering ${msg}`));
+    };
     const on = (m) => {
       if (match(m)) {
         child.off('message', on);
+        child.off('exit', gone);
         resolve(m);
       }
     };
     child.on('message', on);
+    child.once('exit', gone);
     child.send(msg);
   });
   return {
