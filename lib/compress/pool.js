@@ -20,6 +20,40 @@ export function claimBatch(claim) {
 
 /** @typedef {import('./pool-queue.js').Job} Job */
 
+/**
+ * The worker of `slot`, started if needed. When none can be had (thread or memory limits) the
+ * slot is broken: undefined while other workers run (they take the queue), else null after
+ * failing the whole queue.
+ * @param {Slot} slot
+ * @param {readonly Slot[]} slots
+ * @param {JobQueue} queue
+ */
+function workerOf(slot, slots, queue) {
+  if (slot.worker !== null) return slot.worker;
+  try {
+    return slot.spawn();
+  } catch (err) {
+    slot.broken = true;
+    if (slots.some((s) => !s.broken && (s.worker !== null || s.exclusive))) return undefined;
+    queue.rejectAll(err);
+    return null;
+  }
+}
+
+/**
+ * With a slot idle and nothing queued: the batches waiting, unclaimed, behind another on a busy
+ * worker go back to the front of the queue, for the idle slot.
+ * @param {readonly Slot[]} slots
+ * @param {JobQueue} queue
+ * @returns {boolean} whether any job was taken back
+ */
+function takeBack(slots, queue) {
+  if (!slots.some((s) => s.idle)) return false;
+  const back = slots.flatMap((s) => s.revokeWaiting());
+  queue.requeue(back);
+  return back.length > 0;
+}
+
 class Pool {
   queue = new JobQueue();
   nextId = 0;
@@ -63,7 +97,7 @@ class Pool {
   /** Hand out queued jobs while a slot takes them; then take back work waiting behind others for an idle slot. */
   pump() {
     while (!this.closed) {
-      if (this.queue.size === 0 && !this.takeBack()) return;
+      if (this.queue.size === 0 && !takeBack(this.slots, this.queue)) return;
       const job = /** @type {Job} */ (this.queue.head());
       /** @type {Slot | null} the emptiest slot that takes it */
       let slot = null;
@@ -73,30 +107,12 @@ class Pool {
         this.runExclusive(slot, this.queue.shift());
         continue;
       }
-      const worker = this.workerOf(slot);
+      const worker = workerOf(slot, this.slots, this.queue);
       if (worker === null) return;
       if (worker === undefined) continue;
       const jobs = this.queue.takeBatch(slot.room(this.batchCost));
       for (const j of jobs) this.started(j);
       slot.send(worker, this.nextId++, jobs);
-    }
-  }
-
-  /**
-   * The worker of `slot`, started if needed. When none can be had (thread or memory limits) the
-   * slot is broken: undefined while other workers run (they take the queue), else null after
-   * failing the whole queue.
-   * @param {Slot} slot
-   */
-  workerOf(slot) {
-    if (slot.worker !== null) return slot.worker;
-    try {
-      return slot.spawn();
-    } catch (err) {
-      slot.broken = true;
-      if (this.slots.some((s) => !s.broken && (s.worker !== null || s.exclusive))) return undefined;
-      this.queue.rejectAll(err);
-      return null;
     }
   }
 
@@ -108,18 +124,6 @@ class Pool {
     if (job.started) return;
     job.started = true;
     this.onStart(job.task);
-  }
-
-  /**
-   * With a slot idle and nothing queued: the batches waiting, unclaimed, behind another on a busy
-   * worker go back to the front of the queue, for the idle slot.
-   * @returns {boolean} whether any job was taken back
-   */
-  takeBack() {
-    if (!this.slots.some((s) => s.idle)) return false;
-    const back = this.slots.flatMap((s) => s.revokeWaiting());
-    this.queue.requeue(back);
-    return back.length > 0;
   }
 
   /**
