@@ -123,8 +123,9 @@ const lua = (s) => `"${s.replace(/\\/g, '\\\\').replace(/"/g, '\\"')}"`;
   expect(figures.non2xx3xx).toBe(0);
   expect(after.errors).toBe(0);
   expect(after.fds).toBe(before.fds);
-  // No growth across the run: the last sample is within 64 MB of the second one (after warm-up).
-  expect(samples[samples.length - 1] - samples[1]).toBeLessThan(64 * MB);
+  // No growth in the second half of the run: the lazy site builds its entries and fills its body
+  // cache during the first half (warm-up), then the last sample is within 32 MB of the middle one.
+  expect(samples[samples.length - 1] - samples[Math.floor(samples.length / 2)]).toBeLessThan(32 * MB);
 });
 
 /** Request `p`, read the headers and the first body bytes, then drop the connection. */
