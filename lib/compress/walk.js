@@ -5,7 +5,7 @@ import fg from 'fast-glob';
 import { PrecompressorError } from '../errors.js';
 import { TEMP_SUFFIX } from '../fs-atomic.js';
 import { pathProblem } from '../manifest.js';
-import { relInside, hasDotSegment } from '../paths.js';
+import { absPath, relInside, hasDotSegment } from '../paths.js';
 
 /**
  * @typedef {{ rel: string, size: number, mtimeMs: number, dev?: number, ino?: number, link?: boolean }} WalkEntry
@@ -45,7 +45,7 @@ export async function walk(root, opts) {
   const links = [];
   for (const e of globEntries(root, opts.dotfiles, out)) classify(root, e, opts.dotfiles, out, links);
   for (const rel of links) {
-    const target = await resolveInside(realRoot, path.join(root, rel));
+    const target = await resolveInside(realRoot, absPath(root, rel));
     if (target === null) out.outside.push(rel);
     // an alias of a dotfile (env.txt → .env) is a dotfile too: judged by its target as well as its name
     else if (!opts.dotfiles && hasDotSegment(target.rel)) continue;
@@ -72,7 +72,7 @@ export async function walk(root, opts) {
 function globEntries(root, dotfiles, out) {
   /** @param {string} dir @param {{ withFileTypes: true }} options */
   const readdirSync = (dir, options) => {
-    const dirRel = path.relative(root, dir).split(path.sep).join('/');
+    const dirRel = relInside(root, dir) ?? '';
     const name = path.basename(dirRel);
     if (name.endsWith(TEMP_SUFFIX) || (!dotfiles && name.startsWith('.'))) return []; // listed, never entered
     const problem = dirRel === '' ? null : pathProblem(dirRel);
@@ -130,6 +130,7 @@ function classify(root, e, dotfiles, out, links) {
 function addFile(root, rel, out) {
   let s;
   try {
+    // not absPath(): this runs per file, and fast-glob's rel is already canonical under this root
     s = fsSync.lstatSync(`${root}/${rel}`);
   } catch (err) {
     if (!gone(err)) out.failed.push(failureOf(rel, err));
