@@ -27,7 +27,7 @@ import { absPath } from '../paths.js';
  * @typedef {{
  *   stale: boolean, file: string, variants: Record<string, string>, bodies: Record<string, Buffer>,
  *   memory: string[], deltas?: Record<string, string>, ids?: Record<string, { dev: number, ino: number }>,
- * }} Check  what serve-load.js found on disk for one entry (deltas: by file name, the path found;
+ * }} Check  what load.js found on disk for one entry (deltas: by file name, the path found;
  *   ids: by encoding ('identity' included) or delta file name, the dev/ino of the file checked)
  * @typedef {{
  *   root: string, opts: Readonly<import('./options.js').ServeOptions>,
