@@ -51,7 +51,7 @@ const ownTemp = new Map();
 
 /**
  * This thread's own folder inside the run's temp folder: threads creating files in one shared
- * folder wait on its lock in the kernel.
+ * folder wait on its lock in the kernel (docs/benchmarks.md, "Figures behind design constants").
  * @param {string | null | undefined} runTemp
  */
 function ownTempDir(runTemp) {
