@@ -80,7 +80,7 @@ export class Site {
     const { opts } = this;
     const { index } = this.entries;
     const extra = new Set(index.siteDictionary === null ? [] : [index.siteDictionary]);
-    const found = await auditFolder(opts.root, (rel) => index.entry(rel), { manifestRel: this.manifestRel, dotfiles: opts.dotfiles === 'allow', extra })
+    const found = await auditFolder(opts.root, index, { manifestRel: this.manifestRel, dotfiles: opts.dotfiles === 'allow', extra })
       .catch(() => null);
     if (found === null || this.closed) return;
     const message = auditMessage(opts.root, { ...found, servesUnlisted: opts.unlisted });
