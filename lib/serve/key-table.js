@@ -7,7 +7,7 @@
 
 /** FNV-1a's offset basis, as a 32-bit integer like every hash here. */
 export const FNV_SEED = 0x811c9dc5 | 0;
-const FNV_PRIME = 0x01000193;
+export const FNV_PRIME = 0x01000193;
 /** Reused for the UTF-8 bytes of a path asked for (at most 3 bytes per UTF-16 unit). */
 const SCRATCH = Buffer.allocUnsafe(3 * 1024);
 

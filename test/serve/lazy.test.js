@@ -90,6 +90,28 @@ test('paths asked for the first time while the manifest is being replaced get wh
   }
 });
 
+test('a new manifest indexed in batches: requests in between get whole, current bodies', async () => {
+  const names = Array.from({ length: 12 }, (_, i) => `d/p${i}.txt`);
+  const s = await serve(Object.fromEntries(names.map((n, i) => [n, textOf(i)])), { watch: false });
+  const next = Object.fromEntries(names.map((n, i) => [n, textOf(i + 100)]));
+  const { manifest } = await makeSite(next, { dir: s.dir });
+  // 70,000 paths more (listed, not on disk): more lines than one batch of the index
+  const hash = hashOf(Buffer.from('x'));
+  for (let i = 0; i < 70000; i++) manifest.files[`e/${i % 50}/f${i}.txt`] = { size: 1, mtimeMs: 1, hash, variants: {} };
+  await fs.writeFile(s.manifestPath, [...manifestText(manifest)].join(''));
+  const reloading = s.mw.reload();
+  const during = await Promise.all(names.map((n, i) => s.get(`/${n}`, { 'accept-encoding': ['br', 'gzip', 'identity'][i % 3] })));
+  await reloading;
+  during.forEach((res, k) => expectWhole(res, next[names[k]]));
+  expect(s.mw.size()).toBe(70012);
+  for (const n of names) {
+    const res = await s.get(`/${n}`, { 'accept-encoding': 'br' });
+    expect(res.headers['content-encoding']).toBe('br');
+    expectWhole(res, next[n]);
+  }
+  expect((await s.get('/e/3/f3.txt')).status).toBe(404); // listed, not on disk
+});
+
 test('the body cache holds at most memoryBudget bytes under a request mix larger than it', async () => {
   const files = Object.fromEntries(Array.from({ length: 60 }, (_, i) => [`f${i}.txt`, textOf(i, 40 + i * 3)]));
   const budget = 24 * 1024;
