@@ -596,12 +596,30 @@ const CHUNK_CHARS = 1 << 20;
  */
 export function* manifestText(manifest) {
   const { files, ...head } = manifest;
+  yield* manifestTextOf(head, entryTexts(files));
+}
+
+/**
+ * @param {Record<string, FileEntry>} files
+ * @returns {Generator<[string, string]>}
+ */
+function* entryTexts(files) {
+  for (const rel in files) if (Object.hasOwn(files, rel)) yield [rel, JSON.stringify(files[rel])];
+}
+
+/**
+ * manifestText() from the head and each entry's JSON text, in order (watch mode keeps its entries
+ * as text: lib/compress/manifest-records.js).
+ * @param {Omit<Manifest, 'files'>} head
+ * @param {Iterable<[string, string]>} entries [path, JSON of its entry]
+ * @returns {Generator<string>}
+ */
+export function* manifestTextOf(head, entries) {
   const top = JSON.stringify({ ...head, files: null }, null, 1);
   let chunk = `${top.slice(0, top.lastIndexOf('null'))}{`;
   let first = true;
-  for (const rel in files) {
-    if (!Object.hasOwn(files, rel)) continue;
-    chunk += `${first ? '' : ','}\n  ${JSON.stringify(rel)}: ${JSON.stringify(files[rel])}`;
+  for (const [rel, json] of entries) {
+    chunk += `${first ? '' : ','}\n  ${JSON.stringify(rel)}: ${json}`;
     first = false;
     if (chunk.length >= CHUNK_CHARS) {
       yield chunk;

@@ -21,7 +21,7 @@ import { relInside, absPath } from '../paths.js';
  * @param {{ has(rel: string): boolean }} holdOut files still being written (watch mode)
  */
 export async function planPass(ctx, holdOut) {
-  const { opts, report } = ctx;
+  const { opts } = ctx;
   let unreadable = null;
   /** @type {import('../manifest.js').Manifest | null} */
   let previous = null;
@@ -33,6 +33,20 @@ export async function planPass(ctx, holdOut) {
   if (previous === null && !opts.dryRun) ctx.warm();
   const walked = await walk(opts.root, { dotfiles: opts.dotfiles });
   await ctx.afterWalk?.();
+  return planWalked(ctx, holdOut, previous, walked, unreadable);
+}
+
+/**
+ * The rest of planPass() once the files are found (by the walk, or watch mode's statPaths()):
+ * whose files sit at our output paths, classify and decide.
+ * @param {PlanContext} ctx
+ * @param {{ has(rel: string): boolean }} holdOut
+ * @param {import('../manifest.js').Manifest | null} previous
+ * @param {import('./walk.js').WalkResult} walked
+ * @param {unknown} [unreadable] why the previous manifest could not be read
+ */
+export async function planWalked(ctx, holdOut, previous, walked, unreadable = null) {
+  const { opts, report } = ctx;
   for (const rel of walked.outside) report.warn(rel, 'symlink resolves outside the folder (or is dangling): not taken');
   for (const { rel, why } of walked.leftOut) report.warn(rel, why);
   // A folder or file the walk could not read fails like a file that cannot be compressed; the rest goes on.

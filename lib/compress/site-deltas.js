@@ -1,5 +1,4 @@
 import fs from 'node:fs/promises';
-import path from 'node:path';
 import pLimit from 'p-limit';
 import { chooseDictionary } from './site-dictionary.js';
 import { deltaEncoders, dictionaryHashOf, DELTA_MAX_SIZE } from './delta.js';
@@ -105,16 +104,50 @@ export async function addSiteDictionary(input) {
   const run = { ...input, encoders, summary: { written: 0 } };
   const { records, keep } = await encodePages(run, pages, dict, dictKey, summary);
   summarize(summary, records, entries, run.summary.written);
-  const apply = (/** @type {Map<string, import('../manifest.js').FileEntry>} */ all) => {
+  const anyChange = changed || summary.written > 0 || !fresh || oldRel !== rel;
+  return { keep, changed: anyChange, summary, apply: applier(rel, dictKey, records), path: rel, hash: dictHash };
+}
+
+/**
+ * Record the dictionary's own `dictionary` field and the pages' variants against it in the entries.
+ * @param {string} rel the dictionary
+ * @param {string} dictKey
+ * @param {Map<string, import('../manifest.js').DeltaEntry>} records
+ */
+function applier(rel, dictKey, records) {
+  return (/** @type {Map<string, FileEntry>} */ all) => {
     const d = all.get(rel);
     if (d) all.set(rel, { ...d, dictionary: { hash: dictKey, ...SITE_MATCH, hashed: true } });
     for (const [page, rec] of records) {
-      const e = /** @type {import('../manifest.js').FileEntry} */ (all.get(page));
+      const e = /** @type {FileEntry} */ (all.get(page));
       all.set(page, { ...e, deltas: { ...e.deltas, [dictKey]: rec } });
     }
   };
-  const anyChange = changed || summary.written > 0 || !fresh || oldRel !== rel;
-  return { keep, changed: anyChange, summary, apply, path: rel, hash: dictHash };
+}
+
+/**
+ * The site-dictionary step of a watch batch: the dictionary the last whole pass chose stays, and
+ * the batch's pages (`input.entries`) get their variants against it. Null when its file is no
+ * longer the one recorded: then a whole pass must choose again.
+ * @param {import('./deltas.js').DeltaInput} input
+ * @param {import('../manifest.js').SiteDictionaryEntry} sd
+ * @param {FileEntry} dictEntry its entry in the manifest
+ */
+export async function keepSiteDictionary(input, sd, dictEntry) {
+  const { opts, entries } = input;
+  const encoders = opts.siteDictionary ? deltaEncoders() : [];
+  /** @type {SiteDictionarySummary} */
+  const summary = { path: sd.path, method: 'previous', size: dictEntry.size, bytes: bestOrdinary(dictEntry), pages: 0, written: 0, reused: 0, pageBytes: 0, ordinaryBytes: 0, unavailable: null };
+  if (encoders.length === 0) return null;
+  const dict = await readChecked(opts, sd.path, dictEntry);
+  if (dict === null) return null;
+  const dictKey = dictionaryHashOf(sd.hash);
+  const pages = [...entries].filter(([rel, e]) => isPage(rel, e, opts));
+  const run = { ...input, encoders, summary: { written: 0 } };
+  const { records, keep } = await encodePages(run, pages, dict, dictKey, summary);
+  summarize(summary, records, entries, run.summary.written);
+  const apply = applier(sd.path, dictKey, records);
+  return { keep, changed: summary.written > 0, summary, apply, path: sd.path, hash: sd.hash };
 }
 
 /**
@@ -222,7 +255,7 @@ function reusable(input, page, entry, dictKey) {
  */
 async function writeDictionary(input, rel, dict, hash) {
   const { opts, entries, report } = input;
-  const abs = path.join(opts.root, rel);
+  const abs = absPath(opts.root, rel);
   /** @type {import('../manifest.js').FileEntry} */
   const entry = { size: dict.length, mtimeMs: 0, hash, variants: {} };
   if (!opts.dryRun) {

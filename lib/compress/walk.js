@@ -5,7 +5,7 @@ import fg from 'fast-glob';
 import { PrecompressorError } from '../errors.js';
 import { TEMP_SUFFIX } from '../fs-atomic.js';
 import { pathProblem } from '../manifest.js';
-import { relInside, hasDotSegment } from '../paths.js';
+import { absPath, relInside, hasDotSegment } from '../paths.js';
 
 /**
  * @typedef {{ rel: string, size: number, mtimeMs: number, dev?: number, ino?: number, link?: boolean }} WalkEntry
@@ -29,6 +29,93 @@ import { relInside, hasDotSegment } from '../paths.js';
  * @returns {Promise<WalkResult>}
  */
 export async function walk(root, opts) {
+  const realRoot = await folderOf(root);
+  /** @type {WalkResult} */
+  const out = { files: [], temps: [], outside: [], leftOut: [], failed: [] };
+  /** @type {string[]} */
+  const links = [];
+  for (const e of globEntries(root, opts.dotfiles, out)) classify(root, e, opts.dotfiles, out, links);
+  return finish(root, realRoot, links, opts.dotfiles, out);
+}
+
+/**
+ * What walk() finds at these paths only, without reading a folder: watch mode's batches, which
+ * look at the paths their events named (and their variants' paths). A path the walk would not
+ * reach is left out: under a temp folder, or under a folder that is not where its name says (a
+ * symlink to a folder is never entered). ERR_PRECOMPRESSOR_DIR unless `root` is a folder.
+ * @param {string} root absolute path
+ * @param {Iterable<string>} rels POSIX paths relative to root
+ * @param {{ dotfiles: boolean }} opts
+ * @returns {Promise<WalkResult>}
+ */
+export async function statPaths(root, rels, opts) {
+  const realRoot = await folderOf(root);
+  /** @type {WalkResult} */
+  const out = { files: [], temps: [], outside: [], leftOut: [], failed: [] };
+  /** @type {string[]} */
+  const links = [];
+  /** @type {Map<string, boolean>} folder → whether the walk would enter it */
+  const folders = new Map();
+  for (const rel of rels) {
+    const dir = path.posix.dirname(rel);
+    if (!folders.has(dir)) folders.set(dir, await reachable(realRoot, root, dir));
+    if (!folders.get(dir)) continue;
+    let st;
+    try {
+      st = fsSync.lstatSync(`${root}/${rel}`); // not absPath(): per file, and rel is canonical here
+    } catch (err) {
+      if (!gone(err)) out.failed.push(failureOf(rel, err));
+      continue;
+    }
+    const entry = { path: rel, dirent: Object.assign(st, { name: path.posix.basename(rel) }) };
+    const e = /** @type {import('fast-glob').Entry} */ (/** @type {unknown} */ (entry));
+    classify(root, e, opts.dotfiles, out, links);
+  }
+  return finish(root, realRoot, links, opts.dotfiles, out);
+}
+
+/**
+ * Would the walk enter folder `dir` (relative, '.' for the root)? Not a temp folder, and its real
+ * path is its name under the root (no folder on the way is a symlink). Dot folders: see classify().
+ * @param {string} realRoot
+ * @param {string} root
+ * @param {string} dir
+ */
+async function reachable(realRoot, root, dir) {
+  if (dir === '.') return true;
+  if (dir.split('/').some((name) => name.endsWith(TEMP_SUFFIX))) return false;
+  const real = await fs.realpath(absPath(root, dir)).catch(() => null);
+  return real !== null && relInside(realRoot, real) === dir;
+}
+
+/**
+ * Resolve the symlinks found (taken when their target is a file inside the root), sort the files.
+ * @param {string} root
+ * @param {string} realRoot
+ * @param {string[]} links
+ * @param {boolean} dotfiles
+ * @param {WalkResult} out
+ */
+async function finish(root, realRoot, links, dotfiles, out) {
+  for (const rel of links) {
+    const target = await resolveInside(realRoot, absPath(root, rel));
+    if (target === null) out.outside.push(rel);
+    // an alias of a dotfile (env.txt → .env) is a dotfile too: judged by its target as well as its name
+    else if (!dotfiles && hasDotSegment(target.rel)) continue;
+    else if (target.st.isFile()) {
+      const st = target.st;
+      out.files.push({ rel, size: st.size, mtimeMs: st.mtimeMs, dev: st.dev, ino: st.ino, link: true });
+    }
+  }
+  out.files.sort((a, b) => (a.rel < b.rel ? -1 : a.rel > b.rel ? 1 : 0));
+  return out;
+}
+
+/**
+ * The real path of `root`; ERR_PRECOMPRESSOR_DIR unless it is a folder.
+ * @param {string} root
+ */
+async function folderOf(root) {
   let st;
   try {
     st = await fs.stat(root);
@@ -38,24 +125,7 @@ export async function walk(root, opts) {
     throw new PrecompressorError('ERR_PRECOMPRESSOR_DIR', `Directory ${root} ${why}`, { path: root, cause: err });
   }
   if (!st.isDirectory()) throw new PrecompressorError('ERR_PRECOMPRESSOR_DIR', `${root} is not a directory`, { path: root });
-  const realRoot = await fs.realpath(root);
-  /** @type {WalkResult} */
-  const out = { files: [], temps: [], outside: [], leftOut: [], failed: [] };
-  /** @type {string[]} */
-  const links = [];
-  for (const e of globEntries(root, opts.dotfiles, out)) classify(root, e, opts.dotfiles, out, links);
-  for (const rel of links) {
-    const target = await resolveInside(realRoot, path.join(root, rel));
-    if (target === null) out.outside.push(rel);
-    // an alias of a dotfile (env.txt → .env) is a dotfile too: judged by its target as well as its name
-    else if (!opts.dotfiles && hasDotSegment(target.rel)) continue;
-    else if (target.st.isFile()) {
-      const st = target.st;
-      out.files.push({ rel, size: st.size, mtimeMs: st.mtimeMs, dev: st.dev, ino: st.ino, link: true });
-    }
-  }
-  out.files.sort((a, b) => (a.rel < b.rel ? -1 : a.rel > b.rel ? 1 : 0));
-  return out;
+  return fs.realpath(root);
 }
 
 /**
@@ -72,7 +142,7 @@ export async function walk(root, opts) {
 function globEntries(root, dotfiles, out) {
   /** @param {string} dir @param {{ withFileTypes: true }} options */
   const readdirSync = (dir, options) => {
-    const dirRel = path.relative(root, dir).split(path.sep).join('/');
+    const dirRel = relInside(root, dir) ?? '';
     const name = path.basename(dirRel);
     if (name.endsWith(TEMP_SUFFIX) || (!dotfiles && name.startsWith('.'))) return []; // listed, never entered
     const problem = dirRel === '' ? null : pathProblem(dirRel);
@@ -130,7 +200,7 @@ function classify(root, e, dotfiles, out, links) {
 function addFile(root, rel, out) {
   let s;
   try {
-    s = fsSync.lstatSync(`${root}/${rel}`);
+    s = fsSync.lstatSync(`${root}/${rel}`); // not absPath(): per file, and rel is canonical here
   } catch (err) {
     if (!gone(err)) out.failed.push(failureOf(rel, err));
     return;

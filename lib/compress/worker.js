@@ -52,7 +52,7 @@ const ownTemp = new Map();
 
 /**
  * This worker's own folder inside the run's temp folder: workers creating files in one shared
- * folder wait on its lock in the kernel (6.7 % of a small-file run's samples in perf).
+ * folder wait on its lock in the kernel (docs/benchmarks.md, "Figures behind design constants").
  * @param {string | null | undefined} runTemp
  */
 function ownTempDir(runTemp) {

@@ -248,7 +248,9 @@ console.log(markdownTable(['server', 'first answer ms', 'RSS at first answer MB'
 if (results.watch) {
   const w = results.watch;
   console.log();
-  console.log(markdownTable(['watch mode', 'ready ms (first pass)', 'RSS at ready MB', 'one changed file: batch ms', 'peak RSS MB'],
-    [w.error ? [`error: ${w.error}`, null, null, null, null] : ['precompressor watch', fmt(w.readyMs, 0), fmt(w.rssReadyMB, 0), fmt(w.batchMs, 0), fmt(w.peakMB, 0)]], 'lrrrr'));
+  const head = ['watch mode', 'ready ms (first pass)', 'RSS at ready MB', 'one changed file: batch ms', 'peak RSS in the batch MB', 'peak RSS MB'];
+  const row = w.error ? [`error: ${w.error}`, null, null, null, null, null]
+    : ['precompressor watch', fmt(w.readyMs, 0), fmt(w.rssReadyMB, 0), fmt(w.batchMs, 0), fmt(w.peakBatchMB, 0), fmt(w.peakMB, 0)];
+  console.log(markdownTable(head, [row], 'lrrrrr'));
 }
 if (args.out) await fsp.writeFile(args.out, JSON.stringify(results, null, 2));
