@@ -22,15 +22,13 @@ const MODES = { text: Z.BROTLI_MODE_TEXT, font: Z.BROTLI_MODE_FONT, generic: Z.B
 /**
  * Font mode is only a hint, and it loses on some fonts (icon fonts), so a font is compressed both
  * in font and in generic mode and the smaller kept; above this size only in generic mode, where
- * the trial doubles a long job for nothing measurable: on the benchmark's two 935 kB icon fonts,
- * font mode was 473 B larger (ttf) and 5 B smaller (eot), at about 3 s of CPU each.
+ * the trial doubles a long job for nothing measurable (docs/benchmarks.md, "Figures behind design constants").
  */
 export const FONT_TRIAL_MAX = 256 * 1024;
 
 /**
  * Brotli window (16..24 bits) for a file of `size` bytes: the smallest that covers it, but not
- * below 16 bits, since windows of 10-15 bits cost 7 header bits against 1 (measured 0.3 % smaller
- * on 500 small SVGs than the smallest window).
+ * below 16 bits, since windows of 10-15 bits cost 7 header bits against 1.
  * @param {number} size
  */
 export function brotliWindowBits(size) {
@@ -184,8 +182,8 @@ export function encodeBufferSync(buf, encoding, options) {
       out = r;
     });
     if (out === null) throw notLoaded('zopfli');
-    // On tiny files zopfli can lose a byte or two to zlib: keep whichever is smaller (the
-    // zlib run costs about 1 % of zopfli's).
+    // On tiny files zopfli can lose a byte or two to zlib: keep whichever is smaller (the zlib
+    // run is cheap beside zopfli's).
     const plain = zlib.gzipSync(buf, options.gzip);
     return plain.length < /** @type {Uint8Array} */ (out).length ? plain : toBuffer(out);
   }

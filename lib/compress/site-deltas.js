@@ -1,5 +1,4 @@
 import fs from 'node:fs/promises';
-import path from 'node:path';
 import pLimit from 'p-limit';
 import { chooseDictionary } from './site-dictionary.js';
 import { deltaEncoders, dictionaryHashOf, DELTA_MAX_SIZE } from './delta.js';
@@ -256,7 +255,7 @@ function reusable(input, page, entry, dictKey) {
  */
 async function writeDictionary(input, rel, dict, hash) {
   const { opts, entries, report } = input;
-  const abs = path.join(opts.root, rel);
+  const abs = absPath(opts.root, rel);
   /** @type {import('../manifest.js').FileEntry} */
   const entry = { size: dict.length, mtimeMs: 0, hash, variants: {} };
   if (!opts.dryRun) {

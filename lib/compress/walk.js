@@ -5,7 +5,7 @@ import fg from 'fast-glob';
 import { PrecompressorError } from '../errors.js';
 import { TEMP_SUFFIX } from '../fs-atomic.js';
 import { pathProblem } from '../manifest.js';
-import { relInside, hasDotSegment } from '../paths.js';
+import { absPath, relInside, hasDotSegment } from '../paths.js';
 
 /**
  * @typedef {{ rel: string, size: number, mtimeMs: number, dev?: number, ino?: number, link?: boolean }} WalkEntry
@@ -62,7 +62,7 @@ export async function statPaths(root, rels, opts) {
     if (!folders.get(dir)) continue;
     let st;
     try {
-      st = fsSync.lstatSync(`${root}/${rel}`);
+      st = fsSync.lstatSync(`${root}/${rel}`); // not absPath(): per file, and rel is canonical here
     } catch (err) {
       if (!gone(err)) out.failed.push(failureOf(rel, err));
       continue;
@@ -84,7 +84,7 @@ export async function statPaths(root, rels, opts) {
 async function reachable(realRoot, root, dir) {
   if (dir === '.') return true;
   if (dir.split('/').some((name) => name.endsWith(TEMP_SUFFIX))) return false;
-  const real = await fs.realpath(path.join(root, dir)).catch(() => null);
+  const real = await fs.realpath(absPath(root, dir)).catch(() => null);
   return real !== null && relInside(realRoot, real) === dir;
 }
 
@@ -98,7 +98,7 @@ async function reachable(realRoot, root, dir) {
  */
 async function finish(root, realRoot, links, dotfiles, out) {
   for (const rel of links) {
-    const target = await resolveInside(realRoot, path.join(root, rel));
+    const target = await resolveInside(realRoot, absPath(root, rel));
     if (target === null) out.outside.push(rel);
     // an alias of a dotfile (env.txt → .env) is a dotfile too: judged by its target as well as its name
     else if (!dotfiles && hasDotSegment(target.rel)) continue;
@@ -142,7 +142,7 @@ async function folderOf(root) {
 function globEntries(root, dotfiles, out) {
   /** @param {string} dir @param {{ withFileTypes: true }} options */
   const readdirSync = (dir, options) => {
-    const dirRel = path.relative(root, dir).split(path.sep).join('/');
+    const dirRel = relInside(root, dir) ?? '';
     const name = path.basename(dirRel);
     if (name.endsWith(TEMP_SUFFIX) || (!dotfiles && name.startsWith('.'))) return []; // listed, never entered
     const problem = dirRel === '' ? null : pathProblem(dirRel);
@@ -200,7 +200,7 @@ function classify(root, e, dotfiles, out, links) {
 function addFile(root, rel, out) {
   let s;
   try {
-    s = fsSync.lstatSync(`${root}/${rel}`);
+    s = fsSync.lstatSync(`${root}/${rel}`); // not absPath(): per file, and rel is canonical here
   } catch (err) {
     if (!gone(err)) out.failed.push(failureOf(rel, err));
     return;

@@ -1,6 +1,7 @@
 import fs from 'node:fs/promises';
 import { isTempPath } from '../fs-atomic.js';
-import { ENCODINGS } from '../encodings.js';
+import { ENCODINGS, stemOf, suffixEncoding } from '../encodings.js';
+import { absPath, hasDotSegment } from '../paths.js';
 import { deltaStem } from '../manifest.js';
 
 /**
@@ -30,9 +31,9 @@ export function unlistedOf(rels, listed, o) {
   const isListed = typeof listed === 'function' ? listed : (/** @type {string} */ rel) => Object.hasOwn(listed, rel);
   return rels.filter((rel) => {
     if (isListed(rel) || rel === o.manifestRel || isTempPath(rel)) return false;
-    if (!o.dotfiles && rel.split('/').some((s) => s.startsWith('.'))) return false;
-    const variant = ENCODINGS.find((e) => rel.endsWith(e.suffix));
-    if (variant && isListed(rel.slice(0, -variant.suffix.length))) return false;
+    if (!o.dotfiles && hasDotSegment(rel)) return false;
+    const variant = suffixEncoding(rel);
+    if (variant && isListed(stemOf(rel, variant))) return false;
     const stem = deltaStem(rel);
     return !(stem !== null && isListed(stem));
   }).sort(htmlFirst);
@@ -94,7 +95,7 @@ export async function auditFolder(root, entry, o) {
   const folders = [''];
   while (folders.length > 0) {
     const dir = /** @type {string} */ (folders.pop());
-    const dirents = await fs.readdir(dir === '' ? root : `${root}/${dir}`, { withFileTypes: true }).catch(() => []);
+    const dirents = await fs.readdir(dir === '' ? root : absPath(root, dir), { withFileTypes: true }).catch(() => []);
     const names = new Set();
     for (const d of dirents) {
       const rel = dir === '' ? d.name : `${dir}/${d.name}`;
@@ -121,7 +122,7 @@ export async function auditFolder(root, entry, o) {
  * @param {{ mismatched: Mismatch[], changed: string[] }} found
  */
 async function auditOne(root, rel, e, names, found) {
-  const st = await fs.lstat(`${root}/${rel}`).catch(() => null);
+  const st = await fs.lstat(absPath(root, rel)).catch(() => null);
   if (st === null) return;
   if (st.size !== e.size || st.mtimeMs !== e.mtimeMs) {
     found.changed.push(rel);
@@ -131,7 +132,8 @@ async function auditOne(root, rel, e, names, found) {
   for (const { name, suffix } of ENCODINGS) {
     const v = e.variants[name];
     if (v === undefined) continue;
-    const size = names.has(base + suffix) ? (await fs.lstat(`${root}/${rel}${suffix}`).catch(() => null))?.size ?? null : null;
+    const vst = names.has(base + suffix) ? await fs.lstat(absPath(root, rel) + suffix).catch(() => null) : null;
+    const size = vst?.size ?? null;
     if (size !== v.size) found.mismatched.push({ rel, encoding: name, listed: v.size, found: size });
   }
 }

@@ -21,12 +21,13 @@ import { absPath } from '../paths.js';
  * @typedef {{
  *   rel: string, path: string, src: import('../manifest.js').FileEntry, type: string,
  *   vary: boolean, mask: number, stale: boolean, identity: Rep, reps: Record<string, Rep>,
- *   memory: string[], varyValue: string, deltas: Map<string, { dcb?: Rep, dcz?: Rep }> | null,
- * }} Entry  deltas: by dictionary hash (standard base64), the deploy deltas (lib/serve/dictionary.js)
+ *   memory: string[], varyValue: string, deltas: Map<string, { dcb?: Rep, dcz?: Rep }> | null, link: string | null,
+ * }} Entry  deltas: by dictionary hash (standard base64), the deploy deltas (lib/serve/dictionary.js);
+ *   link: the site dictionary an HTML page links to (its `Link` header depends on the request's URL)
  * @typedef {{
  *   stale: boolean, file: string, variants: Record<string, string>, bodies: Record<string, Buffer>,
  *   memory: string[], deltas?: Record<string, string>, ids?: Record<string, { dev: number, ino: number }>,
- * }} Check  what serve-load.js found on disk for one entry (deltas: by file name, the path found;
+ * }} Check  what load.js found on disk for one entry (deltas: by file name, the path found;
  *   ids: by encoding ('identity' included) or delta file name, the dev/ino of the file checked)
  * @typedef {{
  *   root: string, opts: Readonly<import('./options.js').ServeOptions>,
@@ -154,7 +155,9 @@ export function buildEntry(rel, src, ctx, check) {
     : [];
   const type = typeof src.type === 'string' && src.type !== '' ? src.type : contentTypeOf(rel);
   const extra = dict ? ['Use-As-Dictionary', useAsDictionary(dict)] : [];
-  if (ctx.opts.dictionaries && ctx.siteDictionary && type.startsWith('text/html')) extra.push('Link', siteDictionaryLink(rel, ctx.siteDictionary));
+  // the Link for the page's own URL; respond() rewrites it for another one (an SPA deep URL)
+  const link = ctx.opts.dictionaries && ctx.siteDictionary && type.startsWith('text/html') ? ctx.siteDictionary : null;
+  if (link !== null) extra.push('Link', siteDictionaryLink(link, `/${rel}`));
   const info = {
     type,
     vary: listed.length > 0 || deltaFiles.length > 0,
@@ -183,7 +186,7 @@ export function buildEntry(rel, src, ctx, check) {
   return {
     rel, path: logical, src, type: info.type, vary: info.vary, mask: ctx.maskOf(present),
     stale: check?.stale ?? false, identity, reps, memory: check?.memory ?? [], varyValue: info.varyValue,
-    deltas: deltas.size > 0 ? deltas : null,
+    deltas: deltas.size > 0 ? deltas : null, link,
   };
 }
 

@@ -4,7 +4,6 @@ import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import http from 'node:http';
 import path from 'node:path';
-import { setTimeout as delay } from 'node:timers/promises';
 import zlib from 'node:zlib';
 import { fileURLToPath } from 'node:url';
 import { isOwnOutput, OwnOutputs, splitWatchOptions, watch } from '../../lib/watch/watch.js';
@@ -58,6 +57,35 @@ function nextBatch(w, pred, what) {
     };
     w.on('batch', on);
   });
+}
+/**
+ * The watcher's checks of `file` (its `fs.promises.stat()` of a file still being written), observed
+ * by passing each call on: `next()` resolves once the next one has returned, or rejects after WAIT_MS.
+ */
+function statsOf(file) {
+  const { stat } = fs.promises;
+  const seen = new EventEmitter();
+  fs.promises.stat = function (p, ...rest) {
+    const out = stat.call(this, p, ...rest);
+    if (p === file) out.then(() => seen.emit('stat'), () => seen.emit('stat'));
+    return out;
+  };
+  return {
+    next: () => new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        seen.off('stat', on);
+        reject(new Error(`the watcher did not check ${file} within ${WAIT_MS} ms`));
+      }, WAIT_MS);
+      const on = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+      seen.once('stat', on);
+    }),
+    restore: () => {
+      fs.promises.stat = stat;
+    },
+  };
 }
 /** Were `rel`'s variants written in this batch (encoded, or taken from the variant cache)? */
 const written = (c) => c.action === 'compress' || c.action === 'from cache';
@@ -271,8 +299,9 @@ describe('watch()', () => {
     expectConsistent(root);
   });
 
-  // A slow writer (16 kB every 30 ms, far below awaitWriteFinish) keeps writing big.txt while
-  // other.txt changes and starts a batch: that batch must leave big.txt as it was.
+  // A slow writer keeps writing big.txt while other.txt changes and starts a batch: that batch must
+  // leave big.txt as it was. It writes its next 16 kB each time the watcher has checked big.txt's size,
+  // so every check sees it grown and it cannot settle, whatever the machine's load.
   test.each([
     ['a new file gets no entry and no variant', false],
     ['a file rewritten in place keeps its entry and variants', true],
@@ -291,17 +320,22 @@ describe('watch()', () => {
     let otherBatch = null;
     const other = nextBatch(w, compressed('other.txt'), 'other.txt compressed').then((b) => (otherBatch = b));
     let written = '';
+    const checks = statsOf(path.join(root, 'big.txt'));
     const fh = await fsp.open(path.join(root, 'big.txt'), 'w');
-    // Write until the other file's batch has run, and a few chunks more (at most ~9 s).
-    for (let i = 0, after = 0; i < 300 && after < 5; i++) {
-      const chunk = textOf(16 * 1024, 100 + i);
-      await fh.write(chunk);
-      written += chunk;
-      if (i === 2) await fsp.writeFile(path.join(root, 'other.txt'), textOf(5000, 2));
-      if (otherBatch) after++;
-      await delay(30);
+    try {
+      // Write until the other file's batch has run, and a few chunks more.
+      for (let i = 0, after = 0; i < 300 && after < 5; i++) {
+        await checks.next();
+        const chunk = textOf(16 * 1024, 100 + i);
+        await fh.write(chunk);
+        written += chunk;
+        if (i === 2) await fsp.writeFile(path.join(root, 'other.txt'), textOf(5000, 2));
+        if (otherBatch) after++;
+      }
+    } finally {
+      checks.restore();
+      await fh.close();
     }
-    await fh.close();
     const b = await other;
     const whole = nextBatch(w, (x) => compressed('big.txt')(x) && manifestOf(root).files['big.txt'].size === written.length, 'big.txt compressed whole');
     await whole;
