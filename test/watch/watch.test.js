@@ -444,7 +444,9 @@ describe('watch()', () => {
     await expect(bad.ready).rejects.toMatchObject({ name: 'PrecompressorError', code: 'ERR_PRECOMPRESSOR_MANIFEST' });
     const progress = [];
     const w = startWatch(root, { onProgress: (p) => progress.push(p.filesDone) });
-    expect(await w.ready).toMatchObject({ whole: true, changes: [{ path: 'a.txt', action: 'compress' }, { path: 'sub/b.txt', action: 'compress' }] });
+    const first = await w.ready;
+    expect(first.whole).toBe(true);
+    expect(first.changes.filter(written).map((c) => c.path)).toEqual(['a.txt', 'sub/b.txt']);
     expect(progress.at(-1)).toBe(2);
     expect(br(root, 'sub/b.txt')).toBe(textOf(2000, 2));
   });
