@@ -51,8 +51,12 @@ export function brotliWindowBits(size) {
  * @returns {any}
  */
 export function zlibOptions(encoding, p) {
-  if (encoding === 'zstd') return { zstdLevel: p.zstdLevel ?? 19, ...nodeZstdOptions({ size: p.size, zstdLevel: p.zstdLevel ?? 19 }) };
-  if (encoding === 'gzip' && p.zopfli) return { zopfli: true, iterations: ZOPFLI_ITERATIONS, gzip: zlibOptions('gzip', { ...p, zopfli: false }) };
+  if (encoding === 'zstd') {
+    return { zstdLevel: p.zstdLevel ?? 19, ...nodeZstdOptions({ size: p.size, zstdLevel: p.zstdLevel ?? 19 }) };
+  }
+  if (encoding === 'gzip' && p.zopfli) {
+    return { zopfli: true, iterations: ZOPFLI_ITERATIONS, gzip: zlibOptions('gzip', { ...p, zopfli: false }) };
+  }
   // One output chunk per ~file (capped) keeps the main-thread/pool round trips per file low.
   const chunkSize = Math.min(Math.max(16 * 1024, p.size), 1024 * 1024);
   if (encoding === 'br') {
@@ -193,7 +197,9 @@ export function encodeBufferSync(buf, encoding, options) {
     if (!loaded.zstd) throw notLoaded('zstd (WebAssembly)');
     out = toBuffer(loaded.zstd.compress(buf, options.zstdLevel));
     const back = loaded.zstd.decompress(out);
-    if (Buffer.compare(back, buf) !== 0) throw new PrecompressorError('ERR_PRECOMPRESSOR_ENCODING', 'zstd (WebAssembly) output does not decode to the input');
+    if (Buffer.compare(back, buf) !== 0) {
+      throw new PrecompressorError('ERR_PRECOMPRESSOR_ENCODING', 'zstd (WebAssembly) output does not decode to the input');
+    }
   }
   assertHttpZstd(out);
   return out;

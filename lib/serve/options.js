@@ -88,7 +88,9 @@ function bool(o, k) {
  */
 function byteCount(o, k, min = 0) {
   const v = o[k];
-  if (!Number.isSafeInteger(v) || v < min) throw optionError(`options.${k}`, `a${min > 0 ? ' positive' : ' non-negative'} integer (bytes)`, v);
+  if (!Number.isSafeInteger(v) || v < min) {
+    throw optionError(`options.${k}`, `a${min > 0 ? ' positive' : ' non-negative'} integer (bytes)`, v);
+  }
   return v;
 }
 
@@ -157,12 +159,16 @@ export function normalizeServeOptions(root, options = {}) {
   }
   const key = o.maxAge || !o.maxage ? 'maxAge' : 'maxage';
   const maxAge = parseDuration(o[key]);
-  if (Number.isNaN(maxAge)) throw optionError(`options.${key}`, 'a number of milliseconds or a duration string like "1d"', o[key]);
+  if (Number.isNaN(maxAge)) {
+    throw optionError(`options.${key}`, 'a number of milliseconds or a duration string like "1d"', o[key]);
+  }
   const cacheControl = bool(o, 'cacheControl')
     ? `public, max-age=${Math.floor(maxAge / 1000)}${bool(o, 'immutable') ? ', immutable' : ''}`
     : (bool(o, 'immutable'), null);
   const onWarning = o.onWarning === undefined ? warnOnConsole : o.onWarning;
-  if (onWarning !== null && typeof onWarning !== 'function') throw optionError('options.onWarning', 'a function or null', o.onWarning);
+  if (onWarning !== null && typeof onWarning !== 'function') {
+    throw optionError('options.onWarning', 'a function or null', o.onWarning);
+  }
   if (o.setHeaders !== null && typeof o.setHeaders !== 'function') {
     throw optionError('options.setHeaders', 'a function', o.setHeaders);
   }
@@ -223,12 +229,16 @@ export function previewLimits(given) {
   for (const [k, def] of Object.entries(PREVIEW_LIMITS)) {
     const v = given[/** @type {keyof typeof PREVIEW_LIMITS} */ (k)] ?? def;
     if (k === 'maxConnections') {
-      if (!Number.isSafeInteger(v) || /** @type {number} */ (v) < 1) throw optionError(`options.${k}`, 'a positive integer', v);
+      if (!Number.isSafeInteger(v) || /** @type {number} */ (v) < 1) {
+        throw optionError(`options.${k}`, 'a positive integer', v);
+      }
       out[k] = /** @type {number} */ (v);
       continue;
     }
     const ms = typeof v === 'number' || typeof v === 'string' ? parseDuration(v) : NaN;
-    if (Number.isNaN(ms)) throw optionError(`options.${k}`, 'a number of milliseconds or a duration string like "30s"', v);
+    if (Number.isNaN(ms)) {
+      throw optionError(`options.${k}`, 'a number of milliseconds or a duration string like "30s"', v);
+    }
     out[k] = Math.round(ms);
   }
   // node:http requires the head's deadline within the whole request's
