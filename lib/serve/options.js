@@ -56,7 +56,9 @@ export function parseDuration(value) {
   let n = NaN;
   if (value === null || value === false) n = 0;
   else if (typeof value === 'number') n = value;
-  else if (typeof value === 'string' && value.trim() !== '') n = ms(/** @type {import('ms').StringValue} */ (value)) ?? NaN;
+  else if (typeof value === 'string' && value.trim() !== '') {
+    n = ms(/** @type {import('ms').StringValue} */ (value)) ?? NaN;
+  }
   return Number.isNaN(n) ? NaN : Math.min(Math.max(0, n), MAX_MAX_AGE_MS);
 }
 
@@ -132,6 +134,17 @@ function names(o, k, { strip, subpaths }) {
 const warnOnConsole = (message) => console.warn(message);
 
 /**
+ * The SPA shell's path from `options.spa`: true is `index.html`, false none.
+ * @param {unknown} spa
+ */
+function spaOf(spa) {
+  if (spa === true) return 'index.html';
+  if (spa === false) return null;
+  if (typeof spa === 'string' && spa !== '' && !spa.startsWith('/') && !spa.split('/').includes('..')) return spa;
+  throw optionError('options.spa', 'a boolean or a file path relative to root', spa);
+}
+
+/**
  * Validate and fill the options of `serveStatic(root, options)`. Returns a frozen object;
  * nothing downstream re-checks or re-defaults. `cacheControl` comes back as the header value
  * (or null), computed once from `cacheControl`, `maxAge` and `immutable`.
@@ -172,10 +185,7 @@ export function normalizeServeOptions(root, options = {}) {
   if (o.setHeaders !== null && typeof o.setHeaders !== 'function') {
     throw optionError('options.setHeaders', 'a function', o.setHeaders);
   }
-  let spa = null;
-  if (o.spa === true) spa = 'index.html';
-  else if (typeof o.spa === 'string' && o.spa !== '' && !o.spa.startsWith('/') && !o.spa.split('/').includes('..')) spa = o.spa;
-  else if (o.spa !== false) throw optionError('options.spa', 'a boolean or a file path relative to root', o.spa);
+  const spa = spaOf(o.spa);
 
   return Object.freeze({
     root: absRoot,
@@ -243,7 +253,8 @@ export function previewLimits(given) {
   }
   // node:http requires the head's deadline within the whole request's
   if (out.requestTimeout > 0 && out.headersTimeout > out.requestTimeout) {
-    throw optionError('options.headersTimeout', `at most options.requestTimeout (${out.requestTimeout} ms)`, given.headersTimeout ?? out.headersTimeout);
+    const expected = `at most options.requestTimeout (${out.requestTimeout} ms)`;
+    throw optionError('options.headersTimeout', expected, given.headersTimeout ?? out.headersTimeout);
   }
   return /** @type {any} */ (out);
 }
