@@ -124,7 +124,9 @@ async function folderOf(root) {
     const why = code === 'ENOENT' ? 'does not exist' : `cannot be read (${code})`;
     throw new PrecompressorError('ERR_PRECOMPRESSOR_DIR', `Directory ${root} ${why}`, { path: root, cause: err });
   }
-  if (!st.isDirectory()) throw new PrecompressorError('ERR_PRECOMPRESSOR_DIR', `${root} is not a directory`, { path: root });
+  if (!st.isDirectory()) {
+    throw new PrecompressorError('ERR_PRECOMPRESSOR_DIR', `${root} is not a directory`, { path: root });
+  }
   return fs.realpath(root);
 }
 
@@ -153,7 +155,9 @@ function globEntries(root, dotfiles, out) {
     try {
       return fsSync.readdirSync(dir, options);
     } catch (err) {
-      if (dirRel === '') throw new PrecompressorError('ERR_PRECOMPRESSOR_DIR', `Cannot walk ${root}: ${/** @type {Error} */ (err).message}`, { path: root, cause: err });
+      if (dirRel === '') {
+        throw new PrecompressorError('ERR_PRECOMPRESSOR_DIR', `Cannot walk ${root}: ${/** @type {Error} */ (err).message}`, { path: root, cause: err });
+      }
       if (!gone(err)) out.failed.push(failureOf(dirRel, err));
       return [];
     }
