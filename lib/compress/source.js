@@ -27,10 +27,12 @@ const flagsFor = (expect) => (expect?.link ? READ_NONBLOCK : READ_NOFOLLOW);
  */
 function assertSource(abs, st, expect) {
   if (!st.isFile()) {
-    throw new PrecompressorError('ERR_PRECOMPRESSOR_FILE', `${abs} is not a regular file any more: not read`, { path: abs });
+    throw new PrecompressorError('ERR_PRECOMPRESSOR_FILE', `${abs} is not a regular file any more: not read`,
+      { path: abs });
   }
   if (expect?.ino === undefined || (st.ino === expect.ino && st.dev === expect.dev)) return;
-  const err = new PrecompressorError('ERR_PRECOMPRESSOR_FILE', `${abs} is not the file the walk found (replaced meanwhile): not read`, { path: abs });
+  const err = new PrecompressorError('ERR_PRECOMPRESSOR_FILE',
+    `${abs} is not the file the walk found (replaced meanwhile): not read`, { path: abs });
   throw Object.assign(err, { changed: true, replaced: true });
 }
 
