@@ -20,9 +20,10 @@ import { openSource, reidentify } from './source.js';
  * write it atomically or remove it when it would not be small enough.
  *
  * @typedef {{ hash: string, size: number, mtimeMs: number, out: Record<string, number | null>,
- *   cache?: ReturnType<typeof taskStats> }} TaskResult
+ *   cache?: ReturnType<typeof taskStats>, missing?: Array<'br' | 'gzip' | 'zstd'> }} TaskResult
  *   `out`: per encoding, the variant's size, or null when it was not kept (not small enough);
- *   `cache`: the task's variants taken from the cache (hits) or added to it (misses, bytes written)
+ *   `cache`: the task's variants taken from the cache (hits) or added to it (misses, bytes written);
+ *   `missing`: encodings left to do (a take from the cache only: lib/compress/cache-first.js)
  */
 
 /**

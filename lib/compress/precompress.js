@@ -157,7 +157,7 @@ export class Pass {
   async plan(holdOut) {
     const ctx = {
       opts: this.opts, report: this.report, settings: this.settings, tool: TOOL,
-      warm: () => this.work.pool.warm(), afterWalk: this.hooks.afterWalk,
+      warm: () => this.work.warm(), afterWalk: this.hooks.afterWalk,
     };
     Object.assign(this, await this.steps.plan(ctx, holdOut));
   }
