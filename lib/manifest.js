@@ -116,12 +116,23 @@ export function validateManifest(data, file = 'manifest') {
 const SITE_DICTIONARY_PROBLEM = 'siteDictionary is not { path, hash } of a listed file';
 
 /**
+ * Throw unless the manifest's site dictionary, if any, names a listed file whose hash is its own.
+ * @param {Manifest} m the head
+ * @param {string | undefined} listedHash the hash of the entry at `m.siteDictionary.path`, validated
+ * @param {string} file
+ */
+export function validateSiteDictionary(m, listedHash, file) {
+  const sd = m.siteDictionary;
+  if (sd !== undefined && !siteDictionaryOk(sd, listedHash)) throw bad(file, SITE_DICTIONARY_PROBLEM);
+}
+
+/**
  * The top level of a manifest: an object of a readable schema with a `files` object.
  * @param {unknown} data
  * @param {string} file
  * @returns {Manifest}
  */
-function validateHead(data, file) {
+export function validateHead(data, file) {
   if (data === null || typeof data !== 'object' || Array.isArray(data)) throw bad(file, 'not a JSON object');
   const m = /** @type {any} */ (data);
   if (!READABLE_SCHEMAS.includes(m.schema)) {
@@ -144,12 +155,13 @@ function siteDictionaryOk(sd, listedHash) {
 }
 
 /**
- * What is wrong with one file entry, or null.
+ * What is wrong with one file entry, or null (the server validates each entry when its path is
+ * first asked for, lib/serve/manifest-index.js).
  * @param {string} rel
  * @param {any} e as parsed
  * @param {number} schema
  */
-function entryProblem(rel, e, schema) {
+export function entryProblem(rel, e, schema) {
   const problem = pathProblem(rel);
   if (problem !== null) return `file path ${JSON.stringify(rel)} ${problem}`;
   if (e === null || typeof e !== 'object') return `entry ${JSON.stringify(rel)} is not an object`;
@@ -327,14 +339,15 @@ const CHUNK_BYTES = 1 << 20;
  * Reading one manifest file, as a generator of I/O requests run by readManifest() (async) or
  * readManifestSync(), so the two cannot drift: yields [op, ...args] with op 'open', 'fstat',
  * 'read' (a buffer and a file position; receives the bytes read) or 'close'; an I/O error is
- * thrown back in. Refuses what is not a regular file and what is larger than `maxBytes`.
+ * thrown back in. Refuses what is not a regular file and what is larger than `maxBytes`; `body`
+ * reads the open file (its size given).
  * @template T
  * @param {string} file
  * @param {number} maxBytes
- * @param {Collector<T>} collect
+ * @param {(fd: unknown, size: number) => Generator<[string, ...any[]], T, any>} body
  * @returns {Generator<[string, ...any[]], T | null, any>}
  */
-function* readDoc(file, maxBytes, collect) {
+function* readDoc(file, maxBytes, body) {
   let fd;
   try {
     fd = yield ['open', file];
@@ -348,7 +361,7 @@ function* readDoc(file, maxBytes, collect) {
       throw new PrecompressorError('ERR_PRECOMPRESSOR_MANIFEST', message, { path: file });
     }
     if (st.size > maxBytes) throw tooLarge(file, st.size, maxBytes);
-    return yield* readText(fd, file, maxBytes, collect);
+    return yield* body(fd, st.size);
   } catch (err) {
     return unreadable(file, err);
   } finally {
@@ -403,6 +416,39 @@ function* readText(fd, file, maxBytes, collect) {
   const sink = collect({ ...m, files: {} });
   for (const rel in m.files) if (Object.hasOwn(m.files, rel)) sink.add(rel, m.files[rel]);
   return sink.done();
+}
+
+/** Pieces of a file read at a time into its buffer (an async read holds one of libuv's threads). */
+const BYTES_PIECE = 16 << 20;
+
+/**
+ * The whole file as bytes, in one buffer of its fstat size (a file that grew meanwhile is read on,
+ * up to `maxBytes`).
+ * @param {unknown} fd
+ * @param {number} size
+ * @param {string} file
+ * @param {number} maxBytes
+ * @returns {Generator<[string, ...any[]], Buffer, any>}
+ */
+function* readBytes(fd, size, file, maxBytes) {
+  const parts = [];
+  let part = Buffer.allocUnsafe(size);
+  let filled = 0;
+  for (let at = 0; ;) {
+    // full: read on into a new piece only if the file grew (no copy of a file read at its size)
+    const room = filled === part.length ? Buffer.allocUnsafe(CHUNK_BYTES) : null;
+    const n = (yield* readAt(fd, at, file, maxBytes, room ?? part.subarray(filled, filled + BYTES_PIECE))).length;
+    if (n === 0) break;
+    if (room !== null) {
+      parts.push(part);
+      part = room;
+      filled = 0;
+    }
+    filled += n;
+    at += n;
+  }
+  parts.push(part.subarray(0, filled));
+  return parts.length === 1 ? parts[0] : Buffer.concat(parts);
 }
 
 /**
@@ -465,12 +511,55 @@ export async function readManifest(
   file,
   { maxBytes = MAX_MANIFEST_BYTES, collect = /** @type {any} */ (wholeManifest) } = {},
 ) {
-  const steps = readDoc(file, maxBytes, collect);
+  return runAsync(readDoc(file, maxBytes, (fd) => readText(fd, file, maxBytes, collect)));
+}
+
+/**
+ * The bytes of a manifest file, unparsed (serveStatic indexes them, lib/serve/manifest-index.js),
+ * refused as readManifest() refuses a file (not a regular file, larger than `maxBytes`); null when
+ * the file does not exist.
+ * @param {string} file
+ * @param {{ maxBytes?: number }} [options]
+ * @returns {Promise<Buffer | null>}
+ */
+export function readManifestBytes(file, { maxBytes = MAX_MANIFEST_BYTES } = {}) {
+  return runAsync(readDoc(file, maxBytes, (fd, size) => readBytes(fd, size, file, maxBytes)));
+}
+
+/**
+ * Synchronous twin of readManifestBytes(), for serveStatic's construction.
+ * @param {string} file
+ * @param {{ maxBytes?: number }} [options]
+ * @returns {Buffer | null}
+ */
+export function readManifestBytesSync(file, { maxBytes = MAX_MANIFEST_BYTES } = {}) {
+  return runSync(readDoc(file, maxBytes, (fd, size) => readBytes(fd, size, file, maxBytes)));
+}
+
+/**
+ * Run a reader's I/O requests asynchronously.
+ * @template T
+ * @param {Generator<[string, ...any[]], T, any>} steps
+ * @returns {Promise<T>}
+ */
+async function runAsync(steps) {
   let r = steps.next();
   while (!r.done) {
     const [op, ...args] = r.value;
     r = await ASYNC_IO[op](...args).then((v) => steps.next(v), (err) => steps.throw(err));
   }
+  return r.value;
+}
+
+/**
+ * Run a reader's I/O requests synchronously.
+ * @template T
+ * @param {Generator<[string, ...any[]], T, any>} steps
+ * @returns {T}
+ */
+function runSync(steps) {
+  let r = steps.next();
+  while (!r.done) r = stepSync(steps, r.value);
   return r.value;
 }
 
@@ -485,10 +574,7 @@ export function readManifestSync(
   file,
   { maxBytes = MAX_MANIFEST_BYTES, collect = /** @type {any} */ (wholeManifest) } = {},
 ) {
-  const steps = readDoc(file, maxBytes, collect);
-  let r = steps.next();
-  while (!r.done) r = stepSync(steps, r.value);
-  return r.value;
+  return runSync(readDoc(file, maxBytes, (fd) => readText(fd, file, maxBytes, collect)));
 }
 
 /**

@@ -89,17 +89,18 @@ export function auditMessage(root, { unlisted, mismatched, changed, servesUnlist
  * What in the folder does not match its manifest, found by walking it one folder at a time in the
  * background (never holding more than one folder's names): files not listed, variants of listed
  * files whose size differs from the manifest (or missing), listed files whose size or mtime
- * changed. `entry(rel)` gives a listed path's manifest entry.
+ * changed. `index` tells whether a path is listed, and gives its manifest entry (parsed: asked
+ * once per listed file).
  * @param {string} root
- * @param {(rel: string) => import('../manifest.js').FileEntry | undefined} entry
+ * @param {{ has(rel: string): boolean, entry(rel: string): import('../manifest.js').FileEntry | undefined }} index
  * @param {{ manifestRel: string | null, dotfiles: boolean, extra: Set<string> }} o extra: listed besides files
  *   (the site dictionary)
  * @returns {Promise<{ unlisted: string[], mismatched: Mismatch[], changed: string[] }>}
  */
-export async function auditFolder(root, entry, o) {
+export async function auditFolder(root, index, o) {
   /** @type {{ unlisted: string[], mismatched: Mismatch[], changed: string[] }} */
   const found = { unlisted: [], mismatched: [], changed: [] };
-  const isListed = (/** @type {string} */ rel) => o.extra.has(rel) || entry(rel) !== undefined;
+  const isListed = (/** @type {string} */ rel) => o.extra.has(rel) || index.has(rel);
   const folders = [''];
   while (folders.length > 0) {
     const dir = /** @type {string} */ (folders.pop());
@@ -113,7 +114,7 @@ export async function auditFolder(root, entry, o) {
     const rels = [...names].map((n) => (dir === '' ? n : `${dir}/${n}`));
     found.unlisted.push(...unlistedOf(rels, isListed, o));
     for (const rel of rels) {
-      const e = entry(rel);
+      const e = index.has(rel) ? index.entry(rel) : undefined;
       if (e !== undefined) await auditOne(root, rel, e, names, found);
     }
   }
