@@ -2,6 +2,7 @@
 //
 //   npm run bench:scale -- [--files 100000] [--unique N] [--small 568]
 //                          [--servers precompressor,precompressor serve,sirv,nginx] [--no-watch] [--out f.json]
+//                          [--tree <dir>]
 //
 // Makes its own tree: `--files` SVG icons in folders of 1,000 (`--unique` of them distinct, the
 // rest repeat, so a million-file run's cold pass is cheap through the variant cache), plus a few
@@ -13,6 +14,8 @@
 //   then and after 2,000 requests for random files (nginx and `precompressor serve`: time from
 //   spawn to the first answer);
 // - watch mode on the big tree: time to ready (its first pass) and one changed file's batch.
+// With `--tree <dir>` the big tree is kept in <dir>: made and compressed (one cold run) the first
+// time, then reused as it is, and the CLI runs are skipped (for the servers' figures alone).
 
 import fs from 'node:fs';
 import fsp from 'node:fs/promises';
@@ -37,6 +40,7 @@ const { values: args } = parseArgs({
     watch: { type: 'boolean', default: true },
     out: { type: 'string' },
     keep: { type: 'boolean', default: false },
+    tree: { type: 'string' },
   },
 });
 const count = (name, v) => {
@@ -51,6 +55,30 @@ const servers = args.servers.split(',').filter(Boolean);
 const tmp = await fsp.mkdtemp(path.join(os.tmpdir(), 'precompressor-scale-'));
 const cli = path.join(repoRoot, 'bin/precompressor.js');
 const NGINX_BROTLI = '/usr/lib/nginx/modules/ngx_http_brotli_static_module.so';
+
+/** Make both trees and measure the CLI on them; returns the big tree's sample of URL paths. */
+async function cliTrees(big) {
+  const smallDir = path.join(tmp, 'small');
+  console.error(`making ${fmtInt(files)} files (${fmtInt(unique)} distinct) in ${big}`);
+  const sample = await makeTree(big, files, unique);
+  await makeTree(smallDir, small, small);
+  results.cli.push(...await cliRuns(smallDir, `${small} files`));
+  results.cli.push(...await cliRuns(big, `${files} files`));
+  return sample;
+}
+
+/** `--tree`: the big tree made and compressed once, then reused; returns a sample of its URL paths. */
+async function keptTree(big) {
+  const sampleFile = `${big}.sample.txt`;
+  if (!fs.existsSync(sampleFile)) {
+    console.error(`making ${fmtInt(files)} files (${fmtInt(unique)} distinct) in ${big}, then one cold run`);
+    const sample = await makeTree(big, files, unique);
+    const r = await timed(process.execPath, [cli, big, '--quiet', '--cache-dir', path.join(tmp, 'cache')], { timeoutMs: 3 * 3600e3 });
+    if (r.code !== 0) throw new Error(`the cold run exited ${r.code}: ${r.stderr}`);
+    await fsp.writeFile(sampleFile, sample.join('\n'));
+  }
+  return (await fsp.readFile(sampleFile, 'utf8')).split('\n');
+}
 
 /** The CLI's cold, warm and rebuild-from-cache runs on `dir`. */
 async function cliRuns(dir, label) {
@@ -146,13 +174,8 @@ http { access_log off; include /etc/nginx/mime.types; gzip_static on; brotli_sta
 
 const results = { machine: machineInfo(), files, unique, small, cli: [], servers: [] };
 try {
-  const big = path.join(tmp, 'big');
-  const smallDir = path.join(tmp, 'small');
-  console.error(`making ${fmtInt(files)} files (${fmtInt(unique)} distinct) in ${big}`);
-  const sample = await makeTree(big, files, unique);
-  await makeTree(smallDir, small, small);
-  results.cli.push(...await cliRuns(smallDir, `${small} files`));
-  results.cli.push(...await cliRuns(big, `${files} files`));
+  const big = args.tree === undefined ? path.join(tmp, 'big') : path.resolve(args.tree);
+  const sample = args.tree === undefined ? await cliTrees(big) : await keptTree(big);
   const probesFile = path.join(tmp, 'probes.txt');
   await fsp.writeFile(probesFile, sample.join('\n'));
   for (const s of servers) {
