@@ -135,8 +135,12 @@ export function validateSiteDictionary(m, listedHash, file) {
 export function validateHead(data, file) {
   if (data === null || typeof data !== 'object' || Array.isArray(data)) throw bad(file, 'not a JSON object');
   const m = /** @type {any} */ (data);
-  if (!READABLE_SCHEMAS.includes(m.schema)) throw bad(file, `schema ${JSON.stringify(m.schema)} is not one of ${READABLE_SCHEMAS.join(', ')}`);
-  if (m.files === null || typeof m.files !== 'object' || Array.isArray(m.files)) throw bad(file, '"files" is not an object');
+  if (!READABLE_SCHEMAS.includes(m.schema)) {
+    throw bad(file, `schema ${JSON.stringify(m.schema)} is not one of ${READABLE_SCHEMAS.join(', ')}`);
+  }
+  if (m.files === null || typeof m.files !== 'object' || Array.isArray(m.files)) {
+    throw bad(file, '"files" is not an object');
+  }
   return m;
 }
 
@@ -146,7 +150,8 @@ export function validateHead(data, file) {
  * @param {string | undefined} listedHash
  */
 function siteDictionaryOk(sd, listedHash) {
-  return sd !== null && typeof sd === 'object' && typeof sd.path === 'string' && typeof sd.hash === 'string' && listedHash === sd.hash;
+  return sd !== null && typeof sd === 'object' && typeof sd.path === 'string' && typeof sd.hash === 'string' &&
+    listedHash === sd.hash;
 }
 
 /**
@@ -162,18 +167,24 @@ export function entryProblem(rel, e, schema) {
   if (e === null || typeof e !== 'object') return `entry ${JSON.stringify(rel)} is not an object`;
   if (!Number.isSafeInteger(e.size) || e.size < 0) return `entry ${JSON.stringify(rel)} has no valid size`;
   // a Date holds ±8.64e15 ms; beyond it Last-Modified would read "Invalid Date"
-  if (typeof e.mtimeMs !== 'number' || !(Math.abs(e.mtimeMs) <= MAX_DATE_MS)) return `entry ${JSON.stringify(rel)} has no valid mtimeMs`;
+  if (typeof e.mtimeMs !== 'number' || !(Math.abs(e.mtimeMs) <= MAX_DATE_MS)) {
+    return `entry ${JSON.stringify(rel)} has no valid mtimeMs`;
+  }
   if (typeof e.hash !== 'string') return `entry ${JSON.stringify(rel)} has no hash`;
   // sent as Content-Type: a CR, LF or other byte Node refuses in a header would turn every request into a 500
   if (e.type !== undefined && (typeof e.type !== 'string' || INVALID_HEADER_CHAR.test(e.type))) {
     return `entry ${JSON.stringify(rel)} has an invalid type ${JSON.stringify(e.type)}`;
   }
-  if (e.variants === null || typeof e.variants !== 'object') return `entry ${JSON.stringify(rel)} has no variants object`;
+  if (e.variants === null || typeof e.variants !== 'object') {
+    return `entry ${JSON.stringify(rel)} has no variants object`;
+  }
   for (const enc in e.variants) {
     if (!Object.hasOwn(e.variants, enc)) continue;
     const v = e.variants[enc];
     if (!isEncoding(enc)) return `entry ${JSON.stringify(rel)} has unknown encoding ${JSON.stringify(enc)}`;
-    if (v === null || typeof v !== 'object' || !Number.isSafeInteger(v.size) || v.size < 0) return `entry ${JSON.stringify(rel)} variant ${enc} has no valid size`;
+    if (v === null || typeof v !== 'object' || !Number.isSafeInteger(v.size) || v.size < 0) {
+      return `entry ${JSON.stringify(rel)} variant ${enc} has no valid size`;
+    }
   }
   if (e.dictionary === undefined && e.deltas === undefined) return null;
   const why = dictionaryProblem(e, schema);
@@ -192,16 +203,22 @@ function dictionaryProblem(e, schema) {
   if (e.dictionary !== undefined) {
     const d = e.dictionary;
     if (d === null || typeof d !== 'object' || typeof d.hash !== 'string' || !B64_SHA256.test(d.hash) ||
-      typeof d.match !== 'string' || d.match === '' || !(d.dest === null || typeof d.dest === 'string') || typeof d.hashed !== 'boolean') {
+      typeof d.match !== 'string' || d.match === '' || !(d.dest === null || typeof d.dest === 'string') ||
+      typeof d.hashed !== 'boolean') {
       return 'has an invalid dictionary';
     }
   }
   if (e.deltas === undefined) return null;
-  if (e.deltas === null || typeof e.deltas !== 'object' || (schema < 3 && e.dictionary === undefined)) return 'has deltas but no dictionary';
+  if (e.deltas === null || typeof e.deltas !== 'object' || (schema < 3 && e.dictionary === undefined)) {
+    return 'has deltas but no dictionary';
+  }
   for (const [dict, byEnc] of Object.entries(e.deltas)) {
-    if (!B64_SHA256.test(dict) || byEnc === null || typeof byEnc !== 'object') return `has an invalid delta key ${JSON.stringify(dict)}`;
+    if (!B64_SHA256.test(dict) || byEnc === null || typeof byEnc !== 'object') {
+      return `has an invalid delta key ${JSON.stringify(dict)}`;
+    }
     for (const [enc, v] of Object.entries(byEnc)) {
-      if (!(/** @type {readonly string[]} */ (DELTA_SUFFIXES)).includes(enc) || v === null || typeof v !== 'object' || !Number.isSafeInteger(v.size) || v.size < 1 || typeof v.hash !== 'string') {
+      if (!(/** @type {readonly string[]} */ (DELTA_SUFFIXES)).includes(enc) || v === null || typeof v !== 'object' ||
+        !Number.isSafeInteger(v.size) || v.size < 1 || typeof v.hash !== 'string') {
         return `has an invalid ${JSON.stringify(enc)} delta`;
       }
     }
@@ -226,7 +243,8 @@ export function deltaPath(rel, dictHash, encoding) {
  * @param {string} hash
  */
 export function siteDictionaryPath(hash) {
-  return `precompressor-dictionary.${Buffer.from(hash.replace(/^sha256-/, ''), 'base64url').toString('hex').slice(0, 16)}.dict`;
+  const hex = Buffer.from(hash.replace(/^sha256-/, ''), 'base64url').toString('hex');
+  return `precompressor-dictionary.${hex.slice(0, 16)}.dict`;
 }
 
 const DELTA_NAME = /^(.+)\.[0-9a-f]{16}\.(?:dcb|dcz)$/;
@@ -289,7 +307,8 @@ function unreadable(file, err) {
   // path too long for the OS (express.static treats such a root as empty too)
   if (['ENOENT', 'ENOTDIR', 'ENAMETOOLONG'].includes(/** @type {any} */ (err).code)) return null;
   if (err instanceof PrecompressorError) throw err;
-  throw new PrecompressorError('ERR_PRECOMPRESSOR_MANIFEST', `Cannot read manifest ${file}: ${/** @type {Error} */ (err).message}`, { path: file, cause: err });
+  const message = `Cannot read manifest ${file}: ${/** @type {Error} */ (err).message}`;
+  throw new PrecompressorError('ERR_PRECOMPRESSOR_MANIFEST', message, { path: file, cause: err });
 }
 
 /**
@@ -305,8 +324,11 @@ function wholeManifest(head) {
   const files = {};
   const add = (/** @type {string} */ rel, /** @type {FileEntry} */ e) => {
     // an entry named `__proto__` is an own key, as JSON.parse makes it
-    if (rel === '__proto__') Object.defineProperty(files, rel, { value: e, enumerable: true, writable: true, configurable: true });
-    else files[rel] = e;
+    if (rel === '__proto__') {
+      Object.defineProperty(files, rel, { value: e, enumerable: true, writable: true, configurable: true });
+    } else {
+      files[rel] = e;
+    }
   };
   return { add, done: () => ({ ...head, files }) };
 }
@@ -335,7 +357,8 @@ function* readDoc(file, maxBytes, body) {
   try {
     const st = yield ['fstat', fd];
     if (!st.isFile()) {
-      throw new PrecompressorError('ERR_PRECOMPRESSOR_MANIFEST', `Cannot read manifest ${file}: not a regular file`, { path: file });
+      const message = `Cannot read manifest ${file}: not a regular file`;
+      throw new PrecompressorError('ERR_PRECOMPRESSOR_MANIFEST', message, { path: file });
     }
     if (st.size > maxBytes) throw tooLarge(file, st.size, maxBytes);
     return yield* body(fd, st.size);
@@ -450,7 +473,8 @@ function* readAt(fd, at, file, maxBytes, buf) {
  */
 function tooLarge(file, size, maxBytes) {
   return new PrecompressorError('ERR_PRECOMPRESSOR_MANIFEST',
-    `Manifest ${file} is ${size} bytes, above the limit of ${maxBytes} bytes: raise options.maxManifestBytes if it is yours`, { path: file });
+    `Manifest ${file} is ${size} bytes, above the limit of ${maxBytes} bytes: ` +
+    'raise options.maxManifestBytes if it is yours', { path: file });
 }
 
 /** @type {Record<string, (...args: any[]) => any>} */
@@ -653,5 +677,8 @@ export function contentHash(buf) {
 /** An incremental hasher that ends in the same format as contentHash(). */
 export function createHasher() {
   const h = crypto.createHash('sha256');
-  return { update: (/** @type {string | NodeJS.ArrayBufferView} */ chunk) => h.update(chunk), digest: () => 'sha256-' + h.digest('base64url') };
+  return {
+    update: (/** @type {string | NodeJS.ArrayBufferView} */ chunk) => h.update(chunk),
+    digest: () => 'sha256-' + h.digest('base64url'),
+  };
 }

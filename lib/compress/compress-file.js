@@ -45,7 +45,8 @@ function readStreamOf(fh) {
  */
 export function assertUnchanged(abs, before, after, bytesRead) {
   if (after.mtimeMs === before.mtimeMs && after.size === bytesRead) return;
-  throw Object.assign(new PrecompressorError('ERR_PRECOMPRESSOR_FILE', `${abs} changed while it was being read`, { path: abs }), { changed: true });
+  const err = new PrecompressorError('ERR_PRECOMPRESSOR_FILE', `${abs} changed while it was being read`, { path: abs });
+  throw Object.assign(err, { changed: true });
 }
 
 /**
@@ -174,14 +175,18 @@ async function compressStreamed(t, encoding) {
     });
     const encoder = createEncoder(encoding, zlibOptions(encoding, { ...t, size: before.size }));
     const produce = async (/** @type {import('node:fs/promises').FileHandle} */ out) => {
-      await pipeline(readStreamOf(fh), tapIn, encoder, countOut, createWriteStream('', { fd: out.fd, autoClose: false }));
+      const sink = createWriteStream('', { fd: out.fd, autoClose: false });
+      await pipeline(readStreamOf(fh), tapIn, encoder, countOut, sink);
       const after = await fh.stat();
       assertUnchanged(t.abs, before, after, inSize);
       return outSize < inSize * t.minRatio;
     };
     const keep = await writeAtomicWith(target, produce, { mtime: before.mtime, checkParent: true });
     if (!keep) await removeIfPresent(target);
-    return { hash: hasher.digest(), size: inSize, mtimeMs: before.mtimeMs, out: { [encoding]: keep ? outSize : null }, outSha256: outHash.digest('hex') };
+    return {
+      hash: hasher.digest(), size: inSize, mtimeMs: before.mtimeMs, out: { [encoding]: keep ? outSize : null },
+      outSha256: outHash.digest('hex'),
+    };
   } finally {
     await fh.close();
   }

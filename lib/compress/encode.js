@@ -51,8 +51,12 @@ export function brotliWindowBits(size) {
  * @returns {any}
  */
 export function zlibOptions(encoding, p) {
-  if (encoding === 'zstd') return { zstdLevel: p.zstdLevel ?? 19, ...nodeZstdOptions({ size: p.size, zstdLevel: p.zstdLevel ?? 19 }) };
-  if (encoding === 'gzip' && p.zopfli) return { zopfli: true, iterations: ZOPFLI_ITERATIONS, gzip: zlibOptions('gzip', { ...p, zopfli: false }) };
+  if (encoding === 'zstd') {
+    return { zstdLevel: p.zstdLevel ?? 19, ...nodeZstdOptions({ size: p.size, zstdLevel: p.zstdLevel ?? 19 }) };
+  }
+  if (encoding === 'gzip' && p.zopfli) {
+    return { zopfli: true, iterations: ZOPFLI_ITERATIONS, gzip: zlibOptions('gzip', { ...p, zopfli: false }) };
+  }
   // One output chunk per ~file (capped) keeps the main-thread/pool round trips per file low.
   const chunkSize = Math.min(Math.max(16 * 1024, p.size), 1024 * 1024);
   if (encoding === 'br') {
@@ -114,7 +118,8 @@ export async function loadEncoder(encoding, options = {}) {
 
 /** @param {unknown} err */
 function zopfliUnavailable(err) {
-  return new PrecompressorError('ERR_PRECOMPRESSOR_ENCODING', `zopfli needs the optional package ${ZOPFLI_PACKAGE} (npm install ${ZOPFLI_PACKAGE})`, { cause: err });
+  const message = `zopfli needs the optional package ${ZOPFLI_PACKAGE} (npm install ${ZOPFLI_PACKAGE})`;
+  return new PrecompressorError('ERR_PRECOMPRESSOR_ENCODING', message, { cause: err });
 }
 
 /**
@@ -150,7 +155,8 @@ export async function loadZopfli() {
 
 /** @param {string} what */
 function notLoaded(what) {
-  return new PrecompressorError('ERR_PRECOMPRESSOR_ENCODING', `${what} is not loaded in this thread: await loadEncoder() before encodeBufferSync()`);
+  return new PrecompressorError('ERR_PRECOMPRESSOR_ENCODING',
+    `${what} is not loaded in this thread: await loadEncoder() before encodeBufferSync()`);
 }
 
 /**
@@ -193,7 +199,10 @@ export function encodeBufferSync(buf, encoding, options) {
     if (!loaded.zstd) throw notLoaded('zstd (WebAssembly)');
     out = toBuffer(loaded.zstd.compress(buf, options.zstdLevel));
     const back = loaded.zstd.decompress(out);
-    if (Buffer.compare(back, buf) !== 0) throw new PrecompressorError('ERR_PRECOMPRESSOR_ENCODING', 'zstd (WebAssembly) output does not decode to the input');
+    if (Buffer.compare(back, buf) !== 0) {
+      throw new PrecompressorError('ERR_PRECOMPRESSOR_ENCODING',
+        'zstd (WebAssembly) output does not decode to the input');
+    }
   }
   assertHttpZstd(out);
   return out;
@@ -224,7 +233,8 @@ export function createEncoder(encoding, options) {
   if (encoding === 'br') return zlib.createBrotliCompress(options);
   if (encoding === 'gzip' && !options.zopfli) return zlib.createGzip(options);
   if (encoding === 'zstd' && nodeHasZstd) return Zx.createZstdCompress(options);
-  throw new PrecompressorError('ERR_PRECOMPRESSOR_ENCODING', `${options.zopfli ? 'zopfli' : 'zstd without Node >= 22.15'} cannot stream`);
+  const what = options.zopfli ? 'zopfli' : 'zstd without Node >= 22.15';
+  throw new PrecompressorError('ERR_PRECOMPRESSOR_ENCODING', `${what} cannot stream`);
 }
 
 /**
@@ -240,7 +250,8 @@ export function decodeBufferSync(buf, encoding, maxOutputLength) {
   if (encoding === 'zstd') {
     if (nodeHasZstd) return Zx.zstdDecompressSync(buf, opts);
     if (loaded.zstd) return toBuffer(loaded.zstd.decompress(buf));
-    throw new PrecompressorError('ERR_PRECOMPRESSOR_ENCODING', `decoding zstd synchronously needs Node >= 22.15 (this is ${process.version}) or loadEncoder('zstd') first`);
+    throw new PrecompressorError('ERR_PRECOMPRESSOR_ENCODING',
+      `decoding zstd synchronously needs Node >= 22.15 (this is ${process.version}) or loadEncoder('zstd') first`);
   }
   return encoding === 'br' ? zlib.brotliDecompressSync(buf, opts) : zlib.gunzipSync(buf, opts);
 }

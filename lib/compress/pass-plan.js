@@ -52,7 +52,9 @@ export async function planWalked(ctx, holdOut, previous, walked, unreadable = nu
   // A folder or file the walk could not read fails like a file that cannot be compressed; the rest goes on.
   for (const f of walked.failed) report.fail({ path: f.rel, code: f.code, message: f.message });
   const manifestRel = relInside(opts.root, opts.manifest);
-  if (unreadable) report.warn(manifestRel ?? opts.manifest, `${/** @type {Error} */ (unreadable).message}; starting afresh`);
+  if (unreadable) {
+    report.warn(manifestRel ?? opts.manifest, `${/** @type {Error} */ (unreadable).message}; starting afresh`);
+  }
   const eligible = eligibility(opts);
   const encodings = /** @type {readonly string[]} */ (opts.encodings);
   // A copy of our variant found where this pass writes one is adopted; anything else there is the user's.
@@ -68,7 +70,8 @@ export async function planWalked(ctx, holdOut, previous, walked, unreadable = nu
   });
   for (const w of userFileWarnings(decisions)) report.warn(w.path, w.message);
   /** @type {{ rel: string, why: string }[]} leftovers of killed runs (not those of a run still going) and orphans */
-  const removals = walked.temps.filter((rel) => tempOwnerGone(path.posix.basename(rel))).map((rel) => ({ rel, why: 'temp' }));
+  const removals = walked.temps.filter((rel) => tempOwnerGone(path.posix.basename(rel)))
+    .map((rel) => ({ rel, why: 'temp' }));
   for (const rel of classified.orphans) removals.push({ rel, why: 'orphan' });
   // What the walk found (device and inode), so that a removal takes only that file.
   const found = new Map(walked.files.map((f) => [f.rel, f]));

@@ -25,6 +25,18 @@ import { extensionOf } from './plan.js';
  *   against it, their smallest one against their best ordinary variant
  */
 
+/**
+ * A summary with nothing made yet.
+ * @param {string | null} path
+ * @param {SiteDictionarySummary['method']} method
+ * @returns {SiteDictionarySummary}
+ */
+export function summaryOf(path, method) {
+  return {
+    path, method, size: 0, bytes: 0, pages: 0, written: 0, reused: 0, pageBytes: 0, ordinaryBytes: 0, unavailable: null,
+  };
+}
+
 /** Extensions of the pages the dictionary is made from and for. */
 export const PAGE_EXTENSIONS = new Set(['html', 'htm']);
 
@@ -66,13 +78,14 @@ const bestOrdinary = (entry) =>
 export async function addSiteDictionary(input) {
   const { opts, entries, previous, report } = input;
   const encoders = opts.siteDictionary ? deltaEncoders() : [];
-  /** @type {SiteDictionarySummary} */
-  const summary = { path: null, method: 'none', size: 0, bytes: 0, pages: 0, written: 0, reused: 0, pageBytes: 0, ordinaryBytes: 0, unavailable: null };
+  const summary = summaryOf(null, 'none');
   const none = { keep: new Set(), changed: false, summary, apply: () => {}, path: null, hash: null };
   const oldRel = previous?.siteDictionary?.path ?? null;
   const pages = [...entries].filter(([rel, e]) => isPage(rel, e, opts)).sort(([a], [b]) => (a < b ? -1 : 1));
   // Said only for a site that would have had one (two pages or more), so that others hear nothing.
-  if (opts.siteDictionary && encoders.length === 0 && pages.length >= 2) summary.unavailable = `Node ${process.version} has no zstd or Brotli encoder that takes a dictionary`;
+  if (opts.siteDictionary && encoders.length === 0 && pages.length >= 2) {
+    summary.unavailable = `Node ${process.version} has no zstd or Brotli encoder that takes a dictionary`;
+  }
   // The store keeps the dictionary across builds that empty the folder (Vite), so that it can be kept.
   const store = encoders.length > 0 ? await openStore(storeFolderFor(opts.dictionaryStore, opts.root)) : null;
   const choice = store ? await choose(opts, pages, encoders, await previousDictionary(input, store)) : null;
@@ -97,7 +110,8 @@ export async function addSiteDictionary(input) {
   }
   if (store && !opts.dryRun) {
     const current = new Map([[SITE_FAMILY, [{ hash: dictHash, bytes: async () => dict }]]]);
-    await store.record(current, 1).catch((err) => report.warn(store.dir, `dictionary store not updated (${err.message})`));
+    const warn = (/** @type {Error} */ err) => report.warn(store.dir, `dictionary store not updated (${err.message})`);
+    await store.record(current, 1).catch(warn);
   }
   const dictKey = dictionaryHashOf(dictHash);
   Object.assign(summary, { path: rel, size: dict.length, bytes: bestOrdinary(dictEntry) });
@@ -136,8 +150,7 @@ function applier(rel, dictKey, records) {
 export async function keepSiteDictionary(input, sd, dictEntry) {
   const { opts, entries } = input;
   const encoders = opts.siteDictionary ? deltaEncoders() : [];
-  /** @type {SiteDictionarySummary} */
-  const summary = { path: sd.path, method: 'previous', size: dictEntry.size, bytes: bestOrdinary(dictEntry), pages: 0, written: 0, reused: 0, pageBytes: 0, ordinaryBytes: 0, unavailable: null };
+  const summary = { ...summaryOf(sd.path, 'previous'), size: dictEntry.size, bytes: bestOrdinary(dictEntry) };
   if (encoders.length === 0) return null;
   const dict = await readChecked(opts, sd.path, dictEntry);
   if (dict === null) return null;
@@ -182,7 +195,9 @@ async function choose(opts, pages, encoders, previous) {
   const read = await Promise.all(sample.map(([rel, e]) => readChecked(opts, rel, e)));
   const ok = sample.filter((_, i) => read[i] !== null);
   if (ok.length < 2) return null;
-  return chooseDictionary(/** @type {Buffer[]} */ (read.filter((b) => b !== null)), ok.map(([, e]) => bestOrdinary(e)), encoders.includes('dcz') ? 'dcz' : 'dcb', previous);
+  const pageBytes = /** @type {Buffer[]} */ (read.filter((b) => b !== null));
+  const via = encoders.includes('dcz') ? 'dcz' : 'dcb';
+  return chooseDictionary(pageBytes, ok.map(([, e]) => bestOrdinary(e)), via, previous);
 }
 
 /**

@@ -124,7 +124,9 @@ async function folderOf(root) {
     const why = code === 'ENOENT' ? 'does not exist' : `cannot be read (${code})`;
     throw new PrecompressorError('ERR_PRECOMPRESSOR_DIR', `Directory ${root} ${why}`, { path: root, cause: err });
   }
-  if (!st.isDirectory()) throw new PrecompressorError('ERR_PRECOMPRESSOR_DIR', `${root} is not a directory`, { path: root });
+  if (!st.isDirectory()) {
+    throw new PrecompressorError('ERR_PRECOMPRESSOR_DIR', `${root} is not a directory`, { path: root });
+  }
   return fs.realpath(root);
 }
 
@@ -147,13 +149,17 @@ function globEntries(root, dotfiles, out) {
     if (name.endsWith(TEMP_SUFFIX) || (!dotfiles && name.startsWith('.'))) return []; // listed, never entered
     const problem = dirRel === '' ? null : pathProblem(dirRel);
     if (problem !== null) {
-      out.leftOut.push({ rel: dirRel, why: `folder name ${problem}: its files are left out (they could not be served)` });
+      const why = `folder name ${problem}: its files are left out (they could not be served)`;
+      out.leftOut.push({ rel: dirRel, why });
       return [];
     }
     try {
       return fsSync.readdirSync(dir, options);
     } catch (err) {
-      if (dirRel === '') throw new PrecompressorError('ERR_PRECOMPRESSOR_DIR', `Cannot walk ${root}: ${/** @type {Error} */ (err).message}`, { path: root, cause: err });
+      if (dirRel === '') {
+        const message = `Cannot walk ${root}: ${/** @type {Error} */ (err).message}`;
+        throw new PrecompressorError('ERR_PRECOMPRESSOR_DIR', message, { path: root, cause: err });
+      }
       if (!gone(err)) out.failed.push(failureOf(dirRel, err));
       return [];
     }
@@ -186,7 +192,9 @@ function classify(root, e, dotfiles, out, links) {
   if (!dotfiles && hasDotSegment(e.path)) return;
   if (d.isDirectory() || (!d.isFile() && !d.isSymbolicLink())) return; // FIFOs, sockets, devices are never sources
   const problem = pathProblem(e.path);
-  if (problem !== null) out.leftOut.push({ rel: e.path, why: `name ${problem}: left out of the manifest (it could not be served)` });
+  if (problem !== null) {
+    out.leftOut.push({ rel: e.path, why: `name ${problem}: left out of the manifest (it could not be served)` });
+  }
   else if (d.isSymbolicLink()) links.push(e.path);
   else addFile(root, e.path, out);
 }

@@ -48,7 +48,8 @@ function htmlFirst(/** @type {string} */ a, /** @type {string} */ b) {
 
 /** `a, b, c and 4 more` */
 function listOf(/** @type {string[]} */ items) {
-  return items.length <= SHOWN ? items.join(', ') : `${items.slice(0, SHOWN).join(', ')} and ${items.length - SHOWN} more`;
+  if (items.length <= SHOWN) return items.join(', ');
+  return `${items.slice(0, SHOWN).join(', ')} and ${items.length - SHOWN} more`;
 }
 
 /**
@@ -60,19 +61,26 @@ export function auditMessage(root, { unlisted, mismatched, changed, servesUnlist
   const parts = [];
   if (unlisted.length > 0) {
     const html = unlisted.filter((r) => /\.html?$/.test(r)).length;
-    parts.push(`${unlisted.length} file${unlisted.length === 1 ? ' is' : 's are'} not in the manifest${html > 0 ? ` (${html} HTML)` : ''}: ` +
-      `${listOf(unlisted)}; ${servesUnlisted ? 'they are sent uncompressed' : 'they are not served'}. They were written after the folder was ` +
-      'compressed: compress it after the framework is done (docs/frameworks.md), or run precompressor on it again');
+    const are = unlisted.length === 1 ? ' is' : 's are';
+    parts.push(`${unlisted.length} file${are} not in the manifest${html > 0 ? ` (${html} HTML)` : ''}: ` +
+      `${listOf(unlisted)}; ${servesUnlisted ? 'they are sent uncompressed' : 'they are not served'}. ` +
+      'They were written after the folder was compressed: compress it after the framework is done ' +
+      '(docs/frameworks.md), or run precompressor on it again');
   }
   if (changed.length > 0) {
-    parts.push(`${changed.length} file${changed.length === 1 ? '' : 's'} changed since the manifest was written (${listOf(changed)}): ` +
-      'sent from disk without their variants. Run precompressor on the folder again after the last tool that writes it');
+    const files = `${changed.length} file${changed.length === 1 ? '' : 's'}`;
+    parts.push(`${files} changed since the manifest was written (${listOf(changed)}): ` +
+      'sent from disk without their variants. ' +
+      'Run precompressor on the folder again after the last tool that writes it');
   }
   if (mismatched.length > 0) {
-    const shown = mismatched.map((m) => `${m.rel} ${m.encoding}: ${m.listed} B listed, ${m.found === null ? 'missing' : `${m.found} B on disk`}`);
-    parts.push(`${mismatched.length} variant${mismatched.length === 1 ? ' does' : 's do'} not match the manifest (${listOf(shown)}); ` +
-      "those files are sent without that encoding. Another tool compressed the folder after precompressor (adapter-node's precompress, " +
-      "Nitro's compressPublicAssets, a compression plugin): turn it off, or use the framework's precompressor entry point (docs/frameworks.md)");
+    const shown = mismatched.map((m) => `${m.rel} ${m.encoding}: ${m.listed} B listed, ` +
+      (m.found === null ? 'missing' : `${m.found} B on disk`));
+    const does = mismatched.length === 1 ? ' does' : 's do';
+    parts.push(`${mismatched.length} variant${does} not match the manifest (${listOf(shown)}); ` +
+      'those files are sent without that encoding. Another tool compressed the folder after precompressor ' +
+      "(adapter-node's precompress, Nitro's compressPublicAssets, a compression plugin): turn it off, " +
+      "or use the framework's precompressor entry point (docs/frameworks.md)");
   }
   return parts.length === 0 ? null : `precompressor: ${root}: ${parts.join('. ')}.`;
 }

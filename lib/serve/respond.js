@@ -183,7 +183,9 @@ export function respond(c, entry, rep, fd, stat) {
     closeFd(fd);
     const contentRange = `bytes */${rep.size}`;
     if (next) return rejectWith(res, head, 416, next, { 'Content-Range': contentRange });
-    res.writeHead(416, [...varyHead(res, entry), 'Accept-Ranges', 'bytes', 'Content-Range', contentRange, 'Content-Length', '0']);
+    res.writeHead(416, [
+      ...varyHead(res, entry), 'Accept-Ranges', 'bytes', 'Content-Range', contentRange, 'Content-Length', '0',
+    ]);
     res.end();
     return;
   }

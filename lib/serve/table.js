@@ -174,13 +174,16 @@ export function buildEntry(rel, src, ctx, check) {
     const etag = etagOf(src.hash, e, size, ctx.settingsTag);
     reps[e] = makeRep(e, vfile, size, etag, src.mtimeMs, bodies[e] ?? null, info, opts, check?.ids?.[e]);
   }
-  const identity = makeRep('identity', file, src.size, etagOf(src.hash, 'identity', src.size, ''), src.mtimeMs, bodies.identity ?? null, info, opts, check?.ids?.identity);
+  const identityTag = etagOf(src.hash, 'identity', src.size, '');
+  const identity = makeRep('identity', file, src.size, identityTag, src.mtimeMs, bodies.identity ?? null, info, opts,
+    check?.ids?.identity);
   /** @type {Map<string, { dcb?: Rep, dcz?: Rep }>} */
   const deltas = new Map();
   for (const d of deltaFiles) {
     const dfile = check?.deltas?.[d.name] ?? path.join(path.dirname(file), d.name);
     const byEnc = deltas.get(d.dict) ?? {};
-    byEnc[d.encoding] = makeRep(d.encoding, dfile, d.size, etagOf(d.hash, 'identity', d.size, ''), src.mtimeMs, null, info, opts, check?.ids?.[d.name]);
+    const tag = etagOf(d.hash, 'identity', d.size, '');
+    byEnc[d.encoding] = makeRep(d.encoding, dfile, d.size, tag, src.mtimeMs, null, info, opts, check?.ids?.[d.name]);
     deltas.set(d.dict, byEnc);
   }
   return {

@@ -6,9 +6,8 @@ import { PrecompressorError, optionError } from '../errors.js';
 import { normalizeOptions, splitOptions } from '../options.js';
 import { deltaStem, deltasOf } from '../manifest.js';
 import { variantPath, suffixEncoding, stemOf } from '../encodings.js';
-import { pass } from '../compress/precompress.js';
 import { batchPass } from '../compress/batch.js';
-import { ManifestRecords } from '../compress/manifest-records.js';
+import { wholePass } from './whole-pass.js';
 import { isTempPath } from '../fs-atomic.js';
 import { relInside, absPath, hasDotSegment } from '../paths.js';
 import { singleFlight } from '../flow.js';
@@ -23,6 +22,8 @@ import { UnsettledFiles } from './unsettled.js';
  * batches, keeps our own writes from triggering new ones, and tells each pass which files are
  * still being written, so that it leaves them as they were.
  */
+
+/** @typedef {import('../compress/manifest-records.js').ManifestRecords} ManifestRecords */
 
 /**
  * Options of `watch()` on top of the compressor's, with their defaults.
@@ -366,8 +367,8 @@ export class Watcher extends EventEmitter {
     }
     this.#untrusted = false; // an event that cannot be trusted during this pass sets it again
     try {
-      const { report, held, manifest } = await pass(this.root, this.#api, this.#unsettled);
-      this.#ours.update(report, await ManifestRecords.of(manifest, this.manifest));
+      const { report, held, records: next } = await wholePass(this.root, this.#api, this.#unsettled, this.manifest);
+      this.#ours.update(report, next);
       return { report, held, whole: true };
     } catch (err) {
       this.#untrusted = true;

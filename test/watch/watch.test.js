@@ -438,6 +438,19 @@ describe('watch()', () => {
     expectConsistent(root);
   });
 
+  test('the whole pass runs in a process of its own: its error keeps its code; onProgress (a function) runs it here', async () => {
+    const root = await site({ 'a.txt': textOf(3000, 1), 'sub/b.txt': textOf(2000, 2) });
+    const bad = startWatch(root, { manifest: path.join(root, 'sub') }); // a folder: refused by the pass
+    await expect(bad.ready).rejects.toMatchObject({ name: 'PrecompressorError', code: 'ERR_PRECOMPRESSOR_MANIFEST' });
+    const progress = [];
+    const w = startWatch(root, { onProgress: (p) => progress.push(p.filesDone) });
+    const first = await w.ready;
+    expect(first.whole).toBe(true);
+    expect(first.changes.filter(written).map((c) => c.path)).toEqual(['a.txt', 'sub/b.txt']);
+    expect(progress.at(-1)).toBe(2);
+    expect(br(root, 'sub/b.txt')).toBe(textOf(2000, 2));
+  });
+
   test('a pass that throws (the folder is gone) is an error event, not a crash', async () => {
     const parent = await site({ 'site/a.txt': textOf(2000) });
     const root = path.join(parent, 'site');
