@@ -28,7 +28,8 @@ export async function wholePass(root, options, holdOut, manifest) {
   }
   // env: as this process sees it now (CACHE_DIR decides the default cache folder)
   const child = fork(fileURLToPath(new URL('./whole-pass-child.js', import.meta.url)), [], {
-    env: { ...process.env }, serialization: 'advanced', stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    env: { ...process.env }, execArgv: childFlags(process.execArgv), serialization: 'advanced',
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
   try {
     child.send({ root, options });
@@ -47,6 +48,17 @@ export async function wholePass(root, options, holdOut, manifest) {
   } finally {
     if (child.connected) child.disconnect(); // it exits then (also when this pass is abandoned)
   }
+}
+
+/** Node flags the pass's process keeps: memory and feature flags, not `-e`, `--inspect` or `--test`. */
+const KEPT_FLAGS = /^--(?:max-old-space-size|max-semi-space-size|stack-size|experimental-|no-experimental-|no-warnings|disable-warning|enable-source-maps|expose-gc)/;
+
+/**
+ * The flags of this process that its whole pass's process gets (pure).
+ * @param {readonly string[]} execArgv
+ */
+export function childFlags(execArgv) {
+  return execArgv.filter((flag) => KEPT_FLAGS.test(flag));
 }
 
 /** @param {object} options */

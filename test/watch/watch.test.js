@@ -9,6 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { isOwnOutput, OwnOutputs, splitWatchOptions, watch } from '../../lib/watch/watch.js';
 import { ManifestRecords } from '../../lib/compress/manifest-records.js';
 import { batchPaths } from '../../lib/compress/batch.js';
+import { childFlags } from '../../lib/watch/whole-pass.js';
 import { batchLines, watchCommand } from '../../lib/cli/watch.js';
 import { tempDir, textOf, noiseOf, writeTree } from '../helpers/tmp.js';
 import { writeSite } from '../helpers/site.js';
@@ -157,6 +158,11 @@ describe('pure parts', () => {
     expect([...batchPaths(['a.js'], records)].sort()).toEqual([...variants('a.js'), deltaPath('a.js', dict, 'dcz')].sort());
     expect(batchPaths(['b.css.br'], records)).toEqual(new Set([...variants('b.css.br'), ...variants('b.css')]));
     expect(batchPaths([deltaPath('c.js', dict, 'dcb')], records)).toEqual(new Set([...variants(deltaPath('c.js', dict, 'dcb')), ...variants('c.js')]));
+  });
+
+  test('childFlags: the whole pass\'s process keeps memory and feature flags, not -e, --inspect or --test', () => {
+    expect(childFlags(['--max-old-space-size=4096', '--inspect=0', '-e', 'watch()', '--experimental-vm-modules', '--test', '--no-warnings']))
+      .toEqual(['--max-old-space-size=4096', '--experimental-vm-modules', '--no-warnings']);
   });
 
   test('watch options: defaults, validation with the one error template', () => {
