@@ -1,6 +1,8 @@
 import { fork } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { pass } from '../compress/precompress.js';
+import { planPass } from '../compress/pass-plan.js';
+import { finishOutputs } from '../compress/pass-outputs.js';
 import { ManifestRecords } from '../compress/manifest-records.js';
 import { PrecompressorError } from '../errors.js';
 
@@ -11,8 +13,31 @@ import { PrecompressorError } from '../errors.js';
  * it), and the watcher keeps only the manifest's records. Options that cannot be sent (an
  * `onProgress` function) run it in this process instead.
  *
- * @typedef {{ report: import('../types.js').Report, held: string[], records: ManifestRecords }} WholePass
+ * @typedef {{ report: import('../types.js').Report, held: string[], records: ManifestRecords,
+ *   links: Set<string> }} WholePass
+ *   links: the symlinks to files the walk found (see batchPass())
  */
+
+/**
+ * A whole pass that also says which files it found are symlinks.
+ * @param {string} root
+ * @param {object} options
+ * @param {{ has(rel: string): boolean }} holdOut
+ * @param {import('../compress/precompress.js').PassHooks} [hooks]
+ */
+export async function passWithLinks(root, options, holdOut, hooks = {}) {
+  /** @type {string[]} */
+  let links = [];
+  const out = await pass(root, options, holdOut, hooks, {
+    plan: async (ctx, hold) => {
+      const planned = await planPass(ctx, hold);
+      links = [...planned.found.values()].filter((f) => f.link).map((f) => f.rel);
+      return planned;
+    },
+    finish: finishOutputs,
+  });
+  return { ...out, links };
+}
 
 /**
  * @param {string} root
@@ -23,8 +48,8 @@ import { PrecompressorError } from '../errors.js';
  */
 export async function wholePass(root, options, holdOut, manifest) {
   if (!sendable(options)) {
-    const { report, held, manifest: m } = await pass(root, options, holdOut);
-    return { report, held, records: await ManifestRecords.of(m, manifest) };
+    const { report, held, manifest: m, links } = await passWithLinks(root, options, holdOut);
+    return { report, held, records: await ManifestRecords.of(m, manifest), links: new Set(links) };
   }
   // env: as this process sees it now (CACHE_DIR decides the default cache folder)
   const child = fork(fileURLToPath(new URL('./whole-pass-child.js', import.meta.url)), [], {
@@ -44,7 +69,8 @@ export async function wholePass(root, options, holdOut, manifest) {
     });
     /** @type {Map<string, string>} */
     const lines = new Map(done.rels.map((/** @type {string} */ rel, /** @type {number} */ i) => [rel, done.lines[i]]));
-    return { report: done.report, held: done.held, records: await ManifestRecords.stamped(done.head, lines, manifest) };
+    const records = await ManifestRecords.stamped(done.head, lines, manifest);
+    return { report: done.report, held: done.held, records, links: new Set(/** @type {string[]} */ (done.links)) };
   } finally {
     if (child.connected) child.disconnect(); // it exits then (also when this pass is abandoned)
   }

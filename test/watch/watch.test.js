@@ -424,6 +424,28 @@ describe('watch()', () => {
     expectConsistent(root);
   });
 
+  test('a symlink to a changed file: its entry and variants follow in the batch (the event names only the target)', async () => {
+    const root = await site({ 'real.txt': textOf(3000, 1), 'other.txt': textOf(2000, 2) });
+    await fsp.symlink('real.txt', path.join(root, 'alias.txt'));
+    const w = startWatch(root);
+    await w.ready;
+    expect(manifestOf(root).files['alias.txt'].size).toBe(3000);
+    const changed = nextBatch(w, (b) => compressed('real.txt')(b) && compressed('alias.txt')(b), 'real.txt and alias.txt compressed');
+    await fsp.writeFile(path.join(root, 'real.txt'), textOf(4000, 3));
+    expect(await changed).toMatchObject({ whole: false });
+    expect(br(root, 'alias.txt')).toBe(textOf(4000, 3));
+    expect(manifestOf(root).files['alias.txt'].size).toBe(4000);
+    // a link made after the whole pass is looked at by later batches too
+    await fsp.symlink('other.txt', path.join(root, 'alias2.txt'));
+    await nextBatch(w, compressed('alias2.txt'), 'alias2.txt compressed');
+    const again = nextBatch(w, compressed('alias2.txt'), 'alias2.txt compressed again');
+    await fsp.writeFile(path.join(root, 'other.txt'), textOf(2500, 4));
+    expect(await again).toMatchObject({ whole: false });
+    expect(br(root, 'alias2.txt')).toBe(textOf(2500, 4));
+    await w.close();
+    expectConsistent(root);
+  });
+
   test('after a manifest written by someone else the next batch is a whole pass, then batches again', async () => {
     const root = await site({ 'a.txt': textOf(3000, 1), 'b.txt': textOf(3000, 2) });
     const w = startWatch(root);
