@@ -1,5 +1,5 @@
 import { once } from 'node:events';
-import { passWithLinks } from './whole-pass.js';
+import { passWithLinks } from './pass-links.js';
 
 /**
  * The child process of lib/watch/whole-pass.js: one whole pass, then the manifest as one JSON

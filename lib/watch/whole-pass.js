@@ -1,8 +1,6 @@
 import { fork } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { pass } from '../compress/precompress.js';
-import { planPass } from '../compress/pass-plan.js';
-import { finishOutputs } from '../compress/pass-outputs.js';
+import { passWithLinks } from './pass-links.js';
 import { ManifestRecords } from '../compress/manifest-records.js';
 import { PrecompressorError } from '../errors.js';
 
@@ -17,27 +15,6 @@ import { PrecompressorError } from '../errors.js';
  *   links: Set<string> }} WholePass
  *   links: the symlinks to files the walk found (see batchPass())
  */
-
-/**
- * A whole pass that also says which files it found are symlinks.
- * @param {string} root
- * @param {object} options
- * @param {{ has(rel: string): boolean }} holdOut
- * @param {import('../compress/precompress.js').PassHooks} [hooks]
- */
-export async function passWithLinks(root, options, holdOut, hooks = {}) {
-  /** @type {string[]} */
-  let links = [];
-  const out = await pass(root, options, holdOut, hooks, {
-    plan: async (ctx, hold) => {
-      const planned = await planPass(ctx, hold);
-      links = [...planned.found.values()].filter((f) => f.link).map((f) => f.rel);
-      return planned;
-    },
-    finish: finishOutputs,
-  });
-  return { ...out, links };
-}
 
 /**
  * @param {string} root
