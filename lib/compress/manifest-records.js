@@ -37,6 +37,16 @@ export class ManifestRecords {
     const { files, ...head } = manifest;
     const lines = new Map();
     for (const rel in files) if (Object.hasOwn(files, rel)) lines.set(rel, JSON.stringify(files[rel]));
+    return ManifestRecords.stamped(head, lines, file);
+  }
+
+  /**
+   * Records of a pass's manifest already as text, stamped with the file at `file`.
+   * @param {Head} head
+   * @param {Map<string, string>} lines
+   * @param {string} file
+   */
+  static async stamped(head, lines, file) {
     return new ManifestRecords(head, lines, await stampOf(file));
   }
 

@@ -75,5 +75,7 @@ export async function planWalked(ctx, holdOut, previous, walked, unreadable = nu
   for (const rel of classified.orphans) removals.push({ rel, why: 'orphan' });
   // What the walk found (device and inode), so that a removal takes only that file.
   const found = new Map(walked.files.map((f) => [f.rel, f]));
-  return { previous, owners, classified, decisions, removals, found };
+  // Watch mode looks at these in every batch: a symlink gets no event when its target changes.
+  const links = walked.files.filter((f) => f.link).map((f) => f.rel);
+  return { previous, owners, classified, decisions, removals, found, links };
 }
