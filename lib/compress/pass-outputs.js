@@ -84,21 +84,25 @@ function untouched(pass, deltasChanged) {
 }
 
 /**
- * Write the manifest unless nothing but its date would change.
+ * Write the manifest unless nothing but its date would change. Returns the manifest of the pass:
+ * the previous one when it stands (what is on disk), else `manifest`.
  * @param {PassResult} pass
  * @param {Manifest} manifest
  * @param {boolean} deltasChanged
+ * @returns {Promise<Manifest>}
  */
 export async function writeIfChanged(pass, manifest, deltasChanged) {
   const { opts, previous } = pass;
+  if (opts.dryRun) return manifest;
   // A delta written again (it was missing) is newer than the previous manifest: write a new one, or
   // the ownership rule (outputs are older than the manifest that lists them) takes it for the user's.
-  if (opts.dryRun || (!deltasChanged && sameContent(previous, manifest))) return;
+  if (!deltasChanged && sameContent(previous, manifest)) return /** @type {Manifest} */ (previous);
   try {
     await writeManifest(opts.manifest, manifest);
   } catch (err) {
     pass.report.fail(failureOf(opts.manifest, err));
   }
+  return manifest;
 }
 
 /**
@@ -121,9 +125,8 @@ export async function finishOutputs(pass) {
   site.apply(pass.entries);
   const siteDictionary = site.path === null ? null : { path: site.path, hash: /** @type {string} */ (site.hash) };
   const changed = deltas.changed || site.changed;
-  const manifest = untouched(pass, changed) ? pass.previous :
-    buildManifest({ tool: pass.tool, settings: pass.settings, files: pass.entries, siteDictionary });
-  if (manifest !== pass.previous) await writeIfChanged(pass, manifest, changed);
+  const manifest = untouched(pass, changed) ? pass.previous : await writeIfChanged(pass,
+    buildManifest({ tool: pass.tool, settings: pass.settings, files: pass.entries, siteDictionary }), changed);
   await pass.cache.finish(pass.report);
   const held = pass.decisions.filter((d) => d.action === 'hold').map((d) => d.file.rel);
   const report = {
