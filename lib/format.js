@@ -14,7 +14,12 @@ const SHORT = /** @type {Record<string, string>} */ ({ '\n': '\\n', '\r': '\\r',
  * @param {string} s
  */
 export function printable(s) {
-  return String(s).replace(UNPRINTABLE, (c) => SHORT[c] ?? (c.charCodeAt(0) < 0x100 ? `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}` : `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`));
+  return String(s).replace(UNPRINTABLE, (c) => SHORT[c] ?? escapeOf(c.charCodeAt(0)));
+}
+
+/** `\x1b` below 0x100, else `\u202e`. @param {number} code */
+function escapeOf(code) {
+  return code < 0x100 ? `\\x${code.toString(16).padStart(2, '0')}` : `\\u${code.toString(16).padStart(4, '0')}`;
 }
 
 /**
@@ -93,7 +98,8 @@ export function formatProgress(p, width = 24) {
   const filled = Math.round(frac * width);
   const bar = '█'.repeat(filled) + '░'.repeat(width - filled);
   const eta = frac > 0.02 && frac < 1 ? ` ETA ${formatDuration((p.elapsedMs / frac) * (1 - frac))}` : '';
-  return `${bar} ${percent(frac, 1)} ${p.filesDone}/${p.filesTotal} files ${formatBytes(p.bytesDone)}/${formatBytes(p.bytesTotal)}${eta}${runningText(p.running)}`;
+  const bytes = `${formatBytes(p.bytesDone)}/${formatBytes(p.bytesTotal)}`;
+  return `${bar} ${percent(frac, 1)} ${p.filesDone}/${p.filesTotal} files ${bytes}${eta}${runningText(p.running)}`;
 }
 
 /**
@@ -120,7 +126,8 @@ export function deltaLine(d) {
   if (!d) return '';
   if (d.unavailable) return `deltas: none (${d.unavailable})`;
   if (d.files === 0) return '';
-  return `deltas: ${d.files} files (${d.written} written); a returning visitor downloads ${formatBytes(d.bytes)} instead of ${formatBytes(d.bytes + d.savedBytes)} for them`;
+  return `deltas: ${d.files} files (${d.written} written); a returning visitor downloads ${formatBytes(d.bytes)} ` +
+    `instead of ${formatBytes(d.bytes + d.savedBytes)} for them`;
 }
 
 /**
@@ -131,7 +138,8 @@ export function siteDictionaryLine(d) {
   if (!d) return '';
   if (d.unavailable) return `site dictionary: none (${d.unavailable})`;
   if (d.path === null || d.pages === 0) return '';
-  return `site dictionary: ${formatBytes(d.size)} (${formatBytes(d.bytes)} sent once); ${d.pages} pages after it at ${percent(d.pageBytes, d.ordinaryBytes)} of their best variant`;
+  return `site dictionary: ${formatBytes(d.size)} (${formatBytes(d.bytes)} sent once); ` +
+    `${d.pages} pages after it at ${percent(d.pageBytes, d.ordinaryBytes)} of their best variant`;
 }
 
 /**
@@ -140,7 +148,8 @@ export function siteDictionaryLine(d) {
  */
 export function cacheLine(c) {
   if (!c?.enabled || c.hits === 0) return '';
-  return `cache: ${c.hits} of ${c.hits + c.misses} outputs from the cache, ${formatDuration(c.cpuSavedMs)} of CPU saved`;
+  return `cache: ${c.hits} of ${c.hits + c.misses} outputs from the cache, ` +
+    `${formatDuration(c.cpuSavedMs)} of CPU saved`;
 }
 
 /**
@@ -151,16 +160,21 @@ export function formatSummary(r) {
   const f = r.files;
   const lines = [];
   const verb = r.dryRun ? 'would compress' : 'compressed';
-  lines.push(`precompressor: ${f.scanned} files in ${printable(r.root)} (${formatDuration(r.durationMs)})${r.dryRun ? ' [dry run]' : ''}`);
+  const dry = r.dryRun ? ' [dry run]' : '';
+  lines.push(`precompressor: ${f.scanned} files in ${printable(r.root)} (${formatDuration(r.durationMs)})${dry}`);
   lines.push(
     `  ${verb} ${r.dryRun ? r.changes.filter((c) => c.action === 'compress').length : f.compressed}, ` +
       `${f.fromCache ? `from cache ${f.fromCache}, ` : ''}unchanged ${f.unchanged}; ` +
-      `skipped: ${f.compressedFormat} compressed format, ${f.notSmaller} not smaller, ${f.excluded} excluded, ${f.empty} empty` +
+      `skipped: ${f.compressedFormat} compressed format, ${f.notSmaller} not smaller, ` +
+      `${f.excluded} excluded, ${f.empty} empty` +
       (f.failed ? `; ${f.failed} failed` : ''),
   );
   if (!r.dryRun) {
-    const parts = r.encodings.map((e) => `${e} ${formatBytes(r.bytes[e] ?? 0)} (${percent(r.bytes[e] ?? 0, r.bytes.compressible)})`);
-    lines.push(`  ${formatBytes(r.bytes.compressible)} compressible of ${formatBytes(r.bytes.original)} → ${parts.join(' · ')}`);
+    const { bytes } = r;
+    const size = (/** @type {string} */ e) => bytes[e] ?? 0;
+    const parts = r.encodings.map((e) => `${e} ${formatBytes(size(e))} (${percent(size(e), bytes.compressible)})`);
+    const of = `${formatBytes(bytes.compressible)} compressible of ${formatBytes(bytes.original)}`;
+    lines.push(`  ${of} → ${parts.join(' · ')}`);
   } else {
     for (const c of r.changes) lines.push(`  ${c.action}: ${printable(c.path)}`);
   }

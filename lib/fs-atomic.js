@@ -31,7 +31,8 @@ export function assertRealParent(target) {
     throw err;
   }
   if (real !== dir) {
-    throw new PrecompressorError('ERR_PRECOMPRESSOR_FILE', `${dir} now resolves to ${real} (a folder on its path was replaced by a symlink): nothing written or removed there`, { path: target });
+    throw new PrecompressorError('ERR_PRECOMPRESSOR_FILE', `${dir} now resolves to ${real} ` +
+      '(a folder on its path was replaced by a symlink): nothing written or removed there', { path: target });
   }
 }
 
@@ -137,7 +138,8 @@ export async function removeIfPresent(file, expect) {
   assertRealParent(file);
   const st = expect?.ino === undefined ? null : fsSync.lstatSync(file, { throwIfNoEntry: false });
   if (st && (st.ino !== expect?.ino || st.dev !== expect?.dev)) {
-    throw new PrecompressorError('ERR_PRECOMPRESSOR_FILE', `${file} is not the file found there (replaced, or a folder on its path replaced by a symlink): not removed`, { path: file });
+    throw new PrecompressorError('ERR_PRECOMPRESSOR_FILE', `${file} is not the file found there ` +
+      '(replaced, or a folder on its path replaced by a symlink): not removed', { path: file });
   }
   // unlink() at once (rm() would lstat first): the instant after the check is as short as it can be.
   await fs.unlink(file).catch((err) => {
@@ -229,7 +231,9 @@ export function writeAtomicSync(target, data, opts = {}) {
   } catch (err) {
     if (fd !== undefined) fsSync.closeSync(fd);
     fsSync.rmSync(tmp, { force: true });
-    if (opts.tempDir && /** @type {any} */ (err).code === 'EXDEV') return writeAtomicSync(target, data, { mtime: opts.mtime, checkParent: opts.checkParent });
+    if (opts.tempDir && /** @type {any} */ (err).code === 'EXDEV') {
+      return writeAtomicSync(target, data, { mtime: opts.mtime, checkParent: opts.checkParent });
+    }
     throw err;
   }
 }

@@ -116,16 +116,31 @@ export function validateManifest(data, file = 'manifest') {
 const SITE_DICTIONARY_PROBLEM = 'siteDictionary is not { path, hash } of a listed file';
 
 /**
+ * Throw unless the manifest's site dictionary, if any, names a listed file whose hash is its own.
+ * @param {Manifest} m the head
+ * @param {string | undefined} listedHash the hash of the entry at `m.siteDictionary.path`, validated
+ * @param {string} file
+ */
+export function validateSiteDictionary(m, listedHash, file) {
+  const sd = m.siteDictionary;
+  if (sd !== undefined && !siteDictionaryOk(sd, listedHash)) throw bad(file, SITE_DICTIONARY_PROBLEM);
+}
+
+/**
  * The top level of a manifest: an object of a readable schema with a `files` object.
  * @param {unknown} data
  * @param {string} file
  * @returns {Manifest}
  */
-function validateHead(data, file) {
+export function validateHead(data, file) {
   if (data === null || typeof data !== 'object' || Array.isArray(data)) throw bad(file, 'not a JSON object');
   const m = /** @type {any} */ (data);
-  if (!READABLE_SCHEMAS.includes(m.schema)) throw bad(file, `schema ${JSON.stringify(m.schema)} is not one of ${READABLE_SCHEMAS.join(', ')}`);
-  if (m.files === null || typeof m.files !== 'object' || Array.isArray(m.files)) throw bad(file, '"files" is not an object');
+  if (!READABLE_SCHEMAS.includes(m.schema)) {
+    throw bad(file, `schema ${JSON.stringify(m.schema)} is not one of ${READABLE_SCHEMAS.join(', ')}`);
+  }
+  if (m.files === null || typeof m.files !== 'object' || Array.isArray(m.files)) {
+    throw bad(file, '"files" is not an object');
+  }
   return m;
 }
 
@@ -135,33 +150,41 @@ function validateHead(data, file) {
  * @param {string | undefined} listedHash
  */
 function siteDictionaryOk(sd, listedHash) {
-  return sd !== null && typeof sd === 'object' && typeof sd.path === 'string' && typeof sd.hash === 'string' && listedHash === sd.hash;
+  return sd !== null && typeof sd === 'object' && typeof sd.path === 'string' && typeof sd.hash === 'string' &&
+    listedHash === sd.hash;
 }
 
 /**
- * What is wrong with one file entry, or null.
+ * What is wrong with one file entry, or null (the server validates each entry when its path is
+ * first asked for, lib/serve/manifest-index.js).
  * @param {string} rel
  * @param {any} e as parsed
  * @param {number} schema
  */
-function entryProblem(rel, e, schema) {
+export function entryProblem(rel, e, schema) {
   const problem = pathProblem(rel);
   if (problem !== null) return `file path ${JSON.stringify(rel)} ${problem}`;
   if (e === null || typeof e !== 'object') return `entry ${JSON.stringify(rel)} is not an object`;
   if (!Number.isSafeInteger(e.size) || e.size < 0) return `entry ${JSON.stringify(rel)} has no valid size`;
   // a Date holds ±8.64e15 ms; beyond it Last-Modified would read "Invalid Date"
-  if (typeof e.mtimeMs !== 'number' || !(Math.abs(e.mtimeMs) <= MAX_DATE_MS)) return `entry ${JSON.stringify(rel)} has no valid mtimeMs`;
+  if (typeof e.mtimeMs !== 'number' || !(Math.abs(e.mtimeMs) <= MAX_DATE_MS)) {
+    return `entry ${JSON.stringify(rel)} has no valid mtimeMs`;
+  }
   if (typeof e.hash !== 'string') return `entry ${JSON.stringify(rel)} has no hash`;
   // sent as Content-Type: a CR, LF or other byte Node refuses in a header would turn every request into a 500
   if (e.type !== undefined && (typeof e.type !== 'string' || INVALID_HEADER_CHAR.test(e.type))) {
     return `entry ${JSON.stringify(rel)} has an invalid type ${JSON.stringify(e.type)}`;
   }
-  if (e.variants === null || typeof e.variants !== 'object') return `entry ${JSON.stringify(rel)} has no variants object`;
+  if (e.variants === null || typeof e.variants !== 'object') {
+    return `entry ${JSON.stringify(rel)} has no variants object`;
+  }
   for (const enc in e.variants) {
     if (!Object.hasOwn(e.variants, enc)) continue;
     const v = e.variants[enc];
     if (!isEncoding(enc)) return `entry ${JSON.stringify(rel)} has unknown encoding ${JSON.stringify(enc)}`;
-    if (v === null || typeof v !== 'object' || !Number.isSafeInteger(v.size) || v.size < 0) return `entry ${JSON.stringify(rel)} variant ${enc} has no valid size`;
+    if (v === null || typeof v !== 'object' || !Number.isSafeInteger(v.size) || v.size < 0) {
+      return `entry ${JSON.stringify(rel)} variant ${enc} has no valid size`;
+    }
   }
   if (e.dictionary === undefined && e.deltas === undefined) return null;
   const why = dictionaryProblem(e, schema);
@@ -180,16 +203,22 @@ function dictionaryProblem(e, schema) {
   if (e.dictionary !== undefined) {
     const d = e.dictionary;
     if (d === null || typeof d !== 'object' || typeof d.hash !== 'string' || !B64_SHA256.test(d.hash) ||
-      typeof d.match !== 'string' || d.match === '' || !(d.dest === null || typeof d.dest === 'string') || typeof d.hashed !== 'boolean') {
+      typeof d.match !== 'string' || d.match === '' || !(d.dest === null || typeof d.dest === 'string') ||
+      typeof d.hashed !== 'boolean') {
       return 'has an invalid dictionary';
     }
   }
   if (e.deltas === undefined) return null;
-  if (e.deltas === null || typeof e.deltas !== 'object' || (schema < 3 && e.dictionary === undefined)) return 'has deltas but no dictionary';
+  if (e.deltas === null || typeof e.deltas !== 'object' || (schema < 3 && e.dictionary === undefined)) {
+    return 'has deltas but no dictionary';
+  }
   for (const [dict, byEnc] of Object.entries(e.deltas)) {
-    if (!B64_SHA256.test(dict) || byEnc === null || typeof byEnc !== 'object') return `has an invalid delta key ${JSON.stringify(dict)}`;
+    if (!B64_SHA256.test(dict) || byEnc === null || typeof byEnc !== 'object') {
+      return `has an invalid delta key ${JSON.stringify(dict)}`;
+    }
     for (const [enc, v] of Object.entries(byEnc)) {
-      if (!(/** @type {readonly string[]} */ (DELTA_SUFFIXES)).includes(enc) || v === null || typeof v !== 'object' || !Number.isSafeInteger(v.size) || v.size < 1 || typeof v.hash !== 'string') {
+      if (!(/** @type {readonly string[]} */ (DELTA_SUFFIXES)).includes(enc) || v === null || typeof v !== 'object' ||
+        !Number.isSafeInteger(v.size) || v.size < 1 || typeof v.hash !== 'string') {
         return `has an invalid ${JSON.stringify(enc)} delta`;
       }
     }
@@ -214,7 +243,8 @@ export function deltaPath(rel, dictHash, encoding) {
  * @param {string} hash
  */
 export function siteDictionaryPath(hash) {
-  return `precompressor-dictionary.${Buffer.from(hash.replace(/^sha256-/, ''), 'base64url').toString('hex').slice(0, 16)}.dict`;
+  const hex = Buffer.from(hash.replace(/^sha256-/, ''), 'base64url').toString('hex');
+  return `precompressor-dictionary.${hex.slice(0, 16)}.dict`;
 }
 
 const DELTA_NAME = /^(.+)\.[0-9a-f]{16}\.(?:dcb|dcz)$/;
@@ -277,7 +307,8 @@ function unreadable(file, err) {
   // path too long for the OS (express.static treats such a root as empty too)
   if (['ENOENT', 'ENOTDIR', 'ENAMETOOLONG'].includes(/** @type {any} */ (err).code)) return null;
   if (err instanceof PrecompressorError) throw err;
-  throw new PrecompressorError('ERR_PRECOMPRESSOR_MANIFEST', `Cannot read manifest ${file}: ${/** @type {Error} */ (err).message}`, { path: file, cause: err });
+  const message = `Cannot read manifest ${file}: ${/** @type {Error} */ (err).message}`;
+  throw new PrecompressorError('ERR_PRECOMPRESSOR_MANIFEST', message, { path: file, cause: err });
 }
 
 /**
@@ -293,8 +324,11 @@ function wholeManifest(head) {
   const files = {};
   const add = (/** @type {string} */ rel, /** @type {FileEntry} */ e) => {
     // an entry named `__proto__` is an own key, as JSON.parse makes it
-    if (rel === '__proto__') Object.defineProperty(files, rel, { value: e, enumerable: true, writable: true, configurable: true });
-    else files[rel] = e;
+    if (rel === '__proto__') {
+      Object.defineProperty(files, rel, { value: e, enumerable: true, writable: true, configurable: true });
+    } else {
+      files[rel] = e;
+    }
   };
   return { add, done: () => ({ ...head, files }) };
 }
@@ -305,14 +339,15 @@ const CHUNK_BYTES = 1 << 20;
  * Reading one manifest file, as a generator of I/O requests run by readManifest() (async) or
  * readManifestSync(), so the two cannot drift: yields [op, ...args] with op 'open', 'fstat',
  * 'read' (a buffer and a file position; receives the bytes read) or 'close'; an I/O error is
- * thrown back in. Refuses what is not a regular file and what is larger than `maxBytes`.
+ * thrown back in. Refuses what is not a regular file and what is larger than `maxBytes`; `body`
+ * reads the open file (its size given).
  * @template T
  * @param {string} file
  * @param {number} maxBytes
- * @param {Collector<T>} collect
+ * @param {(fd: unknown, size: number) => Generator<[string, ...any[]], T, any>} body
  * @returns {Generator<[string, ...any[]], T | null, any>}
  */
-function* readDoc(file, maxBytes, collect) {
+function* readDoc(file, maxBytes, body) {
   let fd;
   try {
     fd = yield ['open', file];
@@ -322,10 +357,11 @@ function* readDoc(file, maxBytes, collect) {
   try {
     const st = yield ['fstat', fd];
     if (!st.isFile()) {
-      throw new PrecompressorError('ERR_PRECOMPRESSOR_MANIFEST', `Cannot read manifest ${file}: not a regular file`, { path: file });
+      const message = `Cannot read manifest ${file}: not a regular file`;
+      throw new PrecompressorError('ERR_PRECOMPRESSOR_MANIFEST', message, { path: file });
     }
     if (st.size > maxBytes) throw tooLarge(file, st.size, maxBytes);
-    return yield* readText(fd, file, maxBytes, collect);
+    return yield* body(fd, st.size);
   } catch (err) {
     return unreadable(file, err);
   } finally {
@@ -382,6 +418,39 @@ function* readText(fd, file, maxBytes, collect) {
   return sink.done();
 }
 
+/** Pieces of a file read at a time into its buffer (an async read holds one of libuv's threads). */
+const BYTES_PIECE = 16 << 20;
+
+/**
+ * The whole file as bytes, in one buffer of its fstat size (a file that grew meanwhile is read on,
+ * up to `maxBytes`).
+ * @param {unknown} fd
+ * @param {number} size
+ * @param {string} file
+ * @param {number} maxBytes
+ * @returns {Generator<[string, ...any[]], Buffer, any>}
+ */
+function* readBytes(fd, size, file, maxBytes) {
+  const parts = [];
+  let part = Buffer.allocUnsafe(size);
+  let filled = 0;
+  for (let at = 0; ;) {
+    // full: read on into a new piece only if the file grew (no copy of a file read at its size)
+    const room = filled === part.length ? Buffer.allocUnsafe(CHUNK_BYTES) : null;
+    const n = (yield* readAt(fd, at, file, maxBytes, room ?? part.subarray(filled, filled + BYTES_PIECE))).length;
+    if (n === 0) break;
+    if (room !== null) {
+      parts.push(part);
+      part = room;
+      filled = 0;
+    }
+    filled += n;
+    at += n;
+  }
+  parts.push(part.subarray(0, filled));
+  return parts.length === 1 ? parts[0] : Buffer.concat(parts);
+}
+
 /**
  * Up to `buf.length` bytes of the file from `at` into `buf` (empty at the end); refused past `maxBytes`.
  * @param {unknown} fd
@@ -404,7 +473,8 @@ function* readAt(fd, at, file, maxBytes, buf) {
  */
 function tooLarge(file, size, maxBytes) {
   return new PrecompressorError('ERR_PRECOMPRESSOR_MANIFEST',
-    `Manifest ${file} is ${size} bytes, above the limit of ${maxBytes} bytes: raise options.maxManifestBytes if it is yours`, { path: file });
+    `Manifest ${file} is ${size} bytes, above the limit of ${maxBytes} bytes: ` +
+    'raise options.maxManifestBytes if it is yours', { path: file });
 }
 
 /** @type {Record<string, (...args: any[]) => any>} */
@@ -441,12 +511,55 @@ export async function readManifest(
   file,
   { maxBytes = MAX_MANIFEST_BYTES, collect = /** @type {any} */ (wholeManifest) } = {},
 ) {
-  const steps = readDoc(file, maxBytes, collect);
+  return runAsync(readDoc(file, maxBytes, (fd) => readText(fd, file, maxBytes, collect)));
+}
+
+/**
+ * The bytes of a manifest file, unparsed (serveStatic indexes them, lib/serve/manifest-index.js),
+ * refused as readManifest() refuses a file (not a regular file, larger than `maxBytes`); null when
+ * the file does not exist.
+ * @param {string} file
+ * @param {{ maxBytes?: number }} [options]
+ * @returns {Promise<Buffer | null>}
+ */
+export function readManifestBytes(file, { maxBytes = MAX_MANIFEST_BYTES } = {}) {
+  return runAsync(readDoc(file, maxBytes, (fd, size) => readBytes(fd, size, file, maxBytes)));
+}
+
+/**
+ * Synchronous twin of readManifestBytes(), for serveStatic's construction.
+ * @param {string} file
+ * @param {{ maxBytes?: number }} [options]
+ * @returns {Buffer | null}
+ */
+export function readManifestBytesSync(file, { maxBytes = MAX_MANIFEST_BYTES } = {}) {
+  return runSync(readDoc(file, maxBytes, (fd, size) => readBytes(fd, size, file, maxBytes)));
+}
+
+/**
+ * Run a reader's I/O requests asynchronously.
+ * @template T
+ * @param {Generator<[string, ...any[]], T, any>} steps
+ * @returns {Promise<T>}
+ */
+async function runAsync(steps) {
   let r = steps.next();
   while (!r.done) {
     const [op, ...args] = r.value;
     r = await ASYNC_IO[op](...args).then((v) => steps.next(v), (err) => steps.throw(err));
   }
+  return r.value;
+}
+
+/**
+ * Run a reader's I/O requests synchronously.
+ * @template T
+ * @param {Generator<[string, ...any[]], T, any>} steps
+ * @returns {T}
+ */
+function runSync(steps) {
+  let r = steps.next();
+  while (!r.done) r = stepSync(steps, r.value);
   return r.value;
 }
 
@@ -461,10 +574,7 @@ export function readManifestSync(
   file,
   { maxBytes = MAX_MANIFEST_BYTES, collect = /** @type {any} */ (wholeManifest) } = {},
 ) {
-  const steps = readDoc(file, maxBytes, collect);
-  let r = steps.next();
-  while (!r.done) r = stepSync(steps, r.value);
-  return r.value;
+  return runSync(readDoc(file, maxBytes, (fd) => readText(fd, file, maxBytes, collect)));
 }
 
 /**
@@ -510,12 +620,30 @@ const CHUNK_CHARS = 1 << 20;
  */
 export function* manifestText(manifest) {
   const { files, ...head } = manifest;
+  yield* manifestTextOf(head, entryTexts(files));
+}
+
+/**
+ * @param {Record<string, FileEntry>} files
+ * @returns {Generator<[string, string]>}
+ */
+function* entryTexts(files) {
+  for (const rel in files) if (Object.hasOwn(files, rel)) yield [rel, JSON.stringify(files[rel])];
+}
+
+/**
+ * manifestText() from the head and each entry's JSON text, in order (watch mode keeps its entries
+ * as text: lib/compress/manifest-records.js).
+ * @param {Omit<Manifest, 'files'>} head
+ * @param {Iterable<[string, string]>} entries [path, JSON of its entry]
+ * @returns {Generator<string>}
+ */
+export function* manifestTextOf(head, entries) {
   const top = JSON.stringify({ ...head, files: null }, null, 1);
   let chunk = `${top.slice(0, top.lastIndexOf('null'))}{`;
   let first = true;
-  for (const rel in files) {
-    if (!Object.hasOwn(files, rel)) continue;
-    chunk += `${first ? '' : ','}\n  ${JSON.stringify(rel)}: ${JSON.stringify(files[rel])}`;
+  for (const [rel, json] of entries) {
+    chunk += `${first ? '' : ','}\n  ${JSON.stringify(rel)}: ${json}`;
     first = false;
     if (chunk.length >= CHUNK_CHARS) {
       yield chunk;
@@ -549,5 +677,8 @@ export function contentHash(buf) {
 /** An incremental hasher that ends in the same format as contentHash(). */
 export function createHasher() {
   const h = crypto.createHash('sha256');
-  return { update: (/** @type {string | NodeJS.ArrayBufferView} */ chunk) => h.update(chunk), digest: () => 'sha256-' + h.digest('base64url') };
+  return {
+    update: (/** @type {string | NodeJS.ArrayBufferView} */ chunk) => h.update(chunk),
+    digest: () => 'sha256-' + h.digest('base64url'),
+  };
 }

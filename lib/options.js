@@ -93,19 +93,20 @@ export const OPTIONS = Object.freeze({
   concurrency: opt(null, 'Files compressed at once; default os.availableParallelism()', 'number', '(cores)'),
   manifest: opt(null, 'Where to write the manifest', 'string', '<dir>/precompressor-manifest.json'),
   dotfiles: opt(false, 'Also take files and folders whose name starts with a dot', 'boolean'),
-  force: opt(false, 'Ignore the manifest and the variant cache and compress everything again (the cache is still filled)',
-    'boolean'),
+  force: opt(false, 'Ignore the manifest and the variant cache and compress everything again ' +
+    '(the cache is still filled)', 'boolean'),
   dryRun: opt(false, 'Say what would change without writing anything', 'boolean'),
   streamThreshold: opt(64 * 1024 * 1024, 'Files at least this big (bytes) are streamed instead of read whole'),
-  onProgress: opt(null, 'Called at most every 100 ms with files, bytes, estimated work done/total and the files running'),
+  onProgress: opt(null, 'Called at most every 100 ms with files, bytes, estimated work done/total ' +
+    'and the files running'),
   cache: opt(true, 'Take variants already made (by any build sharing the cache folder) from the variant cache; ' +
     '--no-cache bypasses it', 'boolean'),
   cacheDir: opt(null, 'The variant cache folder (persist it in CI; see docs/cache.md)', 'string',
     'node_modules/.cache/precompressor/variants'),
-  cacheMaxSize: opt(CACHE_MAX_SIZE, 'Cap of the variant cache (bytes, or 500MB, 1GiB...); least recently used entries go first',
-    'string', '512MiB'),
-  deltas: opt(true, 'Deploy deltas (RFC 9842, dcz/dcb) against earlier versions of each file; --no-deltas turns them off',
-    'boolean'),
+  cacheMaxSize: opt(CACHE_MAX_SIZE, 'Cap of the variant cache (bytes, or 500MB, 1GiB...); ' +
+    'least recently used entries go first', 'string', '512MiB'),
+  deltas: opt(true, 'Deploy deltas (RFC 9842, dcz/dcb) against earlier versions of each file; ' +
+    '--no-deltas turns them off', 'boolean'),
   siteDictionary: opt(true, 'A dictionary made from the HTML pages, and each page as dcz/dcb against it; ' +
     '--no-site-dictionary turns it off', 'boolean'),
   previous: opt(null, 'An older build folder whose files are also taken as earlier versions', 'string'),
@@ -115,8 +116,8 @@ export const OPTIONS = Object.freeze({
   deltaMinSize: opt(1024, 'Files smaller than this (bytes) get no deltas'),
   deltaMargin: opt(0.1, 'Keep a delta only if smaller than the best variant × (1 − margin)', 'number'),
   deltaExtensions: opt(DELTA_EXTENSIONS, 'Extensions that get deltas (array, or comma-separated)'),
-  allowSystemDir: opt(false, 'Compress <dir> even when it is /, the home folder or a system folder (/usr, /etc, /var...), ' +
-    'which are refused by default', 'boolean'),
+  allowSystemDir: opt(false, 'Compress <dir> even when it is /, the home folder or a system folder ' +
+    '(/usr, /etc, /var...), which are refused by default', 'boolean'),
   hashPattern: opt(null, 'RegExp with a group (?<hash>...) that finds the hash in a file name ' +
     '(default: Vite/Rollup, webpack, esbuild names)', 'string'),
 });
@@ -162,10 +163,14 @@ function stringList(name, value) {
  * @returns {Record<string, any>}
  */
 export function fillOptions(options, defaults) {
-  if (options === null || typeof options !== 'object' || Array.isArray(options)) throw optionError('options', 'an object', options);
+  if (options === null || typeof options !== 'object' || Array.isArray(options)) {
+    throw optionError('options', 'an object', options);
+  }
   const o = /** @type {Record<string, any>} */ ({ ...defaults });
   for (const [k, v] of Object.entries(options)) {
-    if (!Object.hasOwn(defaults, k)) throw optionError(`options.${k}`, `one of the known options (${Object.keys(defaults).join(', ')})`, k);
+    if (!Object.hasOwn(defaults, k)) {
+      throw optionError(`options.${k}`, `one of the known options (${Object.keys(defaults).join(', ')})`, k);
+    }
     if (v !== undefined) o[k] = v;
   }
   return o;
@@ -181,7 +186,9 @@ export function fillOptions(options, defaults) {
  * @returns {{ api: Record<string, unknown>, own: T }}
  */
 export function splitOptions(options, ownDefaults) {
-  if (options === null || typeof options !== 'object' || Array.isArray(options)) throw optionError('options', 'an object', options);
+  if (options === null || typeof options !== 'object' || Array.isArray(options)) {
+    throw optionError('options', 'an object', options);
+  }
   /** @type {Record<string, unknown>} */
   const api = {};
   const own = /** @type {any} */ ({ ...ownDefaults });
@@ -300,9 +307,14 @@ export function parseSize(v) {
  */
 function cacheOptions(o) {
   if (typeof o.cache !== 'boolean') throw optionError('options.cache', 'a boolean', o.cache);
-  if (o.cacheDir !== null && (typeof o.cacheDir !== 'string' || o.cacheDir === '')) throw optionError('options.cacheDir', 'a non-empty path string', o.cacheDir);
+  if (o.cacheDir !== null && (typeof o.cacheDir !== 'string' || o.cacheDir === '')) {
+    throw optionError('options.cacheDir', 'a non-empty path string', o.cacheDir);
+  }
   const cacheMaxSize = parseSize(o.cacheMaxSize);
-  if (cacheMaxSize === null) throw optionError('options.cacheMaxSize', 'a size in bytes (a non-negative integer, or a string such as "512MB")', o.cacheMaxSize);
+  if (cacheMaxSize === null) {
+    const expected = 'a size in bytes (a non-negative integer, or a string such as "512MB")';
+    throw optionError('options.cacheMaxSize', expected, o.cacheMaxSize);
+  }
   return { cache: o.cache, cacheDir: path.resolve(o.cacheDir ?? defaultCacheDir()), cacheMaxSize };
 }
 
@@ -311,14 +323,20 @@ function cacheOptions(o) {
  * @param {Record<string, any>} o
  */
 function deltaOptions(o) {
-  for (const k of ['deltas', 'siteDictionary']) if (typeof o[k] !== 'boolean') throw optionError(`options.${k}`, 'a boolean', o[k]);
+  for (const k of ['deltas', 'siteDictionary']) {
+    if (typeof o[k] !== 'boolean') throw optionError(`options.${k}`, 'a boolean', o[k]);
+  }
   for (const k of ['previous', 'dictionaryStore']) {
-    if (o[k] !== null && (typeof o[k] !== 'string' || o[k] === '')) throw optionError(`options.${k}`, 'a non-empty path string', o[k]);
+    if (o[k] !== null && (typeof o[k] !== 'string' || o[k] === '')) {
+      throw optionError(`options.${k}`, 'a non-empty path string', o[k]);
+    }
   }
   if (!isInt(o.dictionaryVersions) || o.dictionaryVersions < 1 || o.dictionaryVersions > 100) {
     throw optionError('options.dictionaryVersions', 'an integer from 1 to 100', o.dictionaryVersions);
   }
-  if (!Number.isSafeInteger(o.deltaMinSize) || o.deltaMinSize < 0) throw optionError('options.deltaMinSize', 'a non-negative integer (bytes)', o.deltaMinSize);
+  if (!Number.isSafeInteger(o.deltaMinSize) || o.deltaMinSize < 0) {
+    throw optionError('options.deltaMinSize', 'a non-negative integer (bytes)', o.deltaMinSize);
+  }
   if (typeof o.deltaMargin !== 'number' || !(o.deltaMargin >= 0 && o.deltaMargin < 1)) {
     throw optionError('options.deltaMargin', 'a number from 0 to less than 1', o.deltaMargin);
   }
@@ -332,8 +350,10 @@ function deltaOptions(o) {
       throw optionError('options.hashPattern', 'a valid regular expression', o.hashPattern);
     }
   }
-  if (hashPattern !== null && typeof hashPattern !== 'function' && !(hashPattern instanceof RegExp && /\(\?<hash>/.test(hashPattern.source))) {
-    throw optionError('options.hashPattern', 'a RegExp (or its source) with a named group (?<hash>...), or a function', o.hashPattern);
+  const named = hashPattern instanceof RegExp && /\(\?<hash>/.test(hashPattern.source);
+  if (hashPattern !== null && typeof hashPattern !== 'function' && !named) {
+    const expected = 'a RegExp (or its source) with a named group (?<hash>...), or a function';
+    throw optionError('options.hashPattern', expected, o.hashPattern);
   }
   return {
     deltas: o.deltas,

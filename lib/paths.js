@@ -61,7 +61,9 @@ export function cacheRoot(from = process.cwd()) {
   const env = process.env.CACHE_DIR;
   if (env && !['true', 'false', '1', '0'].includes(env)) return path.resolve(env, 'precompressor');
   const project = packageDir(path.resolve(from));
-  if (project !== null && writable(path.join(project, 'node_modules'))) return path.join(project, 'node_modules', '.cache', 'precompressor');
+  if (project !== null && writable(path.join(project, 'node_modules'))) {
+    return path.join(project, 'node_modules', '.cache', 'precompressor');
+  }
   return path.join(osCacheDir(), 'precompressor');
 }
 

@@ -354,6 +354,13 @@ export interface WatchBatch extends Report {
   /** True for the first pass, run when the watcher starts. */
   initial: boolean;
   /**
+   * True when the batch was a whole pass over the folder (the first one, or one after events that
+   * cannot be trusted: a folder removed, renamed or replaced, the watcher's error, the manifest
+   * written by another process). Otherwise it looked only at the paths of its events, and its
+   * `files` and `bytes` count those files only.
+   */
+  whole: boolean;
+  /**
    * Files still being written (events not settled for `awaitWriteFinish` ms), which this pass left
    * as they were: their manifest entry and variants as the previous pass left them, or none for a
    * new file. Not failures, not counted as compressed or unchanged; each is compressed by the batch

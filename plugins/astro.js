@@ -10,8 +10,9 @@ import { compressFolder, splitIntegrationOptions } from './compress-folder.js';
  */
 
 /** Said once per server build: the adapter's own static serving ignores the variants. */
-const SERVER_HINT = "precompressor: serve dist/client with serveStatic before Astro's handler (@astrojs/node mode: 'middleware'): " +
-  "a standalone server sends its files as they are, the manifest included, and none of the variants (docs/frameworks.md)";
+const SERVER_HINT = "precompressor: serve dist/client with serveStatic before Astro's handler " +
+  "(@astrojs/node mode: 'middleware'): a standalone server sends its files as they are, the manifest included, " +
+  'and none of the variants (docs/frameworks.md)';
 
 /**
  * `integrations: [precompressor(options)]` in astro.config.

@@ -16,9 +16,12 @@ import { PrecompressorError, optionError } from '../lib/errors.js';
  */
 export function summaryLines(report, verbose) {
   const f = report.files;
-  const sizes = report.encodings.map((/** @type {string} */ e) => `${e} ${formatBytes(report.bytes[e] ?? 0)}`).join(', ');
+  const sizes = report.encodings.map((/** @type {string} */ e) => `${e} ${formatBytes(report.bytes[e] ?? 0)}`)
+    .join(', ');
+  const cached = f.fromCache ? `${f.fromCache} from cache, ` : '';
   const lines = [
-    `precompressor: ${f.compressed} compressed, ${f.fromCache ? `${f.fromCache} from cache, ` : ''}${f.unchanged} unchanged, ${f.scanned} files in ${formatDuration(report.durationMs)}; ` +
+    `precompressor: ${f.compressed} compressed, ${cached}${f.unchanged} unchanged, ` +
+      `${f.scanned} files in ${formatDuration(report.durationMs)}; ` +
       `${formatBytes(report.bytes.compressible)} compressible → ${sizes}`,
   ];
   const deltas = deltaLine(report.deltas);
@@ -55,7 +58,8 @@ export async function compressFolder(dir, api, ctx) {
   const report = await precompress(dir, { ...api, ...keep, hashPattern });
   for (const w of report.warnings) ctx.logger.warn(`precompressor: ${printable(w.path)}: ${printable(w.message)}`);
   if (!report.ok) {
-    const lines = ['precompressor: some files could not be compressed:', ...report.failures.map((x) => `  ${printable(x.path)}: ${printable(x.message)}`)];
+    const lines = ['precompressor: some files could not be compressed:',
+      ...report.failures.map((x) => `  ${printable(x.path)}: ${printable(x.message)}`)];
     throw new PrecompressorError('ERR_PRECOMPRESSOR_FILES', lines.join('\n'));
   }
   for (const line of summaryLines(report, ctx.verbose ?? false)) ctx.logger.info(line);

@@ -25,9 +25,12 @@ export function frameworkOf(plugins) {
 
 /** What to use instead of the plain Vite plugin, said once per build. */
 export const FRAMEWORK_HINTS = Object.freeze({
-  sveltekit: "precompressor: SvelteKit's adapter writes the deployed folder after Vite's build, so this plugin compresses nothing here; " +
-    "wrap the adapter instead: sveltekit({ adapter: precompressed(adapter()) }) with precompressed from 'precompressor/sveltekit' (docs/frameworks.md)",
-  astro: "precompressor: Astro writes the deployed folder after Vite's build, so this plugin compresses nothing here; " +
+  sveltekit: "precompressor: SvelteKit's adapter writes the deployed folder after Vite's build, " +
+    'so this plugin compresses nothing here; wrap the adapter instead: ' +
+    "sveltekit({ adapter: precompressed(adapter()) }) with precompressed from 'precompressor/sveltekit' " +
+    '(docs/frameworks.md)',
+  astro: "precompressor: Astro writes the deployed folder after Vite's build, " +
+    'so this plugin compresses nothing here; ' +
     "add the integration instead: integrations: [precompressor()] from 'precompressor/astro' (docs/frameworks.md)",
   nuxt: "precompressor: Nitro writes .output/public after Vite's build, so this plugin compresses nothing here; " +
     "add the module instead: modules: ['precompressor/nuxt'] (docs/frameworks.md)",
@@ -43,11 +46,13 @@ const COMPRESSOR_NAME = /compress|gzip|brotli|zstd/i;
  * @returns {string[]}
  */
 export function otherCompressors(plugins) {
-  return plugins.map((p) => p?.name).filter(/** @returns {n is string} */ (n) => typeof n === 'string' && COMPRESSOR_NAME.test(n) && !n.startsWith('precompressor'));
+  return plugins.map((p) => p?.name).filter(/** @returns {n is string} */ (n) =>
+    typeof n === 'string' && COMPRESSOR_NAME.test(n) && !n.startsWith('precompressor'));
 }
 
 /** The warning for otherCompressors(), once per build. @param {string[]} names */
 export const otherCompressorsHint = (names) =>
-  `precompressor: ${names.join(', ')} also compress${names.length === 1 ? 'es' : ''} the build output: two tools then write .br/.gz ` +
-  'beside the same files, and whichever runs last decides what is sent (serveStatic says so at start-up when they differ from its manifest); ' +
+  `precompressor: ${names.join(', ')} also compress${names.length === 1 ? 'es' : ''} the build output: ` +
+  'two tools then write .br/.gz beside the same files, and whichever runs last decides what is sent ' +
+  '(serveStatic says so at start-up when they differ from its manifest); ' +
   'remove it: precompressor makes Brotli 11 and gzip 9 with a manifest';

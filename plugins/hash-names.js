@@ -53,7 +53,9 @@ export function hashSpanOf(template, fileName) {
  * @returns {string | null}
  */
 function templateOf(output, item) {
-  const option = item.type === 'asset' ? output.assetFileNames : item.isEntry ? output.entryFileNames : output.chunkFileNames;
+  const option = item.type === 'asset'
+    ? output.assetFileNames
+    : item.isEntry ? output.entryFileNames : output.chunkFileNames;
   try {
     const t = typeof option === 'function' ? option(item) : option;
     return typeof t === 'string' ? t : null;
@@ -90,7 +92,8 @@ export function hashSpanCollector({ ssr = false } = {}) {
   const byEnv = new Map();
   let ssrBuild = false;
   const keyOf = (/** @type {any} */ ctx) => ctx.environment?.name ?? (ssrBuild ? 'ssr' : 'client');
-  const isServer = (/** @type {any} */ ctx) => (ctx.environment ? ctx.environment.config.consumer === 'server' : ssrBuild);
+  const isServer = (/** @type {any} */ ctx) =>
+    (ctx.environment ? ctx.environment.config.consumer === 'server' : ssrBuild);
   const client = () => byEnv.get('client') ?? new Map();
   /** The hooks, called with the plugin context as `this` (also by the Vite plugin's own hooks). */
   const hooks = {

@@ -35,8 +35,9 @@ export default function precompressorModule(inline, nuxt) {
       warn: (/** @type {string} */ m) => nitro.logger.warn(m),
     };
     if (nitro.options.compressPublicAssets) {
-      logger.warn("precompressor: Nitro's compressPublicAssets compresses .output/public too (gzip and Brotli at its own levels); " +
-        'precompressor recompresses and lists those variants: set nitro: { compressPublicAssets: false } in nuxt.config to compress once');
+      logger.warn("precompressor: Nitro's compressPublicAssets compresses .output/public too " +
+        '(gzip and Brotli at its own levels); precompressor recompresses and lists those variants: ' +
+        'set nitro: { compressPublicAssets: false } in nuxt.config to compress once');
     }
     const final = path.resolve(publicDir, /** @type {string} */ (api.manifest ?? 'precompressor-manifest.json'));
     const parked = path.join(path.dirname(publicDir), PARKED);

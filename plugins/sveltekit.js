@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { readManifest } from '../lib/manifest.js';
+import { MANIFEST_NAME } from '../lib/options.js';
 import { hashSpanCollector } from './hash-names.js';
 import { compressFolder, splitIntegrationOptions } from './compress-folder.js';
 
@@ -20,7 +21,7 @@ import { compressFolder, splitIntegrationOptions } from './compress-folder.js';
  * @param {string | undefined} manifestOption the user's `manifest` option, relative to the folder
  */
 async function bothVariants(dir, manifestOption) {
-  const m = await readManifest(manifestOption ? path.resolve(dir, manifestOption) : path.join(dir, 'precompressor-manifest.json'));
+  const m = await readManifest(manifestOption ? path.resolve(dir, manifestOption) : path.join(dir, MANIFEST_NAME));
   return Object.entries(m?.files ?? {}).filter(([, e]) => e.variants?.br && e.variants?.gzip).map(([rel]) => rel);
 }
 
@@ -49,7 +50,8 @@ function withCollector(vite, plugin) {
  */
 export function precompressed(adapter, options = {}) {
   if (adapter === null || typeof adapter !== 'object' || typeof adapter.adapt !== 'function') {
-    throw new TypeError(`precompressed() expects a SvelteKit adapter (an object with adapt()), got ${adapter === null ? 'null' : typeof adapter}`);
+    const got = adapter === null ? 'null' : typeof adapter;
+    throw new TypeError(`precompressed() expects a SvelteKit adapter (an object with adapt()), got ${got}`);
   }
   const { api, verbose } = splitIntegrationOptions(options);
   const names = hashSpanCollector();
@@ -78,7 +80,10 @@ export function precompressed(adapter, options = {}) {
         compress: {
           value: async (/** @type {string} */ dir) => {
             const abs = path.resolve(dir);
-            if (!said) builder.log.info(`precompressor: ${adapter.name}'s precompress is done by precompressor (Brotli 11, gzip 9, a manifest): its server serves these variants`);
+            if (!said) {
+              builder.log.info(`precompressor: ${adapter.name}'s precompress is done by precompressor ` +
+                '(Brotli 11, gzip 9, a manifest): its server serves these variants');
+            }
             said = true;
             if (!fs.existsSync(abs)) return [];
             done.add(abs);

@@ -29,7 +29,9 @@ export const VITE_DEFAULTS = Object.freeze({
  */
 export function splitViteOptions(options = {}) {
   const { api, own } = splitOptions(options, VITE_DEFAULTS);
-  for (const k of /** @type {const} */ (['ssr', 'verbose'])) if (typeof own[k] !== 'boolean') throw optionError(`options.${k}`, 'a boolean', own[k]);
+  for (const k of /** @type {const} */ (['ssr', 'verbose'])) {
+    if (typeof own[k] !== 'boolean') throw optionError(`options.${k}`, 'a boolean', own[k]);
+  }
   const p = own.preview;
   if (typeof p !== 'boolean' && (p === null || typeof p !== 'object' || Array.isArray(p))) {
     throw optionError('options.preview', 'a boolean or an object of serveStatic options', p);
@@ -96,7 +98,8 @@ async function compressBuild(ctx, config, { api, own }, spans) {
     const hashSpans = (/** @type {string} */ rel) => spans.get(rel);
     await compressFolder(t.outDir, api, { root: config.root, logger: t.logger, verbose: own.verbose, hashSpans });
   } catch (err) {
-    return ctx.error(/^precompressor: /.test(/** @type {Error} */ (err).message) ? /** @type {Error} */ (err).message : `precompressor: ${printable(/** @type {Error} */ (err).message)}`);
+    const { message } = /** @type {Error} */ (err);
+    return ctx.error(/^precompressor: /.test(message) ? message : `precompressor: ${printable(message)}`);
   }
 }
 
@@ -127,7 +130,8 @@ async function configurePreview(server, { api, own }) {
   try {
     ({ serveStatic } = await import('../lib/serve/middleware.js'));
   } catch (err) {
-    c.logger.warn(`precompressor: serveStatic is not available (${/** @type {Error} */ (err).message}); vite preview serves uncompressed files`);
+    const { message } = /** @type {Error} */ (err);
+    c.logger.warn(`precompressor: serveStatic is not available (${message}); vite preview serves uncompressed files`);
     return;
   }
   const extra = own.preview === true ? {} : own.preview;
@@ -150,7 +154,8 @@ async function configurePreview(server, { api, own }) {
   // it: once Vite's own middlewares are in place, make sure ours comes after those guards.
   return () => {
     if (!placeAfterViteGuards(server.middlewares.stack, precompressorPreview, c.preview?.cors !== false)) {
-      c.logger.warn("precompressor: could not find Vite's CORS middleware in the preview server; vite preview serves uncompressed files");
+      c.logger.warn("precompressor: could not find Vite's CORS middleware in the preview server; " +
+        'vite preview serves uncompressed files');
     }
   };
 }
@@ -175,7 +180,9 @@ export default function precompressor(options = {}) {
       config = c;
       names.hooks.configResolved(c);
       framework = frameworkOf(c.plugins);
-      if (framework && c.command === 'build') c.logger.warn(FRAMEWORK_HINTS[/** @type {keyof typeof FRAMEWORK_HINTS} */ (framework)]);
+      if (framework && c.command === 'build') {
+        c.logger.warn(FRAMEWORK_HINTS[/** @type {keyof typeof FRAMEWORK_HINTS} */ (framework)]);
+      }
     },
     buildStart() {
       names.hooks.buildStart.call(this);
@@ -188,7 +195,9 @@ export default function precompressor(options = {}) {
       sequential: true,
       async handler(error) {
         // The framework writes the deployed folder after this hook: its own integration compresses that.
-        if (!error && !framework) await compressBuild(this, config, split, names.byEnv.get(this.environment?.name ?? (config.build.ssr ? 'ssr' : 'client')) ?? new Map());
+        if (error || framework) return;
+        const env = this.environment?.name ?? (config.build.ssr ? 'ssr' : 'client');
+        await compressBuild(this, config, split, names.byEnv.get(env) ?? new Map());
       },
     },
     configurePreviewServer: (server) => (framework ? undefined : configurePreview(server, split)),

@@ -13,14 +13,21 @@ export const CACHE_ACTIONS = Object.freeze(['info', 'prune', 'clear']);
 
 /** The flags of `precompressor cache`: the compressor's flags of the same name, same meaning. */
 export const CACHE_FLAGS = Object.freeze([
-  { flag: 'cache-dir', option: 'cacheDir', type: 'string', describe: 'The variant cache folder [default: node_modules/.cache/precompressor/variants]' },
-  { flag: 'cache-max-size', option: 'cacheMaxSize', type: 'string', describe: 'prune: remove the least recently used entries above this size (bytes, or 500MB, 1GiB...) [default: 512MiB]' },
+  { flag: 'cache-dir', option: 'cacheDir', type: 'string',
+    describe: 'The variant cache folder [default: node_modules/.cache/precompressor/variants]' },
+  { flag: 'cache-max-size', option: 'cacheMaxSize', type: 'string',
+    describe: 'prune: remove the least recently used entries above this size (bytes, or 500MB, 1GiB...) ' +
+      '[default: 512MiB]' },
   { flag: 'json', option: null, type: 'boolean', describe: 'Print the result as JSON on stdout' },
 ]);
 
 /** @param {import('yargs').Argv} y */
 export function cacheBuilder(y) {
-  y.positional('action', { type: 'string', choices: CACHE_ACTIONS, describe: 'info: entries, bytes, hit rate of the last run; prune: evict down to --cache-max-size; clear: remove every entry' });
+  y.positional('action', {
+    type: 'string', choices: CACHE_ACTIONS,
+    describe: 'info: entries, bytes, hit rate of the last run; prune: evict down to --cache-max-size; ' +
+      'clear: remove every entry',
+  });
   for (const f of CACHE_FLAGS) y.option(f.flag, { type: /** @type {any} */ (f.type), describe: f.describe });
   return y;
 }
@@ -31,12 +38,16 @@ export function cacheBuilder(y) {
  * @param {number} maxSize
  */
 export function infoLines(r, maxSize) {
-  const lines = [`precompressor cache: ${printable(r.dir)}`, `  ${r.entries} entries, ${formatBinaryBytes(r.bytes)} (cap ${formatBinaryBytes(maxSize)})`];
+  const lines = [
+    `precompressor cache: ${printable(r.dir)}`,
+    `  ${r.entries} entries, ${formatBinaryBytes(r.bytes)} (cap ${formatBinaryBytes(maxSize)})`,
+  ];
   const last = r.lastRun;
   if (last) {
     const total = last.hits + last.misses;
     const rate = total === 0 ? 0 : (last.hits / total) * 100;
-    lines.push(`  last run (${last.at}): ${last.hits} of ${total} outputs from the cache (${rate.toFixed(1)} % hit rate), ${formatDuration(last.cpuSavedMs)} of CPU saved`);
+    lines.push(`  last run (${last.at}): ${last.hits} of ${total} outputs from the cache ` +
+      `(${rate.toFixed(1)} % hit rate), ${formatDuration(last.cpuSavedMs)} of CPU saved`);
   } else lines.push('  no run recorded yet');
   return lines;
 }
@@ -67,6 +78,9 @@ export async function cacheCommand(argv, stdout, stderr) {
   }
   if (argv.json) stdout.write(JSON.stringify(result, null, 2) + '\n');
   else if (!('removed' in result)) stdout.write(infoLines(result, opts.cacheMaxSize).join('\n') + '\n');
-  else stdout.write(`precompressor cache: ${result.removed} entries removed (${formatBinaryBytes(result.freed)}) from ${printable(dir)}\n`);
+  else {
+    const freed = formatBinaryBytes(result.freed);
+    stdout.write(`precompressor cache: ${result.removed} entries removed (${freed}) from ${printable(dir)}\n`);
+  }
   return 0;
 }

@@ -5,6 +5,9 @@ import { formatProgress, formatSummary, printable } from '../format.js';
 import { serveBuilder, serveCommand } from './serve.js';
 import { cacheBuilder, cacheCommand } from './cache.js';
 
+const SERVE_ABOUT = 'Preview a compressed folder with serveStatic (its own options: serve --help)';
+const CACHE_ABOUT = 'Show (info), trim (prune) or empty (clear) the variant cache (cache --help)';
+
 /**
  * The command line: `precompressor <dir>`, `precompressor serve <dir>` (lib/cli/serve.js), `precompressor cache
  * info|prune|clear` (lib/cli/cache.js). Returns the exit code:
@@ -19,14 +22,16 @@ export async function main(args, io = {}) {
   let code = 0;
   const y = yargs(args)
     .scriptName('precompressor')
-    .usage('$0 <dir> [options]\n\nCompress every eligible file under <dir> to .br (Brotli 11) and .gz (gzip 9), once, on all cores,\nand write <dir>/precompressor-manifest.json for serveStatic().')
+    .usage('$0 <dir> [options]\n\n' +
+      'Compress every eligible file under <dir> to .br (Brotli 11) and .gz (gzip 9), once, on all cores,\n' +
+      'and write <dir>/precompressor-manifest.json for serveStatic().')
     .command('$0 <dir>', false, compressBuilder, async (argv) => {
       code = await runCompress(argv, stdout, stderr);
     })
-    .command('serve <dir>', 'Preview a compressed folder with serveStatic (its own options: serve --help)', serveBuilder, async (argv) => {
+    .command('serve <dir>', SERVE_ABOUT, serveBuilder, async (argv) => {
       code = await serveCommand(argv, stdout, stderr);
     })
-.command('cache <action>', 'Show (info), trim (prune) or empty (clear) the variant cache (cache --help)', cacheBuilder, async (argv) => {
+    .command('cache <action>', CACHE_ABOUT, cacheBuilder, async (argv) => {
       code = await cacheCommand(argv, stdout, stderr);
     })
     .example('$0 dist', 'compress dist/ (e.g. as "postbuild": "precompressor dist")')
@@ -74,7 +79,8 @@ export function unknownFlagsMessage(msg, args) {
 function compressBuilder(c) {
   c.positional('dir', { type: 'string', describe: 'Folder to compress (your build output)' });
   for (const f of [...CLI_FLAGS, ...CLI_OUTPUT_FLAGS]) {
-    c.option(f.flag, { type: /** @type {any} */ (f.type), describe: `${f.describe} [default: ${f.default === '' ? 'none' : f.default}]` });
+    const shown = f.default === '' ? 'none' : f.default;
+    c.option(f.flag, { type: /** @type {any} */ (f.type), describe: `${f.describe} [default: ${shown}]` });
   }
   return c.check((argv) => {
     for (const f of CLI_FLAGS) {

@@ -3,10 +3,14 @@ import { OPTIONS, OPTION_DEFAULTS, commaList } from '../options.js';
 const kebab = (/** @type {string} */ name) => name.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
 
 /** @param {import('../options.js').OptionSpec} o the default as `--help` shows it ('' for none) */
-const shownDefault = (o) => o.flag?.shown ?? (Array.isArray(o.default) ? o.default.join(',') : /** @type {string | number | boolean | null} */ (o.default) ?? '');
+const shownDefault = (o) => o.flag?.shown ??
+  (Array.isArray(o.default) ? o.default.join(',') : /** @type {string | number | boolean | null} */ (o.default) ?? '');
 
 /** `--zstd`: a shorthand, not an option of its own. */
-const ZSTD_FLAG = { flag: 'zstd', option: 'encodings', type: 'boolean', default: false, describe: 'Also write .zst (zstd) variants: shorthand that adds zstd to --encodings' };
+const ZSTD_FLAG = {
+  flag: 'zstd', option: 'encodings', type: 'boolean', default: false,
+  describe: 'Also write .zst (zstd) variants: shorthand that adds zstd to --encodings',
+};
 
 /**
  * The CLI flags of `precompressor <dir>`, from the options table (lib/options.js OPTIONS): each
@@ -22,7 +26,8 @@ export const CLI_FLAGS = Object.freeze(Object.entries(OPTIONS).flatMap(([option,
 export const CLI_OUTPUT_FLAGS = Object.freeze([
   { flag: 'quiet', type: 'boolean', default: false, describe: 'Print nothing but errors' },
   { flag: 'json', type: 'boolean', default: false, describe: 'Print the machine-readable report on stdout' },
-  { flag: 'watch', type: 'boolean', default: false, describe: 'After the first pass, keep watching <dir> and recompress what changes' },
+  { flag: 'watch', type: 'boolean', default: false,
+    describe: 'After the first pass, keep watching <dir> and recompress what changes' },
 ]);
 
 /**
@@ -38,7 +43,8 @@ export function apiOptionsFromArgv(argv) {
     const v = argv[f.flag];
     if (v === undefined) continue;
     if (f.flag === 'zstd') {
-      if (v === true) out.encodings = [...new Set([...(out.encodings ?? /** @type {readonly string[]} */ (OPTION_DEFAULTS.encodings)), 'zstd'])];
+      const before = out.encodings ?? /** @type {readonly string[]} */ (OPTION_DEFAULTS.encodings);
+      if (v === true) out.encodings = [...new Set([...before, 'zstd'])];
     } else if (f.option === 'encodings') out.encodings = commaList(v);
     else if (f.option === 'skipExtensions') out.skipExtensions = commaList(v);
     else if (f.option === 'include' || f.option === 'exclude') out[f.option] = /** @type {unknown[]} */ (v).map(String);

@@ -20,22 +20,44 @@ export const SERVE_DEFAULT_PORT = 8080;
 
 /** @type {readonly ServeFlag[]} */
 export const SERVE_FLAGS = Object.freeze([
-  { flag: 'port', option: null, type: 'number', default: SERVE_DEFAULT_PORT, describe: 'Port to listen on (0 picks a free one); -p; $PORT when not given' },
-  { flag: 'host', option: null, type: 'string', default: '127.0.0.1', describe: 'Interface to listen on (0.0.0.0 or :: for every interface)' },
-  { flag: 'extensions', option: 'extensions', type: 'string', default: 'html', describe: 'Comma-separated extensions tried for a path without one, as framework previews do (/about → about.html); "" for none' },
-  { flag: 'spa', option: 'spa', type: 'boolean', default: SERVE_DEFAULTS.spa, describe: 'Answer navigations (Accept: text/html) to paths that are not files with index.html, for client-side routing' },
-  { flag: 'unlisted', option: 'unlisted', type: 'boolean', default: SERVE_DEFAULTS.unlisted, describe: 'Also serve files the manifest does not list (uncompressed); serve without a manifest' },
-  { flag: 'max-age', option: 'maxAge', type: 'string', default: String(SERVE_DEFAULTS.maxAge), describe: 'Cache-Control max-age: milliseconds or a duration such as 1h, 1d, 1y' },
-  { flag: 'immutable', option: 'immutable', type: 'boolean', default: SERVE_DEFAULTS.immutable, describe: 'Add immutable to Cache-Control' },
-  { flag: 'encodings', option: 'encodings', type: 'string', default: SERVE_DEFAULTS.encodings.join(','), describe: 'Comma-separated encodings to serve, in order of preference' },
-  { flag: 'dotfiles', option: 'dotfiles', type: 'string', default: SERVE_DEFAULTS.dotfiles, choices: ['ignore', 'deny', 'allow'], describe: 'Files and folders whose name starts with a dot: ignore (404), deny (403) or allow' },
-  { flag: 'manifest', option: 'manifest', type: 'string', default: '<dir>/precompressor-manifest.json', describe: 'The manifest to serve from; a relative path is resolved against `<dir>`, as for `precompressor <dir> --manifest`' },
-  { flag: 'max-manifest-bytes', option: 'maxManifestBytes', type: 'number', default: SERVE_DEFAULTS.maxManifestBytes, describe: 'Refuse a larger manifest (and any manifest that is not a regular file)' },
-  { flag: 'timeout', option: 'timeout', type: 'string', default: seconds(PREVIEW_LIMITS.timeout), describe: 'Close a connection with no progress for this long, a download its client stopped reading included (0: never)' },
-  { flag: 'headers-timeout', option: 'headersTimeout', type: 'string', default: seconds(PREVIEW_LIMITS.headersTimeout), describe: 'Close a connection whose request head has not arrived within this' },
-  { flag: 'request-timeout', option: 'requestTimeout', type: 'string', default: seconds(PREVIEW_LIMITS.requestTimeout), describe: 'Close a connection whose whole request has not arrived within this' },
-  { flag: 'keep-alive-timeout', option: 'keepAliveTimeout', type: 'string', default: seconds(PREVIEW_LIMITS.keepAliveTimeout), describe: 'Close an idle kept-alive connection after this' },
-  { flag: 'max-connections', option: 'maxConnections', type: 'number', default: PREVIEW_LIMITS.maxConnections, describe: 'Close connections beyond this many at once' },
+  { flag: 'port', option: null, type: 'number', default: SERVE_DEFAULT_PORT,
+    describe: 'Port to listen on (0 picks a free one); -p; $PORT when not given' },
+  { flag: 'host', option: null, type: 'string', default: '127.0.0.1',
+    describe: 'Interface to listen on (0.0.0.0 or :: for every interface)' },
+  { flag: 'extensions', option: 'extensions', type: 'string', default: 'html',
+    describe: 'Comma-separated extensions tried for a path without one, ' +
+      'as framework previews do (/about → about.html); "" for none' },
+  { flag: 'spa', option: 'spa', type: 'boolean', default: SERVE_DEFAULTS.spa,
+    describe: 'Answer navigations (Accept: text/html) to paths that are not files with index.html, ' +
+      'for client-side routing' },
+  { flag: 'unlisted', option: 'unlisted', type: 'boolean', default: SERVE_DEFAULTS.unlisted,
+    describe: 'Also serve files the manifest does not list (uncompressed); serve without a manifest' },
+  { flag: 'max-age', option: 'maxAge', type: 'string', default: String(SERVE_DEFAULTS.maxAge),
+    describe: 'Cache-Control max-age: milliseconds or a duration such as 1h, 1d, 1y' },
+  { flag: 'immutable', option: 'immutable', type: 'boolean', default: SERVE_DEFAULTS.immutable,
+    describe: 'Add immutable to Cache-Control' },
+  { flag: 'encodings', option: 'encodings', type: 'string', default: SERVE_DEFAULTS.encodings.join(','),
+    describe: 'Comma-separated encodings to serve, in order of preference' },
+  { flag: 'dotfiles', option: 'dotfiles', type: 'string', default: SERVE_DEFAULTS.dotfiles,
+    choices: ['ignore', 'deny', 'allow'],
+    describe: 'Files and folders whose name starts with a dot: ignore (404), deny (403) or allow' },
+  { flag: 'manifest', option: 'manifest', type: 'string', default: '<dir>/precompressor-manifest.json',
+    describe: 'The manifest to serve from; a relative path is resolved against `<dir>`, ' +
+      'as for `precompressor <dir> --manifest`' },
+  { flag: 'max-manifest-bytes', option: 'maxManifestBytes', type: 'number', default: SERVE_DEFAULTS.maxManifestBytes,
+    describe: 'Refuse a larger manifest (and any manifest that is not a regular file)' },
+  { flag: 'timeout', option: 'timeout', type: 'string', default: seconds(PREVIEW_LIMITS.timeout),
+    describe: 'Close a connection with no progress for this long, ' +
+      'a download its client stopped reading included (0: never)' },
+  { flag: 'headers-timeout', option: 'headersTimeout', type: 'string', default: seconds(PREVIEW_LIMITS.headersTimeout),
+    describe: 'Close a connection whose request head has not arrived within this' },
+  { flag: 'request-timeout', option: 'requestTimeout', type: 'string', default: seconds(PREVIEW_LIMITS.requestTimeout),
+    describe: 'Close a connection whose whole request has not arrived within this' },
+  { flag: 'keep-alive-timeout', option: 'keepAliveTimeout', type: 'string',
+    default: seconds(PREVIEW_LIMITS.keepAliveTimeout),
+    describe: 'Close an idle kept-alive connection after this' },
+  { flag: 'max-connections', option: 'maxConnections', type: 'number', default: PREVIEW_LIMITS.maxConnections,
+    describe: 'Close connections beyond this many at once' },
 ]);
 
 /** A duration's flag default as the user would type it: `30s`. @param {number} ms */
@@ -49,7 +71,10 @@ export function serveBuilder(y) {
   for (const f of SERVE_FLAGS) {
     // --port is parsed here (as a string), so that its error can show what was typed.
     const type = f.type === 'number' ? 'string' : f.type;
-    y.option(f.flag, { type, describe: `${f.describe} [default: ${f.default}]`, ...(f.choices ? { choices: f.choices } : {}), ...(f.flag === 'port' ? { alias: 'p' } : {}) });
+    y.option(f.flag, {
+      type, describe: `${f.describe} [default: ${f.default}]`,
+      ...(f.choices ? { choices: f.choices } : {}), ...(f.flag === 'port' ? { alias: 'p' } : {}),
+    });
   }
   return y.check((argv) => {
     if (argv.port !== undefined && parsePort(argv.port) === null) {
@@ -98,7 +123,8 @@ export function serveOptionsFromArgv(argv) {
  */
 export function cliMessage(err, dir, missingManifest) {
   if (err.code === 'ERR_PRECOMPRESSOR_MANIFEST' && missingManifest) {
-    return `No manifest at ${err.path}: run "precompressor ${dir}" first, pass --manifest with its path, or --unlisted to serve the files without one`;
+    return `No manifest at ${err.path}: run "precompressor ${dir}" first, pass --manifest with its path, ` +
+      'or --unlisted to serve the files without one';
   }
   if (err.code === 'EADDRINUSE') return `${err.message}: pass another --port, or --port 0 for a free one`;
   return withFlagNames(err.message, SERVE_FLAGS);

@@ -8,14 +8,20 @@ import { printable } from '../format.js';
  */
 
 /** @type {Record<string, string>} */
-const WORDS = { compress: 'compressed', 'from cache': 'from cache', 'remove (orphan)': 'removed (source gone)', 'remove (stale)': 'removed (no longer compressed)', 'remove (failed)': 'removed (failed)', 'remove (temp)': 'removed (temp file)' };
+const WORDS = {
+  compress: 'compressed', 'from cache': 'from cache', 'remove (orphan)': 'removed (source gone)',
+  'remove (stale)': 'removed (no longer compressed)', 'remove (failed)': 'removed (failed)',
+  'remove (temp)': 'removed (temp file)',
+};
 
 /**
  * What happened to one file, in words.
  * @param {{ path: string, action: string, skipped?: string }} c
  */
 function changeText(c) {
-  if ((c.action === 'compress' || c.action === 'from cache') && c.skipped === 'not-smaller') return `${printable(c.path)}: no variant, compressed output not smaller`;
+  if ((c.action === 'compress' || c.action === 'from cache') && c.skipped === 'not-smaller') {
+    return `${printable(c.path)}: no variant, compressed output not smaller`;
+  }
   return `${WORDS[c.action] ?? c.action} ${printable(c.path)}`;
 }
 
@@ -88,7 +94,8 @@ export async function watchCommand(dir, apiOptions, io = {}) {
         finish(1);
       });
     };
-    const handlers = ['SIGINT', 'SIGTERM'].map((name) => /** @type {[string, () => void]} */ ([name, () => onSignal(name)]));
+    /** @type {[string, () => void][]} */
+    const handlers = ['SIGINT', 'SIGTERM'].map((name) => [name, () => onSignal(name)]);
     for (const [name, h] of handlers) signals.on(name, h);
     const finish = (/** @type {number} */ code) => {
       for (const [name, h] of handlers) signals.off(name, h);

@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import { createReadStream } from 'node:fs';
-import { discard, openEntrySync, touch } from './cache.js';
+import { discard, openEntrySync, preadSync, touch } from './cache.js';
 import { removeIfPresentSync, writeAtomicSync, writeAtomicWith } from '../fs-atomic.js';
 
 /**
@@ -64,13 +64,10 @@ export function takeVariantSync(dir, key, at, stats) {
   const s = open(dir, key, at);
   if (s === null || s.taken) return s?.taken ?? null;
   const { entry } = s;
-  let bytes;
+  let bytes = entry.data;
   try {
-    bytes = Buffer.allocUnsafe(entry.size);
-    for (let at0 = 0, n; at0 < bytes.length; at0 += n) {
-      n = fs.readSync(entry.fd, bytes, at0, bytes.length - at0, at0);
-      if (n === 0) throw new Error('entry cut short');
-    }
+    bytes ??= preadSync(entry.fd, entry.size, 0);
+    if (bytes.length !== entry.size) throw new Error('entry cut short');
   } catch {
     return reject(entry, stats);
   } finally {

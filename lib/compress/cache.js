@@ -81,25 +81,44 @@ const entryPath = (/** @type {string} */ dir, /** @type {string} */ key) => path
  * @typedef {EntryRecord & { file: string }} Entry
  */
 
+/** Entries up to this size are read whole by the lookup: one read for the record and the bytes. */
+const READ_WHOLE = 64 * 1024;
+
+/**
+ * `n` bytes of the file open on `fd` at `pos`, or fewer when it ends before.
+ * @param {number} fd
+ * @param {number} n
+ * @param {number} pos
+ */
+export function preadSync(fd, n, pos) {
+  const buf = Buffer.allocUnsafe(n);
+  let got = 0;
+  for (let r; got < n; got += r) {
+    r = fs.readSync(fd, buf, got, n - got, pos + got);
+    if (r === 0) break;
+  }
+  return got === n ? buf : buf.subarray(0, got);
+}
+
 /**
  * The record of an entry file open on `fd`, or null when it is not a whole entry.
  * @param {number} fd
  * @param {number} fileSize
  * @param {string} key
+ * @param {Buffer | null} [whole] the file's content, when already read
  */
-function readRecord(fd, fileSize, key) {
-  if (fileSize < TAIL) return null;
-  const tail = Buffer.alloc(TAIL);
-  fs.readSync(fd, tail, 0, TAIL, fileSize - TAIL);
-  if (!tail.subarray(4).equals(MAGIC)) return null;
+function readRecord(fd, fileSize, key, whole = null) {
+  if (fileSize < TAIL || (whole !== null && whole.length !== fileSize)) return null;
+  /** @type {(n: number, pos: number) => Buffer} */
+  const at = (n, pos) => (whole === null ? preadSync(fd, n, pos) : whole.subarray(pos, pos + n));
+  const tail = at(TAIL, fileSize - TAIL);
+  if (tail.length !== TAIL || !tail.subarray(4).equals(MAGIC)) return null;
   const len = tail.readUInt32BE(0);
   if (len > fileSize - TAIL) return null;
-  const json = Buffer.alloc(len);
-  fs.readSync(fd, json, 0, len, fileSize - TAIL - len);
-  const rec = JSON.parse(json.toString('utf8'));
-  const whole = rec?.key === key && Number.isSafeInteger(rec.bytes) && rec.bytes + len + TAIL === fileSize &&
+  const rec = JSON.parse(at(len, fileSize - TAIL - len).toString('utf8'));
+  const ok = rec?.key === key && Number.isSafeInteger(rec.bytes) && rec.bytes + len + TAIL === fileSize &&
     Number.isSafeInteger(rec.size) && (rec.bytes === 0 || rec.bytes === rec.size) && typeof rec.encodeMs === 'number';
-  return whole ? rec : null;
+  return ok ? rec : null;
 }
 
 /**
@@ -127,10 +146,11 @@ function shardIsFolder(dir, key) {
 /**
  * The entry of `key` open for reading, or null: none, not a whole one (then it is removed), not a
  * regular file or behind a symlink (a cache folder others can write: never followed, never read,
- * so a FIFO planted as an entry cannot block the build). The caller closes `fd`.
+ * so a FIFO planted as an entry cannot block the build). A small entry comes with its bytes
+ * (`data`), read with its record. The caller closes `fd`.
  * @param {string} dir
  * @param {string} key
- * @returns {(Entry & { fd: number }) | null}
+ * @returns {(Entry & { fd: number, data?: Buffer }) | null}
  */
 export function openEntrySync(dir, key) {
   if (!shardIsFolder(dir, key)) return null;
@@ -142,13 +162,15 @@ export function openEntrySync(dir, key) {
     return null;
   }
   let rec = null;
+  let whole = null;
   try {
     const st = fs.fstatSync(fd);
-    if (st.isFile()) rec = readRecord(fd, st.size, key);
+    whole = st.isFile() && st.size <= READ_WHOLE ? preadSync(fd, st.size, 0) : null;
+    if (st.isFile()) rec = readRecord(fd, st.size, key, whole);
   } catch {
     rec = null;
   }
-  if (rec !== null) return { ...rec, file, fd };
+  if (rec !== null) return { ...rec, file, fd, ...(whole === null ? {} : { data: whole.subarray(0, rec.bytes) }) };
   fs.closeSync(fd);
   discard(file);
   return null;

@@ -20,9 +20,10 @@ import { openSource, reidentify } from './source.js';
  * write it atomically or remove it when it would not be small enough.
  *
  * @typedef {{ hash: string, size: number, mtimeMs: number, out: Record<string, number | null>,
- *   cache?: ReturnType<typeof taskStats> }} TaskResult
+ *   cache?: ReturnType<typeof taskStats>, missing?: Array<'br' | 'gzip' | 'zstd'> }} TaskResult
  *   `out`: per encoding, the variant's size, or null when it was not kept (not small enough);
- *   `cache`: the task's variants taken from the cache (hits) or added to it (misses, bytes written)
+ *   `cache`: the task's variants taken from the cache (hits) or added to it (misses, bytes written);
+ *   `missing`: encodings left to do (a take from the cache only: lib/compress/cache-first.js)
  */
 
 /**
@@ -44,7 +45,8 @@ function readStreamOf(fh) {
  */
 export function assertUnchanged(abs, before, after, bytesRead) {
   if (after.mtimeMs === before.mtimeMs && after.size === bytesRead) return;
-  throw Object.assign(new PrecompressorError('ERR_PRECOMPRESSOR_FILE', `${abs} changed while it was being read`, { path: abs }), { changed: true });
+  const err = new PrecompressorError('ERR_PRECOMPRESSOR_FILE', `${abs} changed while it was being read`, { path: abs });
+  throw Object.assign(err, { changed: true });
 }
 
 /**
@@ -173,14 +175,18 @@ async function compressStreamed(t, encoding) {
     });
     const encoder = createEncoder(encoding, zlibOptions(encoding, { ...t, size: before.size }));
     const produce = async (/** @type {import('node:fs/promises').FileHandle} */ out) => {
-      await pipeline(readStreamOf(fh), tapIn, encoder, countOut, createWriteStream('', { fd: out.fd, autoClose: false }));
+      const sink = createWriteStream('', { fd: out.fd, autoClose: false });
+      await pipeline(readStreamOf(fh), tapIn, encoder, countOut, sink);
       const after = await fh.stat();
       assertUnchanged(t.abs, before, after, inSize);
       return outSize < inSize * t.minRatio;
     };
     const keep = await writeAtomicWith(target, produce, { mtime: before.mtime, checkParent: true });
     if (!keep) await removeIfPresent(target);
-    return { hash: hasher.digest(), size: inSize, mtimeMs: before.mtimeMs, out: { [encoding]: keep ? outSize : null }, outSha256: outHash.digest('hex') };
+    return {
+      hash: hasher.digest(), size: inSize, mtimeMs: before.mtimeMs, out: { [encoding]: keep ? outSize : null },
+      outSha256: outHash.digest('hex'),
+    };
   } finally {
     await fh.close();
   }

@@ -1,12 +1,12 @@
-import { estimatedCost, brotliModeFor } from './plan.js';
+import { brotliModeFor } from './plan.js';
 import { compressFile } from './compress-file.js';
 import { makeTempDir, removeTemp } from '../fs-atomic.js';
 import { createPool } from './pool.js';
 import { absPath } from '../paths.js';
 import { retryWhileChanged } from '../flow.js';
-
-/** Files below this size are compressed to all encodings in one task (one read, one hash). */
-const SPLIT_THRESHOLD = 256 * 1024;
+import { Admission } from './admission.js';
+import { CacheFirst } from './cache-first.js';
+import { changedError, costOf, entryFrom, sameContent, splitTasks } from './file-tasks.js';
 
 /** The pool's batching, in estimatedCost() units: what shares a message, and what goes ahead to a busy worker. */
 const POOL_LIMITS = { batchCost: 32 * 1024, aheadCost: 64 * 1024 };
@@ -16,7 +16,7 @@ const LONG_JOB_COST = 256 * 1024;
 
 const MAX_ATTEMPTS = 3;
 
-/** Files under way at once (their tasks submitted to the pool, or about to be). */
+/** Files under way at once (their tasks submitted to the pool, or about to be): see Admission. */
 const ADMITTED = 512;
 
 /**
@@ -32,31 +32,13 @@ const ADMITTED = 512;
  */
 
 /**
- * The tasks of one file: one for all encodings when the file is small, else one per encoding
- * so that a big file's encodings run in parallel.
- * @param {number} size
- * @param {{ encodings: readonly Encoding[] }} opts
- */
-export function splitTasks(size, opts) {
-  if (size < SPLIT_THRESHOLD) return [{ encodings: [...opts.encodings] }];
-  return opts.encodings.map((e) => ({ encodings: [e] }));
-}
-
-/**
- * The compression work of a pass: each file's tasks on the pool (most expensive first), checked
- * together, and done again while the file changes between its encodings.
+ * The compression work of a pass: each file's tasks, most expensive first, taken from the cache
+ * on this thread (cache-first.js) or run on the pool, checked together, and done again while the
+ * file changes between its encodings.
  */
 export class Compressions {
-  /** @type {{ cost: number, submit: () => void }[]} prepared tasks that flush() submits */
+  /** @type {{ cost: number, submit: () => void }[]} prepared tasks that submit() sends */
   queued = [];
-  /** @type {{ file: WalkedFile, cost: number }[]} files not started yet (taken from the end) */
-  waiting = [];
-  /** whether `waiting` has been put in order (once, on the first flush: files scheduled later go next) */
-  ordered = false;
-  /** files started and not finished (at most ADMITTED: see admit()) */
-  active = 0;
-  /** @type {(() => void) | null} resolves drain() */
-  onIdle = null;
   /** @type {Promise<string> | null} made on the first compression (see makeTempDir) */
   tempDir = null;
 
@@ -81,13 +63,23 @@ export class Compressions {
       hooks.onJobStart?.(task);
     };
     this.pool = createPool(opts.concurrency, new URL('./worker.js', import.meta.url), { ...POOL_LIMITS, onStart });
+    this.first = new CacheFirst(opts, cache.task, this.pool);
+    /** tasks go to the pool through `first`; streamed ones hold a pool slot on this thread */
+    this.runner = { run: this.first.run.bind(this.first), exclusive: this.pool.exclusive.bind(this.pool) };
+    /** @type {Admission<WalkedFile>} */
+    this.files = new Admission(ADMITTED, (file, done) => this.start(file, () => {
+      done();
+      this.submit();
+    }));
+  }
+
+  /** Start the workers now, unless the cache may serve the pass on this thread. */
+  warm() {
+    if (!this.first.on) this.pool.warm();
   }
 
   /**
-   * Compress one file: it waits for flush(), which starts the most expensive files first, at most
-   * ADMITTED at a time: a file under way holds its promises, closures and task objects, and on a
-   * tree of 10^5 files starting them all at once held hundreds of MB (the pool still gets its work
-   * ahead, see lib/compress/pool.js).
+   * Compress one file: it waits for flush(), which starts the most expensive files first.
    * @param {WalkedFile} file
    */
   schedule(file) {
@@ -95,26 +87,7 @@ export class Compressions {
       this.report.change(file.rel, 'compress');
       return;
     }
-    const cost = this.pass.encodingsOf(file.rel).reduce((n, e) => n + estimatedCost(file.size, e, this.opts), 0);
-    this.waiting.push({ file, cost });
-  }
-
-  /** Start waiting files while fewer than ADMITTED are under way. */
-  admit() {
-    if (!this.ordered) {
-      this.waiting.sort((a, b) => a.cost - b.cost);
-      this.ordered = true;
-    }
-    while (this.waiting.length > 0 && this.active < ADMITTED) {
-      const { file } = /** @type {{ file: WalkedFile }} */ (this.waiting.pop());
-      this.active++;
-      this.start(file, () => {
-        this.active--;
-        this.admit();
-        this.submit();
-        if (this.active === 0 && this.waiting.length === 0) this.onIdle?.();
-      });
-    }
+    this.files.add(file, costOf(file.size, this.pass.encodingsOf(file.rel), this.opts));
   }
 
   /**
@@ -130,18 +103,19 @@ export class Compressions {
       const results = await this.compressOnce(current, attempt > 1);
       if (results === null) return;
       this.report.ended(file.rel);
-      const [first] = results;
-      if (results.some((r) => r.hash !== first.hash || r.mtimeMs !== first.mtimeMs)) {
-        current = { ...current, size: first.size };
-        throw Object.assign(new Error('kept changing while it was being compressed'), { changed: true });
+      if (!sameContent(results)) {
+        current = { ...current, size: results[0].size };
+        throw changedError();
       }
-      this.record(current, results);
+      const { entry, fromCache } = entryFrom(results, this.pass.encodingsOf(file.rel));
+      this.pass.entries.set(file.rel, entry);
+      this.report.compressed(file.rel, entry, fromCache);
     }, MAX_ATTEMPTS);
     void job.catch((err) => this.pass.fail(file.rel, err)).finally(done);
   }
 
   /**
-   * Run the tasks of `file` (submitted by the next flush(), or at once on a retry); null when one failed.
+   * Run the tasks of `file` (submitted by the next submit(), or at once on a retry); null when one failed.
    * @param {WalkedFile} file
    * @param {boolean} now
    * @returns {Promise<TaskResult[] | null>}
@@ -150,7 +124,7 @@ export class Compressions {
     /** @type {TaskResult[]} */
     const results = [];
     const done = splitTasks(file.size, { encodings: this.pass.encodingsOf(file.rel) }).map((t) => {
-      const cost = t.encodings.reduce((n, e) => n + estimatedCost(file.size, e, this.opts), 0);
+      const cost = costOf(file.size, t.encodings, this.opts);
       return new Promise((resolve) => {
         const submit = () => this.runTask(file, t.encodings, cost, results)
           .catch((err) => this.pass.fail(file.rel, err))
@@ -164,7 +138,7 @@ export class Compressions {
   }
 
   /**
-   * Compress `file` to `encodings` on the pool; its result joins `results`.
+   * Compress `file` to `encodings`; its result joins `results`.
    * @param {WalkedFile} file
    * @param {Encoding[]} encodings
    * @param {number} cost
@@ -179,7 +153,7 @@ export class Compressions {
       mode: brotliModeFor(file.rel), sizeHint: file.size,
       dev: file.dev, ino: file.ino, link: file.link, // the file the walk found: the only one read (source.js)
     };
-    const r = await compressFile(task, this.pool, cost);
+    const r = await compressFile(task, this.runner, cost);
     results.push(r);
     this.cache.add(r.cache);
     for (const enc of encodings) this.report.progress(r.size, enc);
@@ -187,7 +161,8 @@ export class Compressions {
 
   /** Start the files scheduled (most expensive first) and submit their tasks. */
   flush() {
-    this.admit();
+    if (!this.files.ordered) this.first.plan(this.files.waiting.length);
+    this.files.admit();
     this.submit();
   }
 
@@ -198,31 +173,9 @@ export class Compressions {
     for (const t of batch) t.submit();
   }
 
-  /**
-   * All tasks of a file saw the same content: its entry and variants.
-   * @param {WalkedFile} file
-   * @param {TaskResult[]} results
-   */
-  record(file, results) {
-    const [first] = results;
-    const out = Object.assign({}, ...results.map((r) => r.out));
-    /** @type {import('../manifest.js').FileEntry} */
-    const entry = { size: first.size, mtimeMs: first.mtimeMs, hash: first.hash, variants: {} };
-    for (const enc of this.pass.encodingsOf(file.rel)) if (typeof out[enc] === 'number') entry.variants[enc] = { size: out[enc] };
-    if (Object.keys(entry.variants).length === 0) entry.skipped = 'not-smaller';
-    this.pass.entries.set(file.rel, entry);
-    this.report.compressed(file.rel, entry, results.every((r) => (r.cache?.hits ?? 0) > 0 && r.cache?.misses === 0));
-  }
-
   /** Resolves once every file scheduled has ended, including those scheduled meanwhile (verified, retried). */
   drain() {
-    if (this.active === 0 && this.waiting.length === 0) return Promise.resolve();
-    return new Promise((resolve) => {
-      this.onIdle = () => {
-        this.onIdle = null;
-        resolve(undefined);
-      };
-    });
+    return this.files.drain();
   }
 
   async close() {

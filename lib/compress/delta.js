@@ -115,13 +115,16 @@ export function familyOf(rel, hashPattern = null) {
   if (base.includes(':')) return null;
   const ext = path.posix.extname(base);
   const dest = DESTINATIONS[ext.slice(1).toLowerCase()] ?? null;
-  const given = typeof hashPattern === 'function' ? hashPattern(rel) : hashPattern ? patternHashSpan(base, hashPattern) : undefined;
+  const given = typeof hashPattern === 'function'
+    ? hashPattern(rel)
+    : hashPattern ? patternHashSpan(base, hashPattern) : undefined;
   const span = given === undefined ? defaultHashSpan(base.slice(0, base.length - ext.length)) : given;
   if (span === null) return { key: rel, match: escapeUrlPattern(base), dest, hashed: false };
   const before = base.slice(0, span[0]);
   const after = base.slice(span[1]);
   if (!/[A-Za-z0-9]/.test(before)) return null;
-  return { key: `${dir}${before}*${after}`, match: `${escapeUrlPattern(before)}*${escapeUrlPattern(after)}`, dest, hashed: true };
+  const match = `${escapeUrlPattern(before)}*${escapeUrlPattern(after)}`;
+  return { key: `${dir}${before}*${after}`, match, dest, hashed: true };
 }
 
 /**

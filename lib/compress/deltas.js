@@ -102,7 +102,10 @@ export async function addDeltas(input) {
   const summary = {
     encoders: [...encoders], files: 0, written: 0, reused: 0, removed: 0, bytes: 0, savedBytes: 0, unavailable: null,
   };
-  if (opts.deltas && encoders.length === 0) summary.unavailable = `Node ${process.version} has no zstd or Brotli encoder that takes a dictionary (Node >= 22.19 / 24.6 for dcz, >= 24.15 for dcb)`;
+  if (opts.deltas && encoders.length === 0) {
+    summary.unavailable = `Node ${process.version} has no zstd or Brotli encoder that takes a dictionary ` +
+      '(Node >= 22.19 / 24.6 for dcz, >= 24.15 for dcb)';
+  }
   const before = dictionaryState(entries);
   const members = assignFamilies(entries, opts);
   // No encoder, no store: versions kept for deltas this Node can never make would only cost disk.
@@ -129,12 +132,15 @@ export async function addDeltas(input) {
     if (run.keep.has(rel)) continue;
     report.change(rel, 'remove (stale delta)');
     summary.removed++;
-    if (!opts.dryRun) await removeIfPresent(absPath(opts.root, rel)).catch((err) => report.fail({ path: rel, code: err.code ?? 'ERR_PRECOMPRESSOR_FILE', message: err.message }));
+    const failed = (/** @type {any} */ err) =>
+      report.fail({ path: rel, code: err.code ?? 'ERR_PRECOMPRESSOR_FILE', message: err.message });
+    if (!opts.dryRun) await removeIfPresent(absPath(opts.root, rel)).catch(failed);
   }
   if (store && !opts.dryRun) {
     // The store is a cache: when it cannot be written, this build is served as usual,
     // and the next one gets fewer deltas.
-    await recordVersions(store, members, entries, opts).catch((err) => report.warn(store.dir, `dictionary store not updated (${err.message})`));
+    const warn = (/** @type {Error} */ err) => report.warn(store.dir, `dictionary store not updated (${err.message})`);
+    await recordVersions(store, members, entries, opts).catch(warn);
   }
   const changed = summary.written > 0 || summary.removed > 0 || dictionaryState(entries) !== before;
   return { changed, summary };

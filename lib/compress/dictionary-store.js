@@ -30,6 +30,8 @@ export function storeFolderFor(storeRoot, root) {
 }
 
 const objectName = (/** @type {string} */ hash) => hash.replace(/^sha256-/, '');
+const isHash = (/** @type {unknown} */ h) => typeof h === 'string' && /^sha256-[A-Za-z0-9_-]{43}$/.test(h);
+const isObjectName = (/** @type {string} */ name) => /^[A-Za-z0-9_-]{43}$/.test(name);
 
 /**
  * Open (or start) the store of one output folder. A missing or unreadable index is an empty store.
@@ -42,7 +44,7 @@ export async function openStore(dir) {
     const data = JSON.parse(await fs.readFile(path.join(dir, INDEX), 'utf8'));
     if (data?.schema === STORE_SCHEMA && data.families && typeof data.families === 'object') {
       for (const [k, v] of Object.entries(data.families)) {
-        if (Array.isArray(v) && v.every((h) => typeof h === 'string' && /^sha256-[A-Za-z0-9_-]{43}$/.test(h))) families[k] = v;
+        if (Array.isArray(v) && v.every(isHash)) families[k] = v;
       }
     }
   } catch {
@@ -108,7 +110,7 @@ export async function openStore(dir) {
       await writeAtomic(path.join(dir, INDEX), JSON.stringify({ schema: STORE_SCHEMA, families }) + '\n');
       const listed = new Set(Object.values(families).flat().map(objectName));
       for (const name of await fs.readdir(objects)) {
-        if (!listed.has(name) && /^[A-Za-z0-9_-]{43}$/.test(name)) await fs.rm(path.join(objects, name), { force: true });
+        if (!listed.has(name) && isObjectName(name)) await fs.rm(path.join(objects, name), { force: true });
       }
       return added;
     },

@@ -22,15 +22,13 @@ const MODES = { text: Z.BROTLI_MODE_TEXT, font: Z.BROTLI_MODE_FONT, generic: Z.B
 /**
  * Font mode is only a hint, and it loses on some fonts (icon fonts), so a font is compressed both
  * in font and in generic mode and the smaller kept; above this size only in generic mode, where
- * the trial doubles a long job for nothing measurable: on the benchmark's two 935 kB icon fonts,
- * font mode was 473 B larger (ttf) and 5 B smaller (eot), at about 3 s of CPU each.
+ * the trial doubles a long job for nothing measurable (docs/benchmarks.md, "Figures behind design constants").
  */
 export const FONT_TRIAL_MAX = 256 * 1024;
 
 /**
  * Brotli window (16..24 bits) for a file of `size` bytes: the smallest that covers it, but not
- * below 16 bits, since windows of 10-15 bits cost 7 header bits against 1 (measured 0.3 % smaller
- * on 500 small SVGs than the smallest window).
+ * below 16 bits, since windows of 10-15 bits cost 7 header bits against 1.
  * @param {number} size
  */
 export function brotliWindowBits(size) {
@@ -53,8 +51,12 @@ export function brotliWindowBits(size) {
  * @returns {any}
  */
 export function zlibOptions(encoding, p) {
-  if (encoding === 'zstd') return { zstdLevel: p.zstdLevel ?? 19, ...nodeZstdOptions({ size: p.size, zstdLevel: p.zstdLevel ?? 19 }) };
-  if (encoding === 'gzip' && p.zopfli) return { zopfli: true, iterations: ZOPFLI_ITERATIONS, gzip: zlibOptions('gzip', { ...p, zopfli: false }) };
+  if (encoding === 'zstd') {
+    return { zstdLevel: p.zstdLevel ?? 19, ...nodeZstdOptions({ size: p.size, zstdLevel: p.zstdLevel ?? 19 }) };
+  }
+  if (encoding === 'gzip' && p.zopfli) {
+    return { zopfli: true, iterations: ZOPFLI_ITERATIONS, gzip: zlibOptions('gzip', { ...p, zopfli: false }) };
+  }
   // One output chunk per ~file (capped) keeps the main-thread/pool round trips per file low.
   const chunkSize = Math.min(Math.max(16 * 1024, p.size), 1024 * 1024);
   if (encoding === 'br') {
@@ -116,7 +118,8 @@ export async function loadEncoder(encoding, options = {}) {
 
 /** @param {unknown} err */
 function zopfliUnavailable(err) {
-  return new PrecompressorError('ERR_PRECOMPRESSOR_ENCODING', `zopfli needs the optional package ${ZOPFLI_PACKAGE} (npm install ${ZOPFLI_PACKAGE})`, { cause: err });
+  const message = `zopfli needs the optional package ${ZOPFLI_PACKAGE} (npm install ${ZOPFLI_PACKAGE})`;
+  return new PrecompressorError('ERR_PRECOMPRESSOR_ENCODING', message, { cause: err });
 }
 
 /**
@@ -152,7 +155,8 @@ export async function loadZopfli() {
 
 /** @param {string} what */
 function notLoaded(what) {
-  return new PrecompressorError('ERR_PRECOMPRESSOR_ENCODING', `${what} is not loaded in this thread: await loadEncoder() before encodeBufferSync()`);
+  return new PrecompressorError('ERR_PRECOMPRESSOR_ENCODING',
+    `${what} is not loaded in this thread: await loadEncoder() before encodeBufferSync()`);
 }
 
 /**
@@ -184,8 +188,8 @@ export function encodeBufferSync(buf, encoding, options) {
       out = r;
     });
     if (out === null) throw notLoaded('zopfli');
-    // On tiny files zopfli can lose a byte or two to zlib: keep whichever is smaller (the
-    // zlib run costs about 1 % of zopfli's).
+    // On tiny files zopfli can lose a byte or two to zlib: keep whichever is smaller (the zlib
+    // run is cheap beside zopfli's).
     const plain = zlib.gzipSync(buf, options.gzip);
     return plain.length < /** @type {Uint8Array} */ (out).length ? plain : toBuffer(out);
   }
@@ -195,7 +199,10 @@ export function encodeBufferSync(buf, encoding, options) {
     if (!loaded.zstd) throw notLoaded('zstd (WebAssembly)');
     out = toBuffer(loaded.zstd.compress(buf, options.zstdLevel));
     const back = loaded.zstd.decompress(out);
-    if (Buffer.compare(back, buf) !== 0) throw new PrecompressorError('ERR_PRECOMPRESSOR_ENCODING', 'zstd (WebAssembly) output does not decode to the input');
+    if (Buffer.compare(back, buf) !== 0) {
+      throw new PrecompressorError('ERR_PRECOMPRESSOR_ENCODING',
+        'zstd (WebAssembly) output does not decode to the input');
+    }
   }
   assertHttpZstd(out);
   return out;
@@ -226,7 +233,8 @@ export function createEncoder(encoding, options) {
   if (encoding === 'br') return zlib.createBrotliCompress(options);
   if (encoding === 'gzip' && !options.zopfli) return zlib.createGzip(options);
   if (encoding === 'zstd' && nodeHasZstd) return Zx.createZstdCompress(options);
-  throw new PrecompressorError('ERR_PRECOMPRESSOR_ENCODING', `${options.zopfli ? 'zopfli' : 'zstd without Node >= 22.15'} cannot stream`);
+  const what = options.zopfli ? 'zopfli' : 'zstd without Node >= 22.15';
+  throw new PrecompressorError('ERR_PRECOMPRESSOR_ENCODING', `${what} cannot stream`);
 }
 
 /**
@@ -242,7 +250,8 @@ export function decodeBufferSync(buf, encoding, maxOutputLength) {
   if (encoding === 'zstd') {
     if (nodeHasZstd) return Zx.zstdDecompressSync(buf, opts);
     if (loaded.zstd) return toBuffer(loaded.zstd.decompress(buf));
-    throw new PrecompressorError('ERR_PRECOMPRESSOR_ENCODING', `decoding zstd synchronously needs Node >= 22.15 (this is ${process.version}) or loadEncoder('zstd') first`);
+    throw new PrecompressorError('ERR_PRECOMPRESSOR_ENCODING',
+      `decoding zstd synchronously needs Node >= 22.15 (this is ${process.version}) or loadEncoder('zstd') first`);
   }
   return encoding === 'br' ? zlib.brotliDecompressSync(buf, opts) : zlib.gunzipSync(buf, opts);
 }

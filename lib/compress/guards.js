@@ -12,15 +12,19 @@ import { READ_NOFOLLOW } from '../fs-atomic.js';
  */
 
 /** Folders refused with everything below them. */
-const SYSTEM_TREES = ['/bin', '/boot', '/dev', '/etc', '/lib', '/lib32', '/lib64', '/libx32', '/proc', '/run', '/sbin', '/sys',
-  '/usr', '/var/lib', '/var/log', '/var/cache', '/var/spool', '/var/mail', '/var/backups', '/var/db',
+const SYSTEM_TREES = ['/bin', '/boot', '/dev', '/etc', '/lib', '/lib32', '/lib64', '/libx32', '/proc', '/run', '/sbin',
+  '/sys', '/usr', '/var/lib', '/var/log', '/var/cache', '/var/spool', '/var/mail', '/var/backups', '/var/db',
   '/System', '/Library', '/Applications', '/private/etc', '/private/var'];
 /** Folders below a refused tree that web servers serve by default (nginx, Caddy, httpd images). */
-const WEB_ROOTS_IN_TREES = ['/usr/share/nginx', '/usr/share/caddy', '/usr/local/apache2', '/usr/local/www', '/var/lib/nginx/html'];
+const WEB_ROOTS_IN_TREES = ['/usr/share/nginx', '/usr/share/caddy', '/usr/local/apache2', '/usr/local/www',
+  '/var/lib/nginx/html'];
 /** Folders refused themselves only: what lies below them (a site in /var/www, /srv/x, /opt/app) is fine. */
-const SYSTEM_FOLDERS = ['/var', '/opt', '/srv', '/mnt', '/media', '/home', '/Users', '/root', '/tmp', '/var/tmp', '/var/www', '/usr/local'];
+const SYSTEM_FOLDERS = ['/var', '/opt', '/srv', '/mnt', '/media', '/home', '/Users', '/root', '/tmp', '/var/tmp',
+  '/var/www', '/usr/local'];
 
-const within = (/** @type {string} */ dir, /** @type {string} */ top) => dir === top || dir.startsWith(top.endsWith('/') ? top : `${top}/`);
+// not isInside(): these are POSIX forms on every OS, compared with `/` whatever path.sep is
+const within = (/** @type {string} */ dir, /** @type {string} */ top) =>
+  dir === top || dir.startsWith(top.endsWith('/') ? top : `${top}/`);
 
 /**
  * Why `dir` (an absolute POSIX path, symlinks resolved) must not be compressed without
@@ -55,8 +59,8 @@ export function assertNotSystemDir(root) {
     const why = systemDirReason(dir.split(path.sep).join('/'), home.split(path.sep).join('/'));
     if (why === null) continue;
     const shown = dir === root ? root : `${root} (${dir})`;
-    throw new PrecompressorError('ERR_PRECOMPRESSOR_DIR',
-      `Refusing to compress ${shown}: it is ${why}, not a build output. Set options.allowSystemDir to compress it anyway`, { path: root });
+    throw new PrecompressorError('ERR_PRECOMPRESSOR_DIR', `Refusing to compress ${shown}: it is ${why}, ` +
+      'not a build output. Set options.allowSystemDir to compress it anyway', { path: root });
   }
 }
 
@@ -86,10 +90,12 @@ export function assertManifestTarget(file) {
     st = fs.lstatSync(file);
   } catch (err) {
     if (['ENOENT', 'ENOTDIR'].includes(/** @type {any} */ (err).code)) return;
-    throw new PrecompressorError('ERR_PRECOMPRESSOR_MANIFEST', `Cannot read manifest ${file}: ${/** @type {Error} */ (err).message}`, { path: file, cause: err });
+    const message = `Cannot read manifest ${file}: ${/** @type {Error} */ (err).message}`;
+    throw new PrecompressorError('ERR_PRECOMPRESSOR_MANIFEST', message, { path: file, cause: err });
   }
   const refuse = (/** @type {string} */ what) => new PrecompressorError('ERR_PRECOMPRESSOR_MANIFEST',
-    `Refusing to write the manifest over ${file}: it is ${what}, not a precompressor manifest. Remove it or choose another options.manifest`, { path: file });
+    `Refusing to write the manifest over ${file}: it is ${what}, not a precompressor manifest. ` +
+    'Remove it or choose another options.manifest', { path: file });
   if (!st.isFile()) throw refuse(kindOf(st));
   const head = Buffer.alloc(64);
   let n;

@@ -60,7 +60,8 @@ export async function removeOutputs(pass) {
     if (opts.dryRun) continue;
     // Only the very file the walk found there (a variant of a failed file may have been written since).
     const found = r.why === 'failed' ? undefined : pass.found.get(r.rel);
-    const remove = r.why === 'temp' ? removeTemp(absPath(opts.root, r.rel)) : removeIfPresent(absPath(opts.root, r.rel), found);
+    const abs = absPath(opts.root, r.rel);
+    const remove = r.why === 'temp' ? removeTemp(abs) : removeIfPresent(abs, found);
     // Cleaning up after a failed file is best effort: its failure is already reported.
     await remove.catch((err) => r.why !== 'failed' && report.fail(failureOf(r.rel, err)));
   }

@@ -25,7 +25,7 @@ import { relInside, absPath } from '../paths.js';
  * @param {{ has(rel: string): boolean }} holdOut files still being written (watch mode)
  */
 export async function planPass(ctx, holdOut) {
-  const { opts, report } = ctx;
+  const { opts } = ctx;
   let unreadable = null;
   /** @type {import('../manifest.js').Manifest | null} */
   let previous = null;
@@ -35,33 +35,74 @@ export async function planPass(ctx, holdOut) {
     unreadable = err;
   }
   if (previous === null && !opts.dryRun) ctx.warm();
-  const manifestRel = relInside(opts.root, opts.manifest);
+  const plan = folderPlan(ctx, holdOut, previous);
+  const walked = await walk(opts.root, { dotfiles: opts.dotfiles, onFolder: (files) => plan.folder(files) });
+  await ctx.afterWalk?.();
+  return finishPlan(ctx, plan, walked, unreadable);
+}
+
+/**
+ * The plan of files found another way than by the walk (watch mode's statPaths(), which finds a
+ * file's relatives with it): decided as one folder.
+ * @param {PlanContext} ctx
+ * @param {{ has(rel: string): boolean }} holdOut
+ * @param {import('../manifest.js').Manifest | null} previous
+ * @param {import('./walk.js').WalkResult} walked
+ * @param {unknown} [unreadable] why the previous manifest could not be read
+ */
+export async function planWalked(ctx, holdOut, previous, walked, unreadable = null) {
+  const plan = folderPlan(ctx, holdOut, previous);
+  plan.folder(walked.files);
+  return finishPlan(ctx, plan, walked, unreadable);
+}
+
+/**
+ * @param {PlanContext} ctx
+ * @param {{ has(rel: string): boolean }} holdOut
+ * @param {import('../manifest.js').Manifest | null} previous
+ */
+function folderPlan(ctx, holdOut, previous) {
+  const { opts } = ctx;
   const eligible = eligibility(opts);
   const encodings = /** @type {readonly string[]} */ (opts.encodings);
   // A copy of our variant found where this pass writes one is adopted; anything else there is the user's.
   const adoptable = (/** @type {{ rel: string, size: number }} */ stem, /** @type {string} */ enc) =>
     canDecode(enc) && encodings.includes(enc) && eligible(stem.rel, stem.size) === null && !holdOut.has(stem.rel);
-  const plan = new FolderPlan({
-    manifestRel, previous, adoptable, onFresh: ctx.onFresh,
+  return new FolderPlan({
+    manifestRel: relInside(opts.root, opts.manifest), previous, adoptable, onFresh: ctx.onFresh,
     decideCtx: {
       settings: ctx.settings, tool: ctx.tool, force: opts.force, eligible, holdOut, encodings: opts.encodings,
     },
   });
-  const walked = await walk(opts.root, { dotfiles: opts.dotfiles, onFolder: (files) => plan.folder(files) });
-  await ctx.afterWalk?.();
+}
+
+/**
+ * After the files are found: the problems found on the way to the report, the decode checks, the
+ * removals of leftovers and orphans.
+ * @param {PlanContext} ctx
+ * @param {FolderPlan} plan
+ * @param {import('./walk.js').WalkResult} walked
+ * @param {unknown} unreadable
+ */
+async function finishPlan(ctx, plan, walked, unreadable) {
+  const { opts, report } = ctx;
   for (const rel of walked.outside) report.warn(rel, 'symlink resolves outside the folder (or is dangling): not taken');
   for (const { rel, why } of walked.leftOut) report.warn(rel, why);
   // A folder or file the walk could not read fails like a file that cannot be compressed; the rest goes on.
   for (const f of walked.failed) report.fail({ path: f.rel, code: f.code, message: f.message });
-  if (unreadable) report.warn(manifestRel ?? opts.manifest, `${/** @type {Error} */ (unreadable).message}; starting afresh`);
+  const manifestRel = relInside(opts.root, opts.manifest);
+  if (unreadable) {
+    report.warn(manifestRel ?? opts.manifest, `${/** @type {Error} */ (unreadable).message}; starting afresh`);
+  }
   const abs = (/** @type {string} */ rel) => absPath(opts.root, rel);
   await plan.check((c) => decodesTo(abs(c.rel), c.encoding, abs(c.stem), opts.streamThreshold));
   for (const w of plan.warnings) report.warn(w.path, w.message);
   /** @type {{ rel: string, why: string }[]} leftovers of killed runs (not those of a run still going) and orphans */
-  const removals = walked.temps.filter((rel) => tempOwnerGone(path.posix.basename(rel))).map((rel) => ({ rel, why: 'temp' }));
+  const removals = walked.temps.filter((rel) => tempOwnerGone(path.posix.basename(rel)))
+    .map((rel) => ({ rel, why: 'temp' }));
   for (const rel of plan.orphans) removals.push({ rel, why: 'orphan' });
   return {
-    previous, owners: { user: plan.user, blocked: plan.blocked }, deltasOnDisk: plan.deltas,
+    previous: plan.ctx.previous, owners: { user: plan.user, blocked: plan.blocked }, deltasOnDisk: plan.deltas,
     decisions: plan.decisions, fresh: plan.fresh, removals, found: plan.found,
   };
 }

@@ -135,15 +135,19 @@ export class Slot {
     this.worker = worker;
     const { events } = this;
     /** @typedef {{ error?: { message: string, code?: string, changed?: boolean }, result?: unknown }} Reply */
-    worker.on('message', (/** @type {{ id: number, results: Reply[] }} */ { id, results }) => events.onReply(this, id, results.map((r) => (r.error
+    const settled = (/** @type {Reply} */ r) => (r.error
       ? { error: Object.assign(new Error(r.error.message), { code: r.error.code, changed: r.error.changed }) }
-      : { result: r.result }))));
+      : { result: r.result });
+    worker.on('message', (/** @type {{ id: number, results: Reply[] }} */ { id, results }) => {
+      events.onReply(this, id, results.map(settled));
+    });
     worker.on('error', (err) => {
       if (this.worker === worker) events.onLost(this, err);
     });
     // An exit without an error (process.exit() inside an encoder) would otherwise leave its jobs unsettled.
     worker.on('exit', (code) => {
-      if (this.worker === worker && !events.closed()) events.onLost(this, new Error(`compression worker exited (code ${code})`));
+      if (this.worker !== worker || events.closed()) return;
+      events.onLost(this, new Error(`compression worker exited (code ${code})`));
     });
     return worker;
   }

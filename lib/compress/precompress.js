@@ -35,17 +35,19 @@ export async function precompress(dir, options = {}) {
  * One incremental pass that leaves the files in `holdOut` (POSIX paths relative to `dir`) as the
  * previous pass left them: see the `hold` decision in lib/compress/plan.js. Watch mode's files still
  * being written; internal, not exported from the package. `held` lists the files held.
+ * `steps`: the first and last steps (a whole pass by default; watch mode's batches: batch.js).
  * @param {string} dir
  * @param {object} options
  * @param {{ has(rel: string): boolean }} holdOut read once, while deciding (after the walk)
  * @param {PassHooks} [hooks]
+ * @param {PassSteps} [steps]
  */
-export async function pass(dir, options, holdOut, hooks = {}) {
+export async function pass(dir, options, holdOut, hooks = {}, steps = WHOLE) {
   const opts = normalizeOptions(dir, options);
   checkEncoders(opts);
   if (!opts.allowSystemDir) assertNotSystemDir(opts.root);
   assertManifestTarget(opts.manifest);
-  const run = new Pass(inRealRoot(opts), hooks);
+  const run = new Pass(inRealRoot(opts), hooks, steps);
   try {
     await run.plan(holdOut);
     return await run.execute();
@@ -72,6 +74,13 @@ function inRealRoot(opts) {
   const rel = relInside(opts.root, opts.manifest);
   return Object.freeze({ ...opts, root: real, manifest: rel === null ? opts.manifest : path.join(real, rel) });
 }
+
+/**
+ * @typedef {{ plan: typeof planPass, finish: (pass: Pass) => ReturnType<typeof finishOutputs> }} PassSteps
+ *   plan: find the files and decide (planPass() walks the folder); finish: removals, deltas, manifest
+ */
+/** @type {PassSteps} */
+const WHOLE = { plan: planPass, finish: finishOutputs };
 
 /**
  * @typedef {{ onJobStart?: (task: import('./compress-file.js').CompressTask) => void,
@@ -108,7 +117,7 @@ const staleVariants = (d) => [...(d.onDisk?.keys() ?? [])].map((enc) => ({ rel: 
  * The state of one pass: what was found and decided (plan), the work in flight, what it produced
  * (entries, failures, removals) and the pool it runs on. Each step is a method.
  */
-class Pass {
+export class Pass {
   /** @type {Map<string, import('../manifest.js').FileEntry>} */ entries = new Map();
   /** @type {Set<string>} */ failed = new Set();
   /** @type {Map<string, WalkedFile>} what the walk found at each path that may be removed */
@@ -129,10 +138,12 @@ class Pass {
   /**
    * @param {import('../options.js').Options} opts
    * @param {PassHooks} hooks
+   * @param {PassSteps} steps
    */
-  constructor(opts, hooks) {
+  constructor(opts, hooks, steps) {
     this.opts = opts;
     this.hooks = hooks;
+    this.steps = steps;
     this.report = createReport(opts);
     this.settings = settingsOf(opts);
     this.tool = TOOL;
@@ -148,13 +159,13 @@ class Pass {
   async plan(holdOut) {
     const ctx = {
       opts: this.opts, report: this.report, settings: this.settings, tool: TOOL,
-      warm: () => this.work.pool.warm(), afterWalk: this.hooks.afterWalk,
+      warm: () => this.work.warm(), afterWalk: this.hooks.afterWalk,
       onFresh: (/** @type {string} */ rel, /** @type {import('../manifest.js').FileEntry} */ prev) => {
         this.entries.set(rel, prev);
         this.report.count('unchanged');
       },
     };
-    Object.assign(this, await planPass(ctx, holdOut));
+    Object.assign(this, await this.steps.plan(ctx, holdOut));
   }
 
   /** @param {string} rel */
@@ -176,7 +187,7 @@ class Pass {
     this.work.flush();
     await Promise.all(this.hashJobs);
     await this.work.drain();
-    return finishOutputs(this);
+    return this.steps.finish(this);
   }
 
   /**

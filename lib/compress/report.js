@@ -3,7 +3,10 @@ import { estimatedCost } from './plan.js';
 import { entryOf } from '../manifest.js';
 
 /** @type {Record<string, 'notSmaller' | 'compressedFormat' | 'excluded' | 'empty' | 'unchanged'>} */
-const KEY = { 'not-smaller': 'notSmaller', 'compressed-format': 'compressedFormat', excluded: 'excluded', empty: 'empty', unchanged: 'unchanged' };
+const KEY = {
+  'not-smaller': 'notSmaller', 'compressed-format': 'compressedFormat', excluded: 'excluded', empty: 'empty',
+  unchanged: 'unchanged',
+};
 
 /** Milliseconds between two progress events (a forced one, such as a long job starting, comes at once). */
 const PROGRESS_INTERVAL = 100;

@@ -1,5 +1,4 @@
 import fs from 'node:fs/promises';
-import path from 'node:path';
 import pLimit from 'p-limit';
 import { chooseDictionary } from './site-dictionary.js';
 import { deltaEncoders, dictionaryHashOf, DELTA_MAX_SIZE } from './delta.js';
@@ -25,6 +24,18 @@ import { extensionOf } from './plan.js';
  *   bytes: the dictionary's own best variant; pageBytes / ordinaryBytes: the pages with a variant
  *   against it, their smallest one against their best ordinary variant
  */
+
+/**
+ * A summary with nothing made yet.
+ * @param {string | null} path
+ * @param {SiteDictionarySummary['method']} method
+ * @returns {SiteDictionarySummary}
+ */
+export function summaryOf(path, method) {
+  return {
+    path, method, size: 0, bytes: 0, pages: 0, written: 0, reused: 0, pageBytes: 0, ordinaryBytes: 0, unavailable: null,
+  };
+}
 
 /** Extensions of the pages the dictionary is made from and for. */
 export const PAGE_EXTENSIONS = new Set(['html', 'htm']);
@@ -67,13 +78,14 @@ const bestOrdinary = (entry) =>
 export async function addSiteDictionary(input) {
   const { opts, entries, previous, report } = input;
   const encoders = opts.siteDictionary ? deltaEncoders() : [];
-  /** @type {SiteDictionarySummary} */
-  const summary = { path: null, method: 'none', size: 0, bytes: 0, pages: 0, written: 0, reused: 0, pageBytes: 0, ordinaryBytes: 0, unavailable: null };
+  const summary = summaryOf(null, 'none');
   const none = { keep: new Set(), changed: false, summary, apply: () => {}, path: null, hash: null };
   const oldRel = previous?.siteDictionary?.path ?? null;
   const pages = [...entries].filter(([rel, e]) => isPage(rel, e, opts)).sort(([a], [b]) => (a < b ? -1 : 1));
   // Said only for a site that would have had one (two pages or more), so that others hear nothing.
-  if (opts.siteDictionary && encoders.length === 0 && pages.length >= 2) summary.unavailable = `Node ${process.version} has no zstd or Brotli encoder that takes a dictionary`;
+  if (opts.siteDictionary && encoders.length === 0 && pages.length >= 2) {
+    summary.unavailable = `Node ${process.version} has no zstd or Brotli encoder that takes a dictionary`;
+  }
   // The store keeps the dictionary across builds that empty the folder (Vite), so that it can be kept.
   const store = encoders.length > 0 ? await openStore(storeFolderFor(opts.dictionaryStore, opts.root)) : null;
   const choice = store ? await choose(opts, pages, encoders, await previousDictionary(input, store)) : null;
@@ -98,23 +110,57 @@ export async function addSiteDictionary(input) {
   }
   if (store && !opts.dryRun) {
     const current = new Map([[SITE_FAMILY, [{ hash: dictHash, bytes: async () => dict }]]]);
-    await store.record(current, 1).catch((err) => report.warn(store.dir, `dictionary store not updated (${err.message})`));
+    const warn = (/** @type {Error} */ err) => report.warn(store.dir, `dictionary store not updated (${err.message})`);
+    await store.record(current, 1).catch(warn);
   }
   const dictKey = dictionaryHashOf(dictHash);
   Object.assign(summary, { path: rel, size: dict.length, bytes: bestOrdinary(dictEntry) });
   const run = { ...input, encoders, summary: { written: 0 } };
   const { records, keep } = await encodePages(run, pages, dict, dictKey, summary);
   summarize(summary, records, entries, run.summary.written);
-  const apply = (/** @type {Map<string, import('../manifest.js').FileEntry>} */ all) => {
+  const anyChange = changed || summary.written > 0 || !fresh || oldRel !== rel;
+  return { keep, changed: anyChange, summary, apply: applier(rel, dictKey, records), path: rel, hash: dictHash };
+}
+
+/**
+ * Record the dictionary's own `dictionary` field and the pages' variants against it in the entries.
+ * @param {string} rel the dictionary
+ * @param {string} dictKey
+ * @param {Map<string, import('../manifest.js').DeltaEntry>} records
+ */
+function applier(rel, dictKey, records) {
+  return (/** @type {Map<string, FileEntry>} */ all) => {
     const d = all.get(rel);
     if (d) all.set(rel, { ...d, dictionary: { hash: dictKey, ...SITE_MATCH, hashed: true } });
     for (const [page, rec] of records) {
-      const e = /** @type {import('../manifest.js').FileEntry} */ (all.get(page));
+      const e = /** @type {FileEntry} */ (all.get(page));
       all.set(page, { ...e, deltas: { ...e.deltas, [dictKey]: rec } });
     }
   };
-  const anyChange = changed || summary.written > 0 || !fresh || oldRel !== rel;
-  return { keep, changed: anyChange, summary, apply, path: rel, hash: dictHash };
+}
+
+/**
+ * The site-dictionary step of a watch batch: the dictionary the last whole pass chose stays, and
+ * the batch's pages (`input.entries`) get their variants against it. Null when its file is no
+ * longer the one recorded: then a whole pass must choose again.
+ * @param {import('./deltas.js').DeltaInput} input
+ * @param {import('../manifest.js').SiteDictionaryEntry} sd
+ * @param {FileEntry} dictEntry its entry in the manifest
+ */
+export async function keepSiteDictionary(input, sd, dictEntry) {
+  const { opts, entries } = input;
+  const encoders = opts.siteDictionary ? deltaEncoders() : [];
+  const summary = { ...summaryOf(sd.path, 'previous'), size: dictEntry.size, bytes: bestOrdinary(dictEntry) };
+  if (encoders.length === 0) return null;
+  const dict = await readChecked(opts, sd.path, dictEntry);
+  if (dict === null) return null;
+  const dictKey = dictionaryHashOf(sd.hash);
+  const pages = [...entries].filter(([rel, e]) => isPage(rel, e, opts));
+  const run = { ...input, encoders, summary: { written: 0 } };
+  const { records, keep } = await encodePages(run, pages, dict, dictKey, summary);
+  summarize(summary, records, entries, run.summary.written);
+  const apply = applier(sd.path, dictKey, records);
+  return { keep, changed: summary.written > 0, summary, apply, path: sd.path, hash: sd.hash };
 }
 
 /**
@@ -149,7 +195,9 @@ async function choose(opts, pages, encoders, previous) {
   const read = await Promise.all(sample.map(([rel, e]) => readChecked(opts, rel, e)));
   const ok = sample.filter((_, i) => read[i] !== null);
   if (ok.length < 2) return null;
-  return chooseDictionary(/** @type {Buffer[]} */ (read.filter((b) => b !== null)), ok.map(([, e]) => bestOrdinary(e)), encoders.includes('dcz') ? 'dcz' : 'dcb', previous);
+  const pageBytes = /** @type {Buffer[]} */ (read.filter((b) => b !== null));
+  const via = encoders.includes('dcz') ? 'dcz' : 'dcb';
+  return chooseDictionary(pageBytes, ok.map(([, e]) => bestOrdinary(e)), via, previous);
 }
 
 /**
@@ -222,7 +270,7 @@ function reusable(input, page, entry, dictKey) {
  */
 async function writeDictionary(input, rel, dict, hash) {
   const { opts, entries, report } = input;
-  const abs = path.join(opts.root, rel);
+  const abs = absPath(opts.root, rel);
   /** @type {import('../manifest.js').FileEntry} */
   const entry = { size: dict.length, mtimeMs: 0, hash, variants: {} };
   if (!opts.dryRun) {

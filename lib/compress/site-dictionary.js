@@ -117,7 +117,10 @@ const Zx = /** @type {any} */ (zlib);
  */
 function scoredSize(via, page, dict) {
   const Z = /** @type {Record<string, number>} */ (/** @type {unknown} */ (zlib.constants));
-  if (via === 'dcz') return Zx.zstdCompressSync(page, { dictionary: dict, params: { [Z.ZSTD_c_compressionLevel]: SCORE_LEVEL } }).length + DCZ_HEADER;
+  if (via === 'dcz') {
+    const params = { [Z.ZSTD_c_compressionLevel]: SCORE_LEVEL };
+    return Zx.zstdCompressSync(page, { dictionary: dict, params }).length + DCZ_HEADER;
+  }
   const params = { [Z.BROTLI_PARAM_QUALITY]: 5, [Z.BROTLI_PARAM_LGWIN]: 24 };
   return zlib.brotliCompressSync(page, /** @type {zlib.BrotliOptions} */ ({ dictionary: dict, params })).length
     + DCZ_HEADER - 4;

@@ -26,9 +26,13 @@ const flagsFor = (expect) => (expect?.link ? READ_NONBLOCK : READ_NOFOLLOW);
  * @param {Identity | undefined} expect
  */
 function assertSource(abs, st, expect) {
-  if (!st.isFile()) throw new PrecompressorError('ERR_PRECOMPRESSOR_FILE', `${abs} is not a regular file any more: not read`, { path: abs });
+  if (!st.isFile()) {
+    throw new PrecompressorError('ERR_PRECOMPRESSOR_FILE', `${abs} is not a regular file any more: not read`,
+      { path: abs });
+  }
   if (expect?.ino === undefined || (st.ino === expect.ino && st.dev === expect.dev)) return;
-  const err = new PrecompressorError('ERR_PRECOMPRESSOR_FILE', `${abs} is not the file the walk found (replaced meanwhile): not read`, { path: abs });
+  const err = new PrecompressorError('ERR_PRECOMPRESSOR_FILE',
+    `${abs} is not the file the walk found (replaced meanwhile): not read`, { path: abs });
   throw Object.assign(err, { changed: true, replaced: true });
 }
 

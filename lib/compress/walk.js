@@ -5,7 +5,7 @@ import fg from 'fast-glob';
 import { PrecompressorError } from '../errors.js';
 import { TEMP_SUFFIX } from '../fs-atomic.js';
 import { pathProblem } from '../manifest.js';
-import { relInside, hasDotSegment } from '../paths.js';
+import { absPath, relInside, hasDotSegment } from '../paths.js';
 
 /**
  * @typedef {{ rel: string, size: number, mtimeMs: number, dev?: number, ino?: number, link?: boolean }} WalkEntry
@@ -30,16 +30,7 @@ import { relInside, hasDotSegment } from '../paths.js';
  * @returns {Promise<WalkResult>}
  */
 export async function walk(root, opts) {
-  let st;
-  try {
-    st = await fs.stat(root);
-  } catch (err) {
-    const code = /** @type {any} */ (err).code;
-    const why = code === 'ENOENT' ? 'does not exist' : `cannot be read (${code})`;
-    throw new PrecompressorError('ERR_PRECOMPRESSOR_DIR', `Directory ${root} ${why}`, { path: root, cause: err });
-  }
-  if (!st.isDirectory()) throw new PrecompressorError('ERR_PRECOMPRESSOR_DIR', `${root} is not a directory`, { path: root });
-  const realRoot = await fs.realpath(root);
+  const realRoot = await folderOf(root);
   /** @type {WalkResult} */
   const out = { files: [], temps: [], outside: [], leftOut: [], failed: [] };
   const onFolder = opts.onFolder ?? ((/** @type {WalkEntry[]} */ files) => {
@@ -52,6 +43,75 @@ export async function walk(root, opts) {
 
 /** @param {{ rel: string }} a @param {{ rel: string }} b */
 const byRel = (a, b) => (a.rel < b.rel ? -1 : a.rel > b.rel ? 1 : 0);
+
+/**
+ * What walk() finds at these paths only, without reading a folder: watch mode's batches, which
+ * look at the paths their events named (and their variants' paths). A path the walk would not
+ * reach is left out: under a temp folder, or under a folder that is not where its name says (a
+ * symlink to a folder is never entered). ERR_PRECOMPRESSOR_DIR unless `root` is a folder.
+ * @param {string} root absolute path
+ * @param {Iterable<string>} rels POSIX paths relative to root
+ * @param {{ dotfiles: boolean }} opts
+ * @returns {Promise<WalkResult>}
+ */
+export async function statPaths(root, rels, opts) {
+  const realRoot = await folderOf(root);
+  /** @type {WalkResult} */
+  const out = { files: [], temps: [], outside: [], leftOut: [], failed: [] };
+  /** @type {Map<string, boolean>} folder → whether the walk would enter it */
+  const folders = new Map();
+  for (const rel of rels) {
+    const dir = path.posix.dirname(rel);
+    if (!folders.has(dir)) folders.set(dir, await reachable(realRoot, root, dir));
+    if (!folders.get(dir)) continue;
+    let st;
+    try {
+      st = fsSync.lstatSync(`${root}/${rel}`); // not absPath(): per file, and rel is canonical here
+    } catch (err) {
+      if (!gone(err)) out.failed.push(failureOf(rel, err));
+      continue;
+    }
+    const dirent = /** @type {import('node:fs').Dirent} */ (/** @type {unknown} */ (
+      Object.assign(st, { name: path.posix.basename(rel) })));
+    sortEntry({ root, realRoot, dotfiles: opts.dotfiles, out }, rel, dirent, out.files);
+  }
+  out.files.sort(byRel);
+  return out;
+}
+
+/**
+ * Would the walk enter folder `dir` (relative, '.' for the root)? Not a temp folder, and its real
+ * path is its name under the root (no folder on the way is a symlink). Dot folders: see sortEntry().
+ * @param {string} realRoot
+ * @param {string} root
+ * @param {string} dir
+ */
+async function reachable(realRoot, root, dir) {
+  if (dir === '.') return true;
+  if (dir.split('/').some((name) => name.endsWith(TEMP_SUFFIX))) return false;
+  const real = await fs.realpath(absPath(root, dir)).catch(() => null);
+  return real !== null && relInside(realRoot, real) === dir;
+}
+
+/**
+ * The real path of `root`; ERR_PRECOMPRESSOR_DIR unless it is a folder.
+ * @param {string} root
+ */
+async function folderOf(root) {
+  let st;
+  try {
+    st = await fs.stat(root);
+  } catch (err) {
+    const code = /** @type {any} */ (err).code;
+    const why = code === 'ENOENT' ? 'does not exist' : `cannot be read (${code})`;
+    throw new PrecompressorError('ERR_PRECOMPRESSOR_DIR', `Directory ${root} ${why}`, { path: root, cause: err });
+  }
+  if (!st.isDirectory()) {
+    throw new PrecompressorError('ERR_PRECOMPRESSOR_DIR', `${root} is not a directory`, { path: root });
+  }
+  return fs.realpath(root);
+}
+
 
 /**
  * @typedef {{ root: string, realRoot: string, dotfiles: boolean, out: WalkResult }} Walking
@@ -71,17 +131,21 @@ function globFolders(w, onFolder) {
   const { root, out } = w;
   /** @param {string} dir @param {{ withFileTypes: true }} options */
   const readdirSync = (dir, options) => {
-    const dirRel = path.relative(root, dir).split(path.sep).join('/');
+    const dirRel = relInside(root, dir) ?? '';
     const problem = dirRel === '' ? null : pathProblem(dirRel);
     if (problem !== null) {
-      out.leftOut.push({ rel: dirRel, why: `folder name ${problem}: its files are left out (they could not be served)` });
+      const why = `folder name ${problem}: its files are left out (they could not be served)`;
+      out.leftOut.push({ rel: dirRel, why });
       return [];
     }
     let dirents;
     try {
       dirents = fsSync.readdirSync(dir, options);
     } catch (err) {
-      if (dirRel === '') throw new PrecompressorError('ERR_PRECOMPRESSOR_DIR', `Cannot walk ${root}: ${/** @type {Error} */ (err).message}`, { path: root, cause: err });
+      if (dirRel === '') {
+        const message = `Cannot walk ${root}: ${/** @type {Error} */ (err).message}`;
+        throw new PrecompressorError('ERR_PRECOMPRESSOR_DIR', message, { path: root, cause: err });
+      }
       if (!gone(err)) out.failed.push(failureOf(dirRel, err));
       return [];
     }
@@ -117,12 +181,13 @@ function sortEntry(w, rel, d, files) {
     if (d.isFile() || d.isDirectory()) out.temps.push(rel); // never entered
     return false;
   }
-  if (!dotfiles && d.name.startsWith('.')) return false;
+  if (!dotfiles && hasDotSegment(rel)) return false;
   if (d.isDirectory()) return true;
   if (!d.isFile() && !d.isSymbolicLink()) return false; // FIFOs, sockets, devices are never sources
   const problem = pathProblem(rel);
-  if (problem !== null) out.leftOut.push({ rel, why: `name ${problem}: left out of the manifest (it could not be served)` });
-  else if (d.isSymbolicLink()) addLink(w, rel, files);
+  if (problem !== null) {
+    out.leftOut.push({ rel, why: `name ${problem}: left out of the manifest (it could not be served)` });
+  } else if (d.isSymbolicLink()) addLink(w, rel, files);
   else addFile(w, rel, files);
   return false;
 }
@@ -136,7 +201,7 @@ function sortEntry(w, rel, d, files) {
 function addFile(w, rel, files) {
   let s;
   try {
-    s = fsSync.lstatSync(`${w.root}/${rel}`);
+    s = fsSync.lstatSync(`${w.root}/${rel}`); // not absPath(): per file, and rel is canonical here
   } catch (err) {
     if (!gone(err)) w.out.failed.push(failureOf(rel, err));
     return;
@@ -153,7 +218,7 @@ function addFile(w, rel, files) {
  * @param {WalkEntry[]} files
  */
 function addLink(w, rel, files) {
-  const target = resolveInside(w.realRoot, path.join(w.root, rel));
+  const target = resolveInside(w.realRoot, absPath(w.root, rel));
   if (target === null) w.out.outside.push(rel);
   else if (!w.dotfiles && hasDotSegment(target.rel)) return;
   else if (target.st.isFile()) {

@@ -64,15 +64,17 @@ export function zstdFrameWindowSize(buf) {
 export function assertHttpZstd(out) {
   const window = zstdFrameWindowSize(out);
   if (window === null || window > ZSTD_MAX_WINDOW) {
-    throw new PrecompressorError('ERR_PRECOMPRESSOR_ENCODING',
-      window === null ? 'zstd encoder returned no zstd frame' : `zstd output needs a ${window}-byte window, more than the 8 MB HTTP allows`);
+    throw new PrecompressorError('ERR_PRECOMPRESSOR_ENCODING', window === null
+      ? 'zstd encoder returned no zstd frame'
+      : `zstd output needs a ${window}-byte window, more than the 8 MB HTTP allows`);
   }
 }
 
 /** @param {unknown} cause */
 function unavailable(cause) {
   return new PrecompressorError('ERR_PRECOMPRESSOR_ENCODING',
-    `zstd needs Node >= 22.15 (this is ${process.version}) or the optional package ${ZSTD_WASM_PACKAGE} (npm install ${ZSTD_WASM_PACKAGE})`,
+    `zstd needs Node >= 22.15 (this is ${process.version}) or the optional package ${ZSTD_WASM_PACKAGE} ` +
+    `(npm install ${ZSTD_WASM_PACKAGE})`,
     { cause });
 }
 

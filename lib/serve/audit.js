@@ -1,6 +1,7 @@
 import fs from 'node:fs/promises';
 import { isTempPath } from '../fs-atomic.js';
-import { ENCODINGS } from '../encodings.js';
+import { ENCODINGS, stemOf, suffixEncoding } from '../encodings.js';
+import { absPath, hasDotSegment } from '../paths.js';
 import { deltaStem } from '../manifest.js';
 
 /**
@@ -30,9 +31,9 @@ export function unlistedOf(rels, listed, o) {
   const isListed = typeof listed === 'function' ? listed : (/** @type {string} */ rel) => Object.hasOwn(listed, rel);
   return rels.filter((rel) => {
     if (isListed(rel) || rel === o.manifestRel || isTempPath(rel)) return false;
-    if (!o.dotfiles && rel.split('/').some((s) => s.startsWith('.'))) return false;
-    const variant = ENCODINGS.find((e) => rel.endsWith(e.suffix));
-    if (variant && isListed(rel.slice(0, -variant.suffix.length))) return false;
+    if (!o.dotfiles && hasDotSegment(rel)) return false;
+    const variant = suffixEncoding(rel);
+    if (variant && isListed(stemOf(rel, variant))) return false;
     const stem = deltaStem(rel);
     return !(stem !== null && isListed(stem));
   }).sort(htmlFirst);
@@ -47,7 +48,8 @@ function htmlFirst(/** @type {string} */ a, /** @type {string} */ b) {
 
 /** `a, b, c and 4 more` */
 function listOf(/** @type {string[]} */ items) {
-  return items.length <= SHOWN ? items.join(', ') : `${items.slice(0, SHOWN).join(', ')} and ${items.length - SHOWN} more`;
+  if (items.length <= SHOWN) return items.join(', ');
+  return `${items.slice(0, SHOWN).join(', ')} and ${items.length - SHOWN} more`;
 }
 
 /**
@@ -59,19 +61,26 @@ export function auditMessage(root, { unlisted, mismatched, changed, servesUnlist
   const parts = [];
   if (unlisted.length > 0) {
     const html = unlisted.filter((r) => /\.html?$/.test(r)).length;
-    parts.push(`${unlisted.length} file${unlisted.length === 1 ? ' is' : 's are'} not in the manifest${html > 0 ? ` (${html} HTML)` : ''}: ` +
-      `${listOf(unlisted)}; ${servesUnlisted ? 'they are sent uncompressed' : 'they are not served'}. They were written after the folder was ` +
-      'compressed: compress it after the framework is done (docs/frameworks.md), or run precompressor on it again');
+    const are = unlisted.length === 1 ? ' is' : 's are';
+    parts.push(`${unlisted.length} file${are} not in the manifest${html > 0 ? ` (${html} HTML)` : ''}: ` +
+      `${listOf(unlisted)}; ${servesUnlisted ? 'they are sent uncompressed' : 'they are not served'}. ` +
+      'They were written after the folder was compressed: compress it after the framework is done ' +
+      '(docs/frameworks.md), or run precompressor on it again');
   }
   if (changed.length > 0) {
-    parts.push(`${changed.length} file${changed.length === 1 ? '' : 's'} changed since the manifest was written (${listOf(changed)}): ` +
-      'sent from disk without their variants. Run precompressor on the folder again after the last tool that writes it');
+    const files = `${changed.length} file${changed.length === 1 ? '' : 's'}`;
+    parts.push(`${files} changed since the manifest was written (${listOf(changed)}): ` +
+      'sent from disk without their variants. ' +
+      'Run precompressor on the folder again after the last tool that writes it');
   }
   if (mismatched.length > 0) {
-    const shown = mismatched.map((m) => `${m.rel} ${m.encoding}: ${m.listed} B listed, ${m.found === null ? 'missing' : `${m.found} B on disk`}`);
-    parts.push(`${mismatched.length} variant${mismatched.length === 1 ? ' does' : 's do'} not match the manifest (${listOf(shown)}); ` +
-      "those files are sent without that encoding. Another tool compressed the folder after precompressor (adapter-node's precompress, " +
-      "Nitro's compressPublicAssets, a compression plugin): turn it off, or use the framework's precompressor entry point (docs/frameworks.md)");
+    const shown = mismatched.map((m) => `${m.rel} ${m.encoding}: ${m.listed} B listed, ` +
+      (m.found === null ? 'missing' : `${m.found} B on disk`));
+    const does = mismatched.length === 1 ? ' does' : 's do';
+    parts.push(`${mismatched.length} variant${does} not match the manifest (${listOf(shown)}); ` +
+      'those files are sent without that encoding. Another tool compressed the folder after precompressor ' +
+      "(adapter-node's precompress, Nitro's compressPublicAssets, a compression plugin): turn it off, " +
+      "or use the framework's precompressor entry point (docs/frameworks.md)");
   }
   return parts.length === 0 ? null : `precompressor: ${root}: ${parts.join('. ')}.`;
 }
@@ -80,21 +89,22 @@ export function auditMessage(root, { unlisted, mismatched, changed, servesUnlist
  * What in the folder does not match its manifest, found by walking it one folder at a time in the
  * background (never holding more than one folder's names): files not listed, variants of listed
  * files whose size differs from the manifest (or missing), listed files whose size or mtime
- * changed. `entry(rel)` gives a listed path's manifest entry.
+ * changed. `index` tells whether a path is listed, and gives its manifest entry (parsed: asked
+ * once per listed file).
  * @param {string} root
- * @param {(rel: string) => import('../manifest.js').FileEntry | undefined} entry
+ * @param {{ has(rel: string): boolean, entry(rel: string): import('../manifest.js').FileEntry | undefined }} index
  * @param {{ manifestRel: string | null, dotfiles: boolean, extra: Set<string> }} o extra: listed besides files
  *   (the site dictionary)
  * @returns {Promise<{ unlisted: string[], mismatched: Mismatch[], changed: string[] }>}
  */
-export async function auditFolder(root, entry, o) {
+export async function auditFolder(root, index, o) {
   /** @type {{ unlisted: string[], mismatched: Mismatch[], changed: string[] }} */
   const found = { unlisted: [], mismatched: [], changed: [] };
-  const isListed = (/** @type {string} */ rel) => o.extra.has(rel) || entry(rel) !== undefined;
+  const isListed = (/** @type {string} */ rel) => o.extra.has(rel) || index.has(rel);
   const folders = [''];
   while (folders.length > 0) {
     const dir = /** @type {string} */ (folders.pop());
-    const dirents = await fs.readdir(dir === '' ? root : `${root}/${dir}`, { withFileTypes: true }).catch(() => []);
+    const dirents = await fs.readdir(dir === '' ? root : absPath(root, dir), { withFileTypes: true }).catch(() => []);
     const names = new Set();
     for (const d of dirents) {
       const rel = dir === '' ? d.name : `${dir}/${d.name}`;
@@ -104,7 +114,7 @@ export async function auditFolder(root, entry, o) {
     const rels = [...names].map((n) => (dir === '' ? n : `${dir}/${n}`));
     found.unlisted.push(...unlistedOf(rels, isListed, o));
     for (const rel of rels) {
-      const e = entry(rel);
+      const e = index.has(rel) ? index.entry(rel) : undefined;
       if (e !== undefined) await auditOne(root, rel, e, names, found);
     }
   }
@@ -121,7 +131,7 @@ export async function auditFolder(root, entry, o) {
  * @param {{ mismatched: Mismatch[], changed: string[] }} found
  */
 async function auditOne(root, rel, e, names, found) {
-  const st = await fs.lstat(`${root}/${rel}`).catch(() => null);
+  const st = await fs.lstat(absPath(root, rel)).catch(() => null);
   if (st === null) return;
   if (st.size !== e.size || st.mtimeMs !== e.mtimeMs) {
     found.changed.push(rel);
@@ -131,7 +141,8 @@ async function auditOne(root, rel, e, names, found) {
   for (const { name, suffix } of ENCODINGS) {
     const v = e.variants[name];
     if (v === undefined) continue;
-    const size = names.has(base + suffix) ? (await fs.lstat(`${root}/${rel}${suffix}`).catch(() => null))?.size ?? null : null;
+    const vst = names.has(base + suffix) ? await fs.lstat(absPath(root, rel) + suffix).catch(() => null) : null;
+    const size = vst?.size ?? null;
     if (size !== v.size) found.mismatched.push({ rel, encoding: name, listed: v.size, found: size });
   }
 }

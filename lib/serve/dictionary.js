@@ -121,14 +121,20 @@ export function useAsDictionary(d) {
 
 /**
  * The `Link` header of an HTML page that names the site dictionary, so that the browser fetches it
- * at idle time: a path relative to the page's own folder (it holds wherever the folder is mounted).
- * @param {string} rel the page, relative to the root
+ * at idle time: relative to the URL the page is answered at (a deep URL of the SPA fallback, a folder
+ * page), so it holds wherever the folder is mounted.
  * @param {string} dictionary the site dictionary, relative to the root
+ * @param {string} pathname the request's path below the mount (`req.url`'s, without the query)
+ * @param {string} [whole] the path before a mount removed its prefix (`req.originalUrl`'s)
  */
-export function siteDictionaryLink(rel, dictionary) {
-  const up = rel.split('/').length - 1;
-  const href = '../'.repeat(up) + dictionary.split('/').map(encodeURIComponent).join('/');
-  return `<${up === 0 ? `./${href}` : href}>; rel="compression-dictionary"`;
+export function siteDictionaryLink(dictionary, pathname, whole = pathname) {
+  const href = dictionary.split('/').map(encodeURIComponent).join('/');
+  let up = 0;
+  for (let i = pathname.indexOf('/', 1); i !== -1; i = pathname.indexOf('/', i + 1)) up++;
+  if (up > 0) return `<${'../'.repeat(up)}${href}>; rel="compression-dictionary"`;
+  // the mount's own URL without its slash (`/app` for app.use('/app', ...)): the mount is a folder below
+  const into = pathname === '/' && !whole.endsWith('/') ? `${whole.slice(whole.lastIndexOf('/') + 1)}/` : '';
+  return `<./${into}${href}>; rel="compression-dictionary"`;
 }
 
 /** @type {WeakMap<object, object>} */

@@ -1,5 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
+import { isInside } from '../paths.js';
 
 /**
  * File-system watchers for the middleware: one non-recursive `fs.watch` per folder that holds a
@@ -61,7 +62,7 @@ export function createWatcher({ manifest, onManifest, onFile }) {
     const was = watchers.get(dir);
     if (closed || was?.w !== w || (now !== undefined && now.dev === was.dev && now.ino === was.ino)) return;
     for (const [d, x] of [...watchers]) {
-      if (d !== dir && !d.startsWith(dir + path.sep)) continue;
+      if (!isInside(dir, d)) continue;
       drop(d, x.w);
       onFile(path.join(d, '*')); // its bodies are not sent again, even if the reload fails (folder gone)
     }

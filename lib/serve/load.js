@@ -59,7 +59,8 @@ export function* checkEntry(rel, src, ctx, memory) {
    * @returns {Generator<Op, { file: string, st: fs.Stats, buf: Buffer | null } | null, any>}
    */
   function* resolve(name, read = -1) {
-    const file = /** @type {string | null} */ (yield ['realpath', path.join(/** @type {string} */ (realDir), name), null]);
+    const at = path.join(/** @type {string} */ (realDir), name);
+    const file = /** @type {string | null} */ (yield ['realpath', at, null]);
     if (file === null || !isInside(ctx.realRoot, file)) return null;
     const got = /** @type {{ st: fs.Stats, buf: Buffer | null } | null} */ (yield ['file', file, { rules, read }]);
     return got === null ? null : { file, ...got };

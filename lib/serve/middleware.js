@@ -62,7 +62,9 @@ function handle(c) {
   if (!p.ok) return pass(c, p.status);
   // the mount point of a mounted middleware asked without its slash (`/docs` for app.use('/docs')):
   // Express gives us `/`; like express.static, answer as for a folder without its slash
-  if (p.rel === '' && req.originalUrl !== undefined && !splitUrl(req.originalUrl).pathname.endsWith('/')) p.slash = false;
+  if (p.rel === '' && req.originalUrl !== undefined && !splitUrl(req.originalUrl).pathname.endsWith('/')) {
+    p.slash = false;
+  }
   if (p.dotfile && opts.dotfiles !== 'allow') return pass(c, opts.dotfiles === 'deny' ? 403 : 404);
   const hit = resolveEntry(s, p, opts);
   if (hit === null) return miss(c, p);

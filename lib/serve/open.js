@@ -109,3 +109,26 @@ export function servableReal(realRoot, real, rules) {
   if (real === rules.manifestReal || isTempPath(real)) return false;
   return rules.dotfiles === 'allow' || !hasDotSegment(/** @type {string} */ (relInside(realRoot, real)));
 }
+
+/**
+ * The whole `size` bytes of the file open on `fd` (fstat'd as `st` before), or null when it
+ * ended early or its size or mtime changed meanwhile (fstat'd again after the read).
+ * @param {number} fd
+ * @param {number} size
+ * @param {fs.Stats} st
+ * @returns {Promise<Buffer | null>}
+ */
+export async function readWhole(fd, size, st) {
+  const buf = Buffer.allocUnsafe(size);
+  for (let n = 0; n < buf.length;) {
+    /** @type {number} */
+    const got = await new Promise((resolve, reject) => {
+      fs.read(fd, buf, n, buf.length - n, n, (err, k) => (err ? reject(err) : resolve(k)));
+    });
+    if (got === 0) return null;
+    n += got;
+  }
+  /** @type {fs.Stats} */
+  const now = await new Promise((resolve, reject) => fs.fstat(fd, (err, s) => (err ? reject(err) : resolve(s))));
+  return now.size === st.size && now.mtimeMs === st.mtimeMs ? buf : null;
+}

@@ -56,7 +56,9 @@ export function parseDuration(value) {
   let n = NaN;
   if (value === null || value === false) n = 0;
   else if (typeof value === 'number') n = value;
-  else if (typeof value === 'string' && value.trim() !== '') n = ms(/** @type {import('ms').StringValue} */ (value)) ?? NaN;
+  else if (typeof value === 'string' && value.trim() !== '') {
+    n = ms(/** @type {import('ms').StringValue} */ (value)) ?? NaN;
+  }
   return Number.isNaN(n) ? NaN : Math.min(Math.max(0, n), MAX_MAX_AGE_MS);
 }
 
@@ -88,7 +90,9 @@ function bool(o, k) {
  */
 function byteCount(o, k, min = 0) {
   const v = o[k];
-  if (!Number.isSafeInteger(v) || v < min) throw optionError(`options.${k}`, `a${min > 0 ? ' positive' : ' non-negative'} integer (bytes)`, v);
+  if (!Number.isSafeInteger(v) || v < min) {
+    throw optionError(`options.${k}`, `a${min > 0 ? ' positive' : ' non-negative'} integer (bytes)`, v);
+  }
   return v;
 }
 
@@ -130,6 +134,17 @@ function names(o, k, { strip, subpaths }) {
 const warnOnConsole = (message) => console.warn(message);
 
 /**
+ * The SPA shell's path from `options.spa`: true is `index.html`, false none.
+ * @param {unknown} spa
+ */
+function spaOf(spa) {
+  if (spa === true) return 'index.html';
+  if (spa === false) return null;
+  if (typeof spa === 'string' && spa !== '' && !spa.startsWith('/') && !spa.split('/').includes('..')) return spa;
+  throw optionError('options.spa', 'a boolean or a file path relative to root', spa);
+}
+
+/**
  * Validate and fill the options of `serveStatic(root, options)`. Returns a frozen object;
  * nothing downstream re-checks or re-defaults. `cacheControl` comes back as the header value
  * (or null), computed once from `cacheControl`, `maxAge` and `immutable`.
@@ -157,19 +172,20 @@ export function normalizeServeOptions(root, options = {}) {
   }
   const key = o.maxAge || !o.maxage ? 'maxAge' : 'maxage';
   const maxAge = parseDuration(o[key]);
-  if (Number.isNaN(maxAge)) throw optionError(`options.${key}`, 'a number of milliseconds or a duration string like "1d"', o[key]);
+  if (Number.isNaN(maxAge)) {
+    throw optionError(`options.${key}`, 'a number of milliseconds or a duration string like "1d"', o[key]);
+  }
   const cacheControl = bool(o, 'cacheControl')
     ? `public, max-age=${Math.floor(maxAge / 1000)}${bool(o, 'immutable') ? ', immutable' : ''}`
     : (bool(o, 'immutable'), null);
   const onWarning = o.onWarning === undefined ? warnOnConsole : o.onWarning;
-  if (onWarning !== null && typeof onWarning !== 'function') throw optionError('options.onWarning', 'a function or null', o.onWarning);
+  if (onWarning !== null && typeof onWarning !== 'function') {
+    throw optionError('options.onWarning', 'a function or null', o.onWarning);
+  }
   if (o.setHeaders !== null && typeof o.setHeaders !== 'function') {
     throw optionError('options.setHeaders', 'a function', o.setHeaders);
   }
-  let spa = null;
-  if (o.spa === true) spa = 'index.html';
-  else if (typeof o.spa === 'string' && o.spa !== '' && !o.spa.startsWith('/') && !o.spa.split('/').includes('..')) spa = o.spa;
-  else if (o.spa !== false) throw optionError('options.spa', 'a boolean or a file path relative to root', o.spa);
+  const spa = spaOf(o.spa);
 
   return Object.freeze({
     root: absRoot,
@@ -223,17 +239,22 @@ export function previewLimits(given) {
   for (const [k, def] of Object.entries(PREVIEW_LIMITS)) {
     const v = given[/** @type {keyof typeof PREVIEW_LIMITS} */ (k)] ?? def;
     if (k === 'maxConnections') {
-      if (!Number.isSafeInteger(v) || /** @type {number} */ (v) < 1) throw optionError(`options.${k}`, 'a positive integer', v);
+      if (!Number.isSafeInteger(v) || /** @type {number} */ (v) < 1) {
+        throw optionError(`options.${k}`, 'a positive integer', v);
+      }
       out[k] = /** @type {number} */ (v);
       continue;
     }
     const ms = typeof v === 'number' || typeof v === 'string' ? parseDuration(v) : NaN;
-    if (Number.isNaN(ms)) throw optionError(`options.${k}`, 'a number of milliseconds or a duration string like "30s"', v);
+    if (Number.isNaN(ms)) {
+      throw optionError(`options.${k}`, 'a number of milliseconds or a duration string like "30s"', v);
+    }
     out[k] = Math.round(ms);
   }
   // node:http requires the head's deadline within the whole request's
   if (out.requestTimeout > 0 && out.headersTimeout > out.requestTimeout) {
-    throw optionError('options.headersTimeout', `at most options.requestTimeout (${out.requestTimeout} ms)`, given.headersTimeout ?? out.headersTimeout);
+    const expected = `at most options.requestTimeout (${out.requestTimeout} ms)`;
+    throw optionError('options.headersTimeout', expected, given.headersTimeout ?? out.headersTimeout);
   }
   return /** @type {any} */ (out);
 }

@@ -19,7 +19,8 @@ export function previewUrls(host, port, interfaces = {}) {
   for (const list of Object.values(interfaces)) {
     for (const a of list ?? []) {
       if (a.internal) continue;
-      if (a.family === 'IPv4' || (host === '::' && a.family === 'IPv6' && !/^fe[89ab]/i.test(a.address))) urls.push(url(a.address));
+      const linkLocal = /^fe[89ab]/i.test(a.address);
+      if (a.family === 'IPv4' || (host === '::' && a.family === 'IPv6' && !linkLocal)) urls.push(url(a.address));
     }
   }
   return [...new Set(urls)];
@@ -34,7 +35,10 @@ export function previewUrls(host, port, interfaces = {}) {
  * @returns {Promise<import('../types.js').Preview>}
  *   `url` is the first of `urls` (see previewUrls())
  */
-export async function startPreview({ root, port = 0, host = '127.0.0.1', timeout, headersTimeout, requestTimeout, keepAliveTimeout, maxConnections, ...serveOptions }) {
+export async function startPreview({
+  root, port = 0, host = '127.0.0.1', timeout, headersTimeout, requestTimeout, keepAliveTimeout, maxConnections,
+  ...serveOptions
+}) {
   const limits = previewLimits({ timeout, headersTimeout, requestTimeout, keepAliveTimeout, maxConnections });
   const mw = serveStatic(root, serveOptions);
   const server = http.createServer({

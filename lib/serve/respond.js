@@ -3,6 +3,8 @@ import { STATUS_CODES } from 'node:http';
 import { appendVary, varyHead } from './table.js';
 import { evaluatePreconditions, evaluateRange } from './conditional.js';
 import { httpError } from './replies.js';
+import { siteDictionaryLink } from './dictionary.js';
+import { splitUrl } from './request-path.js';
 
 /**
  * Writing one response for a selected representation: setHeaders hook, header merge, 412/304,
@@ -101,6 +103,25 @@ function headersFor(res, entry, rep, opts, stat) {
 }
 
 /**
+ * `head` with its site-dictionary `Link` made relative to this request's URL, when that is not the
+ * page's own (the SPA shell at a deep URL, a mount's URL without its slash); else `head` itself.
+ * @param {string[]} head
+ * @param {import('node:http').IncomingMessage & { originalUrl?: string }} req
+ * @param {string} dictionary
+ */
+function linkedHead(head, req, dictionary) {
+  const at = head.indexOf('Link');
+  if (at === -1 || at % 2 !== 0) return head;
+  const pathname = splitUrl(req.url ?? '/').pathname;
+  const whole = req.originalUrl === undefined ? pathname : splitUrl(req.originalUrl).pathname;
+  const link = siteDictionaryLink(dictionary, pathname, whole);
+  if (link === head[at + 1]) return head;
+  const out = [...head];
+  out[at + 1] = link;
+  return out;
+}
+
+/**
  * A 412 or 416 passed to `next(err)` as express.static passes them (an http-errors object): the
  * response keeps the representation's metadata headers, as send leaves them, for the error
  * handler's answer.
@@ -128,7 +149,7 @@ function rejectWith(res, head, status, next, extra) {
 /**
  * Answer `c` with `rep` of `entry`: preconditions, then the whole body or a range.
  * @param {RequestContext} c
- * @param {{ path: string, vary: boolean }} entry
+ * @param {{ path: string, vary: boolean, link?: string | null }} entry link: the site dictionary of an HTML page
  * @param {import('./table.js').Rep} rep
  * @param {number | null} fd open descriptor of rep.file, or null when rep.body is in memory
  * @param {import('node:fs').Stats} [stat] fstat of fd, passed to setHeaders
@@ -137,6 +158,8 @@ export function respond(c, entry, rep, fd, stat) {
   const { req, res, s: { opts } } = c;
   const next = typeof c.next === 'function' ? c.next : undefined;
   const h = headersFor(res, entry, rep, opts, stat);
+  // h may be rep itself: never written to
+  const head = entry.link ? linkedHead(h.head, req, entry.link) : h.head;
   // a status set before (an error page served from a file) is kept, and never turned into a 304
   const status = res.statusCode;
   const cachable = (status >= 200 && status < 300) || status === 304;
@@ -148,7 +171,7 @@ export function respond(c, entry, rep, fd, stat) {
       res.writeHead(304, h.head304);
       res.end();
     } else if (next) {
-      rejectWith(res, h.head, 412, next, {});
+      rejectWith(res, head, 412, next, {});
     } else {
       res.writeHead(412, [...varyHead(res, entry), 'Content-Length', '0']);
       res.end();
@@ -159,13 +182,15 @@ export function respond(c, entry, rep, fd, stat) {
   if (r?.kind === 'unsatisfiable') {
     closeFd(fd);
     const contentRange = `bytes */${rep.size}`;
-    if (next) return rejectWith(res, h.head, 416, next, { 'Content-Range': contentRange });
-    res.writeHead(416, [...varyHead(res, entry), 'Accept-Ranges', 'bytes', 'Content-Range', contentRange, 'Content-Length', '0']);
+    if (next) return rejectWith(res, head, 416, next, { 'Content-Range': contentRange });
+    res.writeHead(416, [
+      ...varyHead(res, entry), 'Accept-Ranges', 'bytes', 'Content-Range', contentRange, 'Content-Length', '0',
+    ]);
     res.end();
     return;
   }
-  if (r?.kind === 'partial') return sendBytes(c, rep, fd, stat, 206, rangeHead(h.head, r, rep.size), r.start, r.end);
-  sendBytes(c, rep, fd, stat, status, h.head, 0, rep.size - 1);
+  if (r?.kind === 'partial') return sendBytes(c, rep, fd, stat, 206, rangeHead(head, r, rep.size), r.start, r.end);
+  sendBytes(c, rep, fd, stat, status, head, 0, rep.size - 1);
 }
 
 /**

@@ -21,12 +21,13 @@ import { absPath } from '../paths.js';
  * @typedef {{
  *   rel: string, path: string, src: import('../manifest.js').FileEntry, type: string,
  *   vary: boolean, mask: number, stale: boolean, identity: Rep, reps: Record<string, Rep>,
- *   memory: string[], varyValue: string, deltas: Map<string, { dcb?: Rep, dcz?: Rep }> | null,
- * }} Entry  deltas: by dictionary hash (standard base64), the deploy deltas (lib/serve/dictionary.js)
+ *   memory: string[], varyValue: string, deltas: Map<string, { dcb?: Rep, dcz?: Rep }> | null, link: string | null,
+ * }} Entry  deltas: by dictionary hash (standard base64), the deploy deltas (lib/serve/dictionary.js);
+ *   link: the site dictionary an HTML page links to (its `Link` header depends on the request's URL)
  * @typedef {{
  *   stale: boolean, file: string, variants: Record<string, string>, bodies: Record<string, Buffer>,
  *   memory: string[], deltas?: Record<string, string>, ids?: Record<string, { dev: number, ino: number }>,
- * }} Check  what serve-load.js found on disk for one entry (deltas: by file name, the path found;
+ * }} Check  what load.js found on disk for one entry (deltas: by file name, the path found;
  *   ids: by encoding ('identity' included) or delta file name, the dev/ino of the file checked)
  * @typedef {{
  *   root: string, opts: Readonly<import('./options.js').ServeOptions>,
@@ -154,7 +155,9 @@ export function buildEntry(rel, src, ctx, check) {
     : [];
   const type = typeof src.type === 'string' && src.type !== '' ? src.type : contentTypeOf(rel);
   const extra = dict ? ['Use-As-Dictionary', useAsDictionary(dict)] : [];
-  if (ctx.opts.dictionaries && ctx.siteDictionary && type.startsWith('text/html')) extra.push('Link', siteDictionaryLink(rel, ctx.siteDictionary));
+  // the Link for the page's own URL; respond() rewrites it for another one (an SPA deep URL)
+  const link = ctx.opts.dictionaries && ctx.siteDictionary && type.startsWith('text/html') ? ctx.siteDictionary : null;
+  if (link !== null) extra.push('Link', siteDictionaryLink(link, `/${rel}`));
   const info = {
     type,
     vary: listed.length > 0 || deltaFiles.length > 0,
@@ -171,19 +174,22 @@ export function buildEntry(rel, src, ctx, check) {
     const etag = etagOf(src.hash, e, size, ctx.settingsTag);
     reps[e] = makeRep(e, vfile, size, etag, src.mtimeMs, bodies[e] ?? null, info, opts, check?.ids?.[e]);
   }
-  const identity = makeRep('identity', file, src.size, etagOf(src.hash, 'identity', src.size, ''), src.mtimeMs, bodies.identity ?? null, info, opts, check?.ids?.identity);
+  const identityTag = etagOf(src.hash, 'identity', src.size, '');
+  const identity = makeRep('identity', file, src.size, identityTag, src.mtimeMs, bodies.identity ?? null, info, opts,
+    check?.ids?.identity);
   /** @type {Map<string, { dcb?: Rep, dcz?: Rep }>} */
   const deltas = new Map();
   for (const d of deltaFiles) {
     const dfile = check?.deltas?.[d.name] ?? path.join(path.dirname(file), d.name);
     const byEnc = deltas.get(d.dict) ?? {};
-    byEnc[d.encoding] = makeRep(d.encoding, dfile, d.size, etagOf(d.hash, 'identity', d.size, ''), src.mtimeMs, null, info, opts, check?.ids?.[d.name]);
+    const tag = etagOf(d.hash, 'identity', d.size, '');
+    byEnc[d.encoding] = makeRep(d.encoding, dfile, d.size, tag, src.mtimeMs, null, info, opts, check?.ids?.[d.name]);
     deltas.set(d.dict, byEnc);
   }
   return {
     rel, path: logical, src, type: info.type, vary: info.vary, mask: ctx.maskOf(present),
     stale: check?.stale ?? false, identity, reps, memory: check?.memory ?? [], varyValue: info.varyValue,
-    deltas: deltas.size > 0 ? deltas : null,
+    deltas: deltas.size > 0 ? deltas : null, link,
   };
 }
 

@@ -94,6 +94,7 @@ export class TreeWatcher extends EventEmitter {
           this.#add(abs, true).catch((e) => this.emit('error', e));
         }
       } else {
+        if (folder.dirs.delete(name)) this.#gone(abs); // a folder replaced by a file: its files are gone
         const known = folder.files.has(name);
         folder.files.add(name);
         this.emit('all', known ? 'change' : 'add', abs);

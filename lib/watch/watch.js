@@ -4,20 +4,26 @@ import { watch as chokidarWatch } from 'chokidar';
 import { TreeWatcher } from './tree-watch.js';
 import { PrecompressorError, optionError } from '../errors.js';
 import { normalizeOptions, splitOptions } from '../options.js';
-import { deltasOf } from '../manifest.js';
-import { variantPath } from '../encodings.js';
-import { pass } from '../compress/precompress.js';
+import { deltaStem, deltasOf } from '../manifest.js';
+import { variantPath, suffixEncoding, stemOf } from '../encodings.js';
+import { batchPass } from '../compress/batch.js';
+import { wholePass } from './whole-pass.js';
 import { isTempPath } from '../fs-atomic.js';
 import { relInside, absPath, hasDotSegment } from '../paths.js';
 import { singleFlight } from '../flow.js';
 import { UnsettledFiles } from './unsettled.js';
 
 /**
- * Watch mode: one incremental `precompress()` pass per debounced batch of file-system events,
- * never two passes at once. The pass does the deciding (what changed, what is gone); this module
- * only turns events into batches, keeps our own writes from triggering new ones, and tells each
- * pass which files are still being written, so that it leaves them as they were.
+ * Watch mode: a whole pass first, then one batch per debounced set of file-system events, never
+ * two at once. A batch looks only at the paths its events named (lib/compress/batch.js) against
+ * the manifest kept in memory as text per entry (ManifestRecords); a whole pass again when events
+ * cannot be trusted (a folder gone or replaced, the watcher's error, the manifest written by
+ * someone else, a batch that says so). The passes do the deciding; this module turns events into
+ * batches, keeps our own writes from triggering new ones, and tells each pass which files are
+ * still being written, so that it leaves them as they were.
  */
+
+/** @typedef {import('../compress/manifest-records.js').ManifestRecords} ManifestRecords */
 
 /**
  * Options of `watch()` on top of the compressor's, with their defaults.
@@ -60,41 +66,87 @@ export function splitWatchOptions(options = {}) {
  *   path, starts a batch, whose pass decides whose file it is (lib/compress/ownership.js).
  * @param {string} rel POSIX path relative to the root
  * @param {string} event chokidar's event name
- * @param {{ manifestRel: string | null, ours: Map<string, number | null>, sizeOf: (rel: string) => number | null }} ctx
+ * @param {{ manifestRel: string | null, ours: { get(rel: string): number | null | undefined },
+ *   sizeOf: (rel: string) => number | null }} ctx
  */
 export function isOwnOutput(rel, event, ctx) {
   if (isTempPath(rel) || rel === ctx.manifestRel) return true;
-  if (!ctx.ours.has(rel)) return false;
-  if (event === 'unlink') return true;
   const size = ctx.ours.get(rel);
+  if (size === undefined) return false;
+  if (event === 'unlink') return true;
   const now = ctx.sizeOf(rel);
   // gone: ours all the same (a removal of ours is no event either)
   return now === null || (size !== null && now === size);
 }
 
 /**
- * Update `ours` after a pass: every variant and delta the manifest lists, with its size; the
- * paths the pass removed, or may have (variants of a compressed file not kept), without one;
- * a path the manifest lists as a file of the site is not ours, except the site dictionary. Pure.
- * @param {Map<string, number | null>} ours
- * @param {{ changes: { path: string, action: string }[], encodings: readonly string[],
- *   failures?: { path: string }[] }} report
- * @param {import('../manifest.js').Manifest} manifest
+ * Our outputs, as isOwnOutput() asks about them: every variant and delta the manifest lists, with
+ * its size (looked up in the manifest records, not kept per path); the paths the last two passes
+ * removed, or may have written (variants of a compressed file not kept), without one; a path the
+ * manifest lists as a file of the site is not ours, except the site dictionary, which a pass writes.
  */
-export function updateOurs(ours, report, manifest) {
-  for (const c of report.changes) {
-    if (c.action.startsWith('remove')) ours.set(c.path, null);
-    else if (c.action === 'compress' || c.action === 'from cache') for (const enc of report.encodings) ours.set(variantPath(c.path, /** @type {'br'} */ (enc)), null);
+export class OwnOutputs {
+  /** @type {ManifestRecords | null} */ records = null;
+  /** @type {Set<string>} */ #changed = new Set();
+  /** @type {Set<string>} the pass before's (its events may come during the next pass) */ #before = new Set();
+
+  /**
+   * After a pass: its changes, and the manifest now.
+   * @param {{ changes: { path: string, action: string }[], encodings: readonly string[],
+   *   failures?: { path: string }[] }} report
+   * @param {ManifestRecords | null} records
+   */
+  update(report, records) {
+    this.#before = this.#changed;
+    this.#changed = new Set();
+    for (const c of report.changes) {
+      if (c.action.startsWith('remove')) this.#changed.add(c.path);
+      else if (c.action === 'compress' || c.action === 'from cache') for (const enc of report.encodings) this.#changed.add(variantPath(c.path, /** @type {'br'} */ (enc)));
+    }
+    for (const f of report.failures ?? []) {
+      for (const enc of report.encodings) this.#changed.add(variantPath(f.path, /** @type {'br'} */ (enc)));
+    }
+    this.records = records;
   }
-  for (const f of report.failures ?? []) for (const enc of report.encodings) ours.set(variantPath(f.path, enc), null);
-  for (const [rel, e] of Object.entries(manifest.files)) {
-    ours.delete(rel);
-    for (const [enc, v] of Object.entries(e.variants)) ours.set(variantPath(rel, enc), v.size);
-    for (const [dict, enc, p] of deltasOf(rel, e)) ours.set(p, /** @type {any} */ (e.deltas)[dict][enc].size);
+
+  /** @param {string} rel */
+  has(rel) {
+    return this.get(rel) !== undefined;
   }
-  // The site dictionary is listed as a file (it is served), but a pass writes it: its events are ours.
-  const site = manifest.siteDictionary;
-  if (site && Object.hasOwn(manifest.files, site.path)) ours.set(site.path, manifest.files[site.path].size);
+
+  /**
+   * The size the manifest lists for our output at `rel`; null: ours without a size; undefined: not ours.
+   * @param {string} rel
+   * @returns {number | null | undefined}
+   */
+  get(rel) {
+    const r = this.records;
+    if (r !== null && r.has(rel)) {
+      // a file of the site; the site dictionary is one, but a pass writes it
+      return rel === r.head.siteDictionary?.path ? r.entry(rel)?.size : undefined;
+    }
+    const listed = r === null ? undefined : listedOutput(r, rel);
+    if (listed !== undefined) return listed;
+    return this.#changed.has(rel) || this.#before.has(rel) ? null : undefined;
+  }
+}
+
+/**
+ * The size the records list for `rel` as a variant or a delta of a listed file, or undefined.
+ * @param {ManifestRecords} records
+ * @param {string} rel
+ */
+function listedOutput(records, rel) {
+  const dStem = rel.endsWith('.dcz') || rel.endsWith('.dcb') ? deltaStem(rel) : null;
+  if (dStem !== null) {
+    const e = records.entry(dStem);
+    const hit = deltasOf(dStem, e).find(([, , p]) => p === rel);
+    return hit === undefined ? undefined : /** @type {any} */ (e).deltas[hit[0]][hit[1]].size;
+  }
+  const enc = suffixEncoding(rel);
+  const v = enc === undefined ? undefined : records.entry(stemOf(rel, enc))?.variants;
+  const e = /** @type {'br'} */ (enc);
+  return v !== undefined && Object.hasOwn(v, e) ? v[e]?.size : undefined;
 }
 
 /**
@@ -169,7 +221,8 @@ export class Watcher extends EventEmitter {
   #started = false;
   #initial = true;
   /** @type {Map<string, FileEvent>} path → last event */ #pending = new Map();
-  /** @type {Map<string, number | null>} our outputs (see isOwnOutput) */ #ours = new Map();
+  /** our outputs (see isOwnOutput) */ #ours = new OwnOutputs();
+  /** the next batch must be a whole pass: events since the last one cannot be trusted */ #untrusted = false;
   /** @type {UnsettledFiles} files whose writes have not settled: every pass leaves them as they were */
   #unsettled;
   /** @type {import('chokidar').FSWatcher | TreeWatcher | null} */ #fsw = null;
@@ -206,7 +259,10 @@ export class Watcher extends EventEmitter {
     this.#fsw = fsw;
     // relInside: the site path; null for the root itself and anything outside it
     fsw.on('all', (event, abs) => this.#onEvent(event, relInside(this.root, abs)));
-    fsw.on('error', (err) => this.#error(/** @type {Error} */ (err)));
+    fsw.on('error', (err) => {
+      this.#untrusted = true; // events may have been lost
+      this.#error(/** @type {Error} */ (err));
+    });
     await new Promise((resolve) => fsw.once('ready', () => resolve(undefined)));
     // Listen first, then pass: a change made during the first pass queues a second one.
     this.#started = true;
@@ -233,6 +289,8 @@ export class Watcher extends EventEmitter {
    */
   #onEvent(event, rel) {
     if (this.#closed || !isFileEvent(event) || rel === null) return;
+    // A folder gone (removed, renamed away, replaced): its files sent no event of their own.
+    if (event === 'unlinkDir') this.#untrusted = true;
     if (this.#isOwn(rel, event)) return;
     if ((event === 'add' || event === 'change') && this.#w.awaitWriteFinish !== false) return this.#unsettled.touch(event, rel);
     this.#unsettled.delete(rel);
@@ -270,19 +328,52 @@ export class Watcher extends EventEmitter {
   }
 
   /**
-   * One incremental pass; emits `batch`. The first pass's errors reject `ready` instead.
+   * One batch (a whole pass when it must be); emits `batch`. The first pass's errors reject `ready` instead.
    * @param {{ event: FileEvent, path: string }[]} events
    * @param {boolean} initial
    */
   async #pass(events, initial) {
-    const { report, held, manifest } = await pass(this.root, this.#api, this.#unsettled);
-    updateOurs(this.#ours, report, manifest);
+    const { report, held, whole } = await this.#run(events, initial);
     // The events of the pass's own writes that arrived while it ran start no batch.
     for (const [rel, event] of this.#pending) if (this.#isOwn(rel, event)) this.#pending.delete(rel);
     for (const [rel, u] of this.#unsettled.files) if (this.#isOwn(rel, u.event)) this.#unsettled.delete(rel);
-    const batch = { ...report, events, initial, held };
+    const batch = { ...report, events, initial, whole, held };
     this.emit('batch', batch);
     return batch;
+  }
+
+  /**
+   * The batch's pass: over the events' paths and the files still being written, against the
+   * records; or a whole pass (the first, or after events that cannot be trusted), whose manifest
+   * becomes the records.
+   * @param {{ event: FileEvent, path: string }[]} events
+   * @param {boolean} initial
+   */
+  async #run(events, initial) {
+    const records = this.#ours.records;
+    if (!initial && !this.#untrusted && records !== null && (await records.current(this.manifest))) {
+      const paths = [...events.map((e) => e.path), ...this.#unsettled.files.keys()];
+      try {
+        const out = await batchPass(this.root, this.#api, this.#unsettled, { paths, records });
+        if (out !== null) {
+          if (out.whole) this.#untrusted = true;
+          this.#ours.update(out.report, records);
+          return { report: out.report, held: out.held, whole: false };
+        }
+      } catch (err) {
+        this.#untrusted = true;
+        throw err;
+      }
+    }
+    this.#untrusted = false; // an event that cannot be trusted during this pass sets it again
+    try {
+      const { report, held, records: next } = await wholePass(this.root, this.#api, this.#unsettled, this.manifest);
+      this.#ours.update(report, next);
+      return { report, held, whole: true };
+    } catch (err) {
+      this.#untrusted = true;
+      throw err;
+    }
   }
 
   /** @param {Error} err */

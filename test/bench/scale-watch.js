@@ -2,7 +2,8 @@
 //   node test/bench/scale-watch.js <root> <repo root> <cache dir> <file to change>
 // Measures the time from watch() to `ready` (the watcher listening, its first pass done: a warm
 // run on an unchanged tree), the RSS then, and the time from changing one file to the end of the
-// batch that compresses it, with the RSS after. Prints one JSON line.
+// batch that compresses it, with the peak RSS during that batch and the RSS after it. Prints one
+// JSON line (`whole`: the batch was a whole pass; absent before batches could be anything else).
 
 import fs from 'node:fs';
 import path from 'node:path';
@@ -19,13 +20,20 @@ const w = watch(root, { cacheDir });
 await w.ready;
 const readyMs = performance.now() - t0;
 const rssReadyMB = rss();
+const peakReadyMB = Math.max(peak, rssReadyMB);
+peak = 0;
 const batch = once(w, 'batch');
 const t1 = performance.now();
 fs.appendFileSync(file, `<!-- changed ${Date.now()} -->\n`);
 const [report] = await batch;
 const batchMs = performance.now() - t1;
 clearInterval(sampler);
-peak = Math.max(peak, rss());
+const rssBatchMB = rss();
+const peakBatchMB = Math.max(peak, rssBatchMB);
 await w.close();
-process.stdout.write(JSON.stringify({ readyMs, rssReadyMB, batchMs, peakMB: peak, compressed: report.files?.compressed ?? null }) + '\n');
+const out = {
+  readyMs, rssReadyMB, batchMs, peakMB: Math.max(peakReadyMB, peakBatchMB), peakBatchMB, rssBatchMB,
+  compressed: report.files?.compressed ?? null, whole: report.whole,
+};
+process.stdout.write(JSON.stringify(out) + '\n');
 process.exit(0);

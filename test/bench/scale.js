@@ -2,6 +2,7 @@
 //
 //   npm run bench:scale -- [--files 100000] [--unique N] [--small 568]
 //                          [--servers precompressor,precompressor serve,sirv,nginx] [--no-watch] [--out f.json]
+//                          [--tree <dir>]
 //
 // Makes its own tree: `--files` SVG icons in folders of 1,000 (`--unique` of them distinct, the
 // rest repeat, so a million-file run's cold pass is cheap through the variant cache), plus a few
@@ -13,6 +14,8 @@
 //   then and after 2,000 requests for random files (nginx and `precompressor serve`: time from
 //   spawn to the first answer);
 // - watch mode on the big tree: time to ready (its first pass) and one changed file's batch.
+// With `--tree <dir>` the big tree is kept in <dir>: made and compressed (one cold run) the first
+// time, then reused as it is, and the CLI runs are skipped (for the servers' figures alone).
 
 import fs from 'node:fs';
 import fsp from 'node:fs/promises';
@@ -24,6 +27,7 @@ import { parseArgs } from 'node:util';
 import { fileURLToPath } from 'node:url';
 import { npmInstallCached } from './corpus.js';
 import { fmt, fmtInt, machineInfo, markdownTable, missingTools, timed } from './util.js';
+import { makeTree, removeOutputs } from './scale-tree.js';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const { values: args } = parseArgs({
@@ -36,6 +40,7 @@ const { values: args } = parseArgs({
     watch: { type: 'boolean', default: true },
     out: { type: 'string' },
     keep: { type: 'boolean', default: false },
+    tree: { type: 'string' },
   },
 });
 const count = (name, v) => {
@@ -51,33 +56,28 @@ const tmp = await fsp.mkdtemp(path.join(os.tmpdir(), 'precompressor-scale-'));
 const cli = path.join(repoRoot, 'bin/precompressor.js');
 const NGINX_BROTLI = '/usr/lib/nginx/modules/ngx_http_brotli_static_module.so';
 
-/** A small SVG icon, distinct for each `i` (paths of a few hundred bytes, as icon sets have). */
-function icon(i) {
-  let d = '';
-  let x = i * 2654435761 >>> 0;
-  for (let k = 0; k < 12; k++) {
-    x = (x * 1103515245 + 12345) >>> 0;
-    d += `${k ? 'L' : 'M'}${x % 24}.${(x >>> 8) % 10} ${(x >>> 12) % 24}.${(x >>> 16) % 10}`;
-  }
-  return `<svg xmlns="http://www.w3.org/2000/svg" width="24" height="24" viewBox="0 0 24 24" fill="none" stroke="currentColor" stroke-width="2" stroke-linecap="round" stroke-linejoin="round"><title>icon ${i}</title><path d="${d}Z"/><circle cx="${i % 24}" cy="${(i >>> 3) % 24}" r="${1 + (i % 5)}"/></svg>\n`;
+/** Make both trees and measure the CLI on them; returns the big tree's sample of URL paths. */
+async function cliTrees(big) {
+  const smallDir = path.join(tmp, 'small');
+  console.error(`making ${fmtInt(files)} files (${fmtInt(unique)} distinct) in ${big}`);
+  const sample = await makeTree(big, files, unique);
+  await makeTree(smallDir, small, small);
+  results.cli.push(...await cliRuns(smallDir, `${small} files`));
+  results.cli.push(...await cliRuns(big, `${files} files`));
+  return sample;
 }
 
-/** Write `n` icons (`u` distinct) under `dir/icons/<k>/`, plus an index page; returns a sample of URL paths. */
-async function makeTree(dir, n, u) {
-  const sample = [];
-  for (let start = 0; start < n; start += 1000) {
-    const folder = path.join(dir, 'icons', String(start / 1000));
-    await fsp.mkdir(folder, { recursive: true });
-    const writes = [];
-    for (let i = start; i < Math.min(n, start + 1000); i++) writes.push(fsp.writeFile(path.join(folder, `i${i}.svg`), icon(i % u)));
-    await Promise.all(writes);
+/** `--tree`: the big tree made and compressed once, then reused; returns a sample of its URL paths. */
+async function keptTree(big) {
+  const sampleFile = `${big}.sample.txt`;
+  if (!fs.existsSync(sampleFile)) {
+    console.error(`making ${fmtInt(files)} files (${fmtInt(unique)} distinct) in ${big}, then one cold run`);
+    const sample = await makeTree(big, files, unique);
+    const r = await timed(process.execPath, [cli, big, '--quiet', '--cache-dir', path.join(tmp, 'cache')], { timeoutMs: 3 * 3600e3 });
+    if (r.code !== 0) throw new Error(`the cold run exited ${r.code}: ${r.stderr}`);
+    await fsp.writeFile(sampleFile, sample.join('\n'));
   }
-  await fsp.writeFile(path.join(dir, 'index.html'), `<!doctype html><title>scale</title><h1>${n} icons</h1>\n`.repeat(20));
-  for (let k = 0; k < 2000; k++) {
-    const i = Math.floor(Math.random() * n);
-    sample.push(`/icons/${Math.floor(i / 1000)}/i${i}.svg`);
-  }
-  return sample;
+  return (await fsp.readFile(sampleFile, 'utf8')).split('\n');
 }
 
 /** The CLI's cold, warm and rebuild-from-cache runs on `dir`. */
@@ -96,13 +96,6 @@ async function cliRuns(dir, label) {
   row('rebuild from cache', await run());
   row('warm', await run());
   return rows;
-}
-
-/** Delete every variant and the manifest under `dir` (what a clean CI checkout lacks). */
-async function removeOutputs(dir) {
-  for (const d of await fsp.readdir(dir, { recursive: true, withFileTypes: true })) {
-    if (d.isFile() && /\.(br|gz|zst)$|^precompressor-manifest\.json$/.test(d.name)) await fsp.rm(path.join(d.parentPath, d.name));
-  }
 }
 
 /** One Node server's start-up figures from test/bench/scale-server.js. */
@@ -181,13 +174,8 @@ http { access_log off; include /etc/nginx/mime.types; gzip_static on; brotli_sta
 
 const results = { machine: machineInfo(), files, unique, small, cli: [], servers: [] };
 try {
-  const big = path.join(tmp, 'big');
-  const smallDir = path.join(tmp, 'small');
-  console.error(`making ${fmtInt(files)} files (${fmtInt(unique)} distinct) in ${big}`);
-  const sample = await makeTree(big, files, unique);
-  await makeTree(smallDir, small, small);
-  results.cli.push(...await cliRuns(smallDir, `${small} files`));
-  results.cli.push(...await cliRuns(big, `${files} files`));
+  const big = args.tree === undefined ? path.join(tmp, 'big') : path.resolve(args.tree);
+  const sample = args.tree === undefined ? await cliTrees(big) : await keptTree(big);
   const probesFile = path.join(tmp, 'probes.txt');
   await fsp.writeFile(probesFile, sample.join('\n'));
   for (const s of servers) {
@@ -225,7 +213,9 @@ console.log(markdownTable(['server', 'first answer ms', 'RSS at first answer MB'
 if (results.watch) {
   const w = results.watch;
   console.log();
-  console.log(markdownTable(['watch mode', 'ready ms (first pass)', 'RSS at ready MB', 'one changed file: batch ms', 'peak RSS MB'],
-    [w.error ? [`error: ${w.error}`, null, null, null, null] : ['precompressor watch', fmt(w.readyMs, 0), fmt(w.rssReadyMB, 0), fmt(w.batchMs, 0), fmt(w.peakMB, 0)]], 'lrrrr'));
+  const head = ['watch mode', 'ready ms (first pass)', 'RSS at ready MB', 'one changed file: batch ms', 'peak RSS in the batch MB', 'peak RSS MB'];
+  const row = w.error ? [`error: ${w.error}`, null, null, null, null, null]
+    : ['precompressor watch', fmt(w.readyMs, 0), fmt(w.rssReadyMB, 0), fmt(w.batchMs, 0), fmt(w.peakBatchMB, 0), fmt(w.peakMB, 0)];
+  console.log(markdownTable(head, [row], 'lrrrrr'));
 }
 if (args.out) await fsp.writeFile(args.out, JSON.stringify(results, null, 2));

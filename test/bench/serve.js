@@ -1,7 +1,7 @@
 // Serving benchmark: requests/s and p99 latency of static servers sending precompressed files.
 //
 //   npm run bench:serve -- [--duration 10] [--connections 32] [--warmup 2] [--only icons|mixed] [--out r.json]
-//                          [--servers a,b] [--max-wait S]
+//                          [--servers a,b] [--max-wait S] [--against <checkout>,<checkout>] [--rounds N]
 //
 // Each corpus is compressed once with bin/precompressor.js (so every server sees the same .br/.gz
 // files next to the originals, plus our manifest). Each server runs in its own child process on
@@ -9,7 +9,9 @@
 // Before the load, one probe request per server checks the status, the encoding served and that
 // the body decodes to the original bytes. The `node-http-ceiling` row is not a usable server but
 // the upper bound of anything on node:http (fixed in-memory responses, one Map lookup per
-// request); the table gives every node:http server's req/s as a share of it.
+// request); the table gives every node:http server's req/s as a share of it. `--against` adds our
+// serveStatic of other checkouts (a git worktree each, with node_modules), and `--rounds` runs every
+// server that many times, round after round, so that checkouts are compared interleaved.
 
 import fs from 'node:fs';
 import fsp from 'node:fs/promises';
@@ -35,8 +37,11 @@ const { values: args } = parseArgs({
     servers: { type: 'string' },
     'max-wait': { type: 'string', default: '120' }, // seconds to wait for a quiet machine before each server
     out: { type: 'string' },
+    against: { type: 'string' },
+    rounds: { type: 'string', default: '1' },
   },
 });
+const rounds = Number(args.rounds);
 const duration = Number(args.duration);
 const connections = Number(args.connections);
 const warmup = Number(args.warmup);
@@ -67,6 +72,11 @@ const SERVERS = [
   { name: 'express-compression', peers: ['compression@1.8.2', 'express@5.3.0'], note: '`express.static` + `compression()` 1.8.2 (compresses per request, its defaults) on express 5.3.0' },
   { name: 'nginx', peers: [], nodeHttp: false, note: 'Debian nginx-light, `gzip_static on; brotli_static on;` (libnginx-mod-http-brotli-static), 1 worker, sendfile on' },
 ].filter((s) => !args.servers || args.servers.split(',').includes(s.name));
+for (const dir of (args.against ?? '').split(',').filter(Boolean)) {
+  const repo = path.resolve(dir);
+  const commit = (await timed('git', ['-C', repo, 'log', '-1', '--format=%h %s'])).stdout.trim();
+  SERVERS.push({ name: `precompressor@${path.basename(repo)}`, kind: 'precompressor', repo, peers: [], note: `our \`serveStatic(root)\` of ${repo} (${commit})` });
+}
 const serverOf = (name) => SERVERS.find((s) => s.name === name);
 const labelOf = (name) => serverOf(name).label ?? name;
 const pctOfCeiling = (r) => (typeof r.ofCeiling === 'number' ? fmt(100 * r.ofCeiling, 0) : null);
@@ -144,7 +154,8 @@ http {
     child = spawn('nginx', ['-p', prefix, '-e', path.join(prefix, 'logs/error.log'), '-c', path.join(prefix, 'nginx.conf')], { stdio: ['ignore', 'ignore', 'pipe'] });
   } else {
     const modules = server.peers.length ? await npmInstallCached(`serve-${server.name}`, server.peers) : '';
-    child = spawn(process.execPath, [path.join(here, 'serve-server.js'), server.name, root, modules, repoRoot], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const argv = [path.join(here, 'serve-server.js'), server.kind ?? server.name, root, modules, server.repo ?? repoRoot];
+    child = spawn(process.execPath, argv, { stdio: ['ignore', 'pipe', 'pipe'] });
   }
   let stderr = '';
   child.stderr.on('data', (d) => { stderr = (stderr + d).slice(-4000); });
@@ -221,8 +232,8 @@ try {
     const sampleBytes = fs.readFileSync(sample.abs);
     results.corpora[kind] = { files: corpus.files, bytes: corpus.bytes, urls: urls.length, probe: sample.rel };
 
-    for (const server of SERVERS) {
-      const row = { server: server.name, corpus: kind, note: server.note };
+    for (const [round, server] of Array.from({ length: rounds }, (_, k) => SERVERS.map((s) => [k + 1, s])).flat()) {
+      const row = { server: server.name, corpus: kind, round, note: server.note };
       let started = null;
       try {
         const q = await waitForQuiet({ maxWaitS: Number(args['max-wait']) });
@@ -241,7 +252,7 @@ try {
           mbps: w.bytes / (w.duration_us / 1e6) / 1e6, errors: w.connect + w.read + w.write + w.timeout, non2xx: w.status,
           rssMB: peakRssMB(started.child.pid), wrk: w,
         });
-        console.error(`[${kind}] ${server.name}: ${fmt(row.rps, 0)} req/s, p99 ${fmt(row.p99ms)} ms, probe ${row.probe.encoding} ${row.probe.ok ? 'ok' : 'MISMATCH'}`);
+        console.error(`[${kind}] ${rounds > 1 ? `round ${round} ` : ''}${server.name}: ${fmt(row.rps, 0)} req/s, p99 ${fmt(row.p99ms)} ms, probe ${row.probe.encoding} ${row.probe.ok ? 'ok' : 'MISMATCH'}`);
       } catch (e) {
         row.error = e.message;
         console.error(`[${kind}] ${server.name}: ERROR ${e.message}`);
@@ -254,9 +265,9 @@ try {
       }
       results.rows.push(row);
     }
-    const sirv = results.rows.find((r) => r.corpus === kind && r.server === 'sirv' && r.rps);
-    const ceiling = results.rows.find((r) => r.corpus === kind && serverOf(r.server).ceiling && r.rps);
     for (const r of results.rows.filter((x) => x.corpus === kind)) {
+      const sirv = results.rows.find((x) => x.corpus === kind && x.round === r.round && x.server === 'sirv' && x.rps);
+      const ceiling = results.rows.find((x) => x.corpus === kind && x.round === r.round && serverOf(x.server).ceiling && x.rps);
       r.vsSirv = sirv && r.rps ? r.rps / sirv.rps : null;
       r.ofCeiling = ceiling && r.rps && serverOf(r.server).nodeHttp !== false ? r.rps / ceiling.rps : null;
     }
@@ -267,18 +278,29 @@ try {
   await fsp.rm(tmp, { recursive: true, force: true });
 }
 
-const table = markdownTable(['server', 'corpus', 'req/s', 'p99 ms', '× sirv', '% of ceiling', 'MB/s', 'non-2xx', 'errors', 'encoding served (probe)', 'peak RSS MB', 'server CPU s', 'other load %'],
-  results.rows.map((r) => (r.error
+const table = markdownTable([...(rounds > 1 ? ['round'] : []), 'server', 'corpus', 'req/s', 'p99 ms', '× sirv', '% of ceiling', 'MB/s', 'non-2xx', 'errors', 'encoding served (probe)', 'peak RSS MB', 'server CPU s', 'other load %'],
+  results.rows.map((r) => [...(rounds > 1 ? [r.round] : []), ...(r.error
     ? [labelOf(r.server), r.corpus, null, null, null, null, null, null, null, null, `error: ${r.error.slice(0, 160)}`, null, null]
     : [labelOf(r.server), r.corpus, fmtInt(r.rps), fmt(r.p99ms), fmt(r.vsSirv), pctOfCeiling(r), fmt(r.mbps, 1), r.non2xx, r.errors,
-      `${r.probe.encoding}${r.probe.ok ? '' : ' (MISMATCH)'}`, fmt(r.rssMB, 0), fmt(r.serverCpuS, 1), fmt(r.otherLoad, 0)])), 'llrrrrrrrlrrr');
+      `${r.probe.encoding}${r.probe.ok ? '' : ' (MISMATCH)'}`, fmt(r.rssMB, 0), fmt(r.serverCpuS, 1), fmt(r.otherLoad, 0)])]), `${rounds > 1 ? 'r' : ''}llrrrrrrrlrrr`);
+/** With rounds: each server's median req/s per corpus, and as a share of our serveStatic's. */
+function medians() {
+  const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)];
+  const rows = [];
+  for (const kind of Object.keys(results.corpora)) {
+    const of = (name) => median(results.rows.filter((r) => r.corpus === kind && r.server === name && r.rps).map((r) => r.rps));
+    const ours = of('precompressor');
+    for (const s of SERVERS) rows.push([labelOf(s.name), kind, fmtInt(of(s.name)), ours ? fmt(of(s.name) / ours, 3) : null]);
+  }
+  return `Median of ${rounds} rounds:\n\n${markdownTable(['server', 'corpus', 'req/s', '× precompressor'], rows, 'llrr')}`;
+}
 const loaded = results.rows.filter((r) => r.otherLoad > 5);
 const warning = loaded.length
   ? `\n\n**Warning:** other processes used more than 5% of the machine during: ${loaded.map((r) => `${labelOf(r.server)} (${r.corpus}, ${fmt(r.otherLoad, 0)}%)`).join(', ')}; those figures are not reliable.`
   : '';
 const corpora = Object.entries(results.corpora).map(([k, c]) => `- ${k}: ${c.files} files, ${fmt(c.bytes / 1e6, 1)} MB; probe file \`${c.probe}\``).join('\n');
 const notes = SERVERS.map((s) => `- **${s.label ?? s.name}**: ${s.note}`).join('\n');
-console.log(`${corpora}\n\n${table}${warning}\n\n${notes}
+console.log(`${corpora}\n\n${table}${warning}${rounds > 1 ? `\n\n${medians()}` : ''}\n\n${notes}
 - **% of ceiling**: req/s as a share of the node:http ceiling row on the same corpus, for the servers that run on node:http (not nginx)
 - **other load %**: CPU time used by processes other than wrk and the server during the run, as a share of all cores (from /proc)`);
 if (args.out) {

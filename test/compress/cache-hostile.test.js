@@ -109,6 +109,25 @@ test.each([
   expect(await expectIntact(dist)).toBe(6);
 });
 
+test('a rewritten entry of one small file among cached ones is rejected on the main thread and encoded; the rest are taken', async () => {
+  const dist = path.join(tmp, 'dist');
+  const tree = Object.fromEntries(Array.from({ length: 12 }, (_, i) => [`i${i}.svg`, textOf(400 + i, 40 + i)]));
+  await build(dist, tree);
+  await precompress(dist, { cacheDir });
+  const files = entryFiles(cacheDir);
+  expect(files).toHaveLength(24);
+  // One gzip entry, rewritten with a recomputed record.
+  const victim = files.find((f) => fsSync.readFileSync(f).subarray(0, 2).equals(Buffer.from([0x1f, 0x8b])));
+  forge(victim, zlib.gzipSync(EVIL));
+
+  await build(dist, tree);
+  const r = await precompress(dist, { cacheDir });
+  expect(r.ok).toBe(true);
+  expect(r.cache).toMatchObject({ hits: 23, misses: 1, rejected: 1 });
+  expect(await expectIntact(dist)).toBe(24);
+  expect(r.warnings.some((w) => w.path === cacheDir && /1 cache entries did not decode/.test(w.message))).toBe(true);
+});
+
 describe('a cache folder others can write (#17, item 4)', () => {
   test('a FIFO planted as an entry neither blocks the build nor is read', async () => {
     const dist = path.join(tmp, 'dist');

@@ -3,7 +3,7 @@ import fsSync from 'node:fs';
 import path from 'node:path';
 import zlib from 'node:zlib';
 import { fileURLToPath } from 'node:url';
-import { precompress } from '../../lib/compress/precompress.js';
+import { precompress, pass } from '../../lib/compress/precompress.js';
 import { lookupSync, readBytesSync, storeFile } from '../../lib/compress/cache.js';
 import { info } from '../../lib/compress/cache-run.js';
 import { tempDir, writeTree, textOf, noiseOf } from '../helpers/tmp.js';
@@ -82,6 +82,36 @@ test('an emptied output folder gets every variant from the cache, byte for byte;
   expect(changed.changes.filter((c) => c.action === 'compress')).toEqual([{ path: 'assets/style.css', action: 'compress' }]);
   expect(changed.files).toMatchObject({ compressed: 1, fromCache: 3 });
   await expectIntact(dist);
+});
+
+test('a rebuild whose variants are all in the cache runs no task on a worker; a changed file goes to one', async () => {
+  const dist = path.join(tmp, 'dist');
+  const small = Object.fromEntries(Array.from({ length: 40 }, (_, i) => [`icons/i${i}.svg`, textOf(300 + 10 * i, 100 + i)]));
+  await build(dist, small);
+  await precompress(dist, { cacheDir });
+  const before = new Map();
+  for (const rel of Object.keys(small)) before.set(rel, [await fs.readFile(path.join(dist, `${rel}.br`)), await fs.readFile(path.join(dist, `${rel}.gz`))]);
+
+  await build(dist, small);
+  const onWorker = [];
+  const r = (await pass(dist, { cacheDir }, new Set(), { onJobStart: (t) => onWorker.push(t.rel) })).report;
+  expect(r.ok).toBe(true);
+  expect(onWorker).toEqual([]);
+  expect(r.cache).toMatchObject({ hits: 80, misses: 0, rejected: 0 });
+  expect(r.files).toMatchObject({ compressed: 0, fromCache: 40 });
+  for (const [rel, [br, gz]] of before) {
+    expect(await fs.readFile(path.join(dist, `${rel}.br`))).toEqual(br);
+    expect(await fs.readFile(path.join(dist, `${rel}.gz`))).toEqual(gz);
+    const [src, v] = await Promise.all([fs.stat(path.join(dist, rel)), fs.stat(path.join(dist, `${rel}.br`))]);
+    expect(Math.abs(v.mtimeMs - src.mtimeMs)).toBeLessThan(1); // its source's mtime (to the ms), as an encoded variant
+  }
+
+  await build(dist, { ...small, 'icons/i7.svg': textOf(777, 7) });
+  onWorker.length = 0;
+  const changed = (await pass(dist, { cacheDir }, new Set(), { onJobStart: (t) => onWorker.push(t.rel) })).report;
+  expect(changed.cache).toMatchObject({ hits: 78, misses: 2 });
+  expect(onWorker).toEqual(['icons/i7.svg']);
+  expect(await expectIntact(dist)).toBe(80);
 });
 
 test('streamed files (at or above streamThreshold) go through the cache too', async () => {

@@ -4,10 +4,12 @@ import path from 'node:path';
 import zlib from 'node:zlib';
 import crypto from 'node:crypto';
 import http from 'node:http';
+import { manifestText } from '../../lib/manifest.js';
 
 /**
  * Test helper for the serve tests: builds a site with its variants and a schema-1 manifest
- * directly with node:zlib, so the serve tests do not depend on the compressor.
+ * directly with node:zlib, so the serve tests do not depend on the compressor. The manifest is in
+ * writeManifest()'s layout (one line per file), or with `layout: 'indented'` in earlier versions'.
  */
 
 export const ENCODERS = {
@@ -28,7 +30,7 @@ export function hashOf(buf) {
  * Write `files` under a new mkdtemp folder, variants for each file whose compressed form is smaller
  * (for the encodings given), and the manifest.
  * @param {Record<string, string | Buffer>} files
- * @param {{ encodings?: string[], noVariants?: string[], manifest?: string | null, dir?: string }} [opts]
+ * @param {{ encodings?: string[], noVariants?: string[], manifest?: string | null, dir?: string, layout?: 'indented' }} [opts]
  *   noVariants: paths to list with `variants: {}`; manifest: path relative to dir (null: none)
  */
 export async function makeSite(files, opts = {}) {
@@ -61,7 +63,8 @@ export async function makeSite(files, opts = {}) {
   };
   const manifestPath = opts.manifest === null ? null : path.join(dir, opts.manifest ?? 'precompressor-manifest.json');
   if (manifestPath) await fs.mkdir(path.dirname(manifestPath), { recursive: true });
-  if (manifestPath) await fs.writeFile(manifestPath, JSON.stringify(manifest, null, 1));
+  const text = opts.layout === 'indented' ? JSON.stringify(manifest, null, 1) : [...manifestText(manifest)].join('');
+  if (manifestPath) await fs.writeFile(manifestPath, text);
   return { dir, manifest, manifestPath };
 }
 

@@ -1,9 +1,10 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { serveStatic } from '../../lib/serve/middleware.js';
-import { SiteIndex } from '../../lib/serve/site-index.js';
+import { ManifestIndex, runIndex, runIndexAsync } from '../../lib/serve/manifest-index.js';
+import { manifestText } from '../../lib/manifest.js';
 import { BodyCache } from '../../lib/serve/body-cache.js';
-import { makeSite, decode, hashOf, serveSite } from '../helpers/serve-site.js';
+import { makeSite, decode, hashOf, serveSite, listen, request } from '../helpers/serve-site.js';
 
 // serveStatic builds a path's entry on its first request (lib/serve/site.js): these tests pin what
 // that must never change, whatever happens on disk between startup and that request.
@@ -89,6 +90,28 @@ test('paths asked for the first time while the manifest is being replaced get wh
   }
 });
 
+test('a new manifest indexed in batches: requests in between get whole, current bodies', async () => {
+  const names = Array.from({ length: 12 }, (_, i) => `d/p${i}.txt`);
+  const s = await serve(Object.fromEntries(names.map((n, i) => [n, textOf(i)])), { watch: false });
+  const next = Object.fromEntries(names.map((n, i) => [n, textOf(i + 100)]));
+  const { manifest } = await makeSite(next, { dir: s.dir });
+  // 70,000 paths more (listed, not on disk): more lines than one batch of the index
+  const hash = hashOf(Buffer.from('x'));
+  for (let i = 0; i < 70000; i++) manifest.files[`e/${i % 50}/f${i}.txt`] = { size: 1, mtimeMs: 1, hash, variants: {} };
+  await fs.writeFile(s.manifestPath, [...manifestText(manifest)].join(''));
+  const reloading = s.mw.reload();
+  const during = await Promise.all(names.map((n, i) => s.get(`/${n}`, { 'accept-encoding': ['br', 'gzip', 'identity'][i % 3] })));
+  await reloading;
+  during.forEach((res, k) => expectWhole(res, next[names[k]]));
+  expect(s.mw.size()).toBe(70012);
+  for (const n of names) {
+    const res = await s.get(`/${n}`, { 'accept-encoding': 'br' });
+    expect(res.headers['content-encoding']).toBe('br');
+    expectWhole(res, next[n]);
+  }
+  expect((await s.get('/e/3/f3.txt')).status).toBe(404); // listed, not on disk
+});
+
 test('the body cache holds at most memoryBudget bytes under a request mix larger than it', async () => {
   const files = Object.fromEntries(Array.from({ length: 60 }, (_, i) => [`f${i}.txt`, textOf(i, 40 + i * 3)]));
   const budget = 24 * 1024;
@@ -135,31 +158,121 @@ describe('BodyCache', () => {
   });
 });
 
-describe('SiteIndex', () => {
-  test('gives back each servable entry as the manifest has it', () => {
-    const hash = hashOf(Buffer.from('x'));
-    const files = {
-      'a.js': { size: 10, mtimeMs: 1.5, hash, variants: { br: { size: 4 }, gzip: { size: 6 } } },
-      'd/b.css': { size: 0, mtimeMs: 2, hash, variants: {}, skipped: 'empty' },
-      'd/e/c.bin': { size: 9, mtimeMs: 3, hash: 'not-ours', variants: { zstd: { size: 1 } } },
-      't.dat': { size: 3, mtimeMs: 4, hash, type: 'text/x-dat', variants: {} },
-      'precompressor-manifest.json': { size: 1, mtimeMs: 1, hash, variants: {} },
-    };
-    const index = new SiteIndex('precompressor-manifest.json', /** @type {any} */ ({ settings: {}, files }));
-    expect(index.size).toBe(4);
-    expect(index.entry('a.js')).toEqual(files['a.js']);
-    expect(index.entry('d/b.css')).toEqual({ size: 0, mtimeMs: 2, hash, variants: {} });
-    expect(index.entry('d/e/c.bin')).toBe(files['d/e/c.bin']);
-    expect(index.entry('t.dat')).toBe(files['t.dat']);
-    expect(index.has('precompressor-manifest.json')).toBe(false);
-    expect(index.entry('nope')).toBeUndefined();
-    expect([...index.dirs].sort()).toEqual(['', 'd', 'd/e']);
+describe('ManifestIndex', () => {
+  const hash = hashOf(Buffer.from('x'));
+  const head = { schema: 3, tool: 't', settings: { encodings: ['br'] }, generatedAt: 'now' };
+  const files = {
+    'a.js': { size: 10, mtimeMs: 1.5, hash, variants: { br: { size: 4 }, gzip: { size: 6 } } },
+    'd/b.css': { size: 0, mtimeMs: 2, hash, variants: {}, skipped: 'empty' },
+    'd/e/c.bin': { size: 9, mtimeMs: 3, hash: 'not-ours', variants: { zstd: { size: 1 } } },
+    'q"uote\u00e9.txt': { size: 3, mtimeMs: 4, hash, type: 'text/x-dat', variants: {} },
+    'x/y.pctmp': { size: 1, mtimeMs: 1, hash, variants: {} },
+    'precompressor-manifest.json': { size: 1, mtimeMs: 1, hash, variants: {} },
+  };
+  const lines = (m) => Buffer.from([...manifestText(m)].join(''));
+  const index = (bytes, manifestRel = 'precompressor-manifest.json') => runIndex(ManifestIndex.of(bytes, 'm.json', manifestRel));
+
+  test.each([
+    ['one line per file', lines({ ...head, files })],
+    ['indented (earlier versions)', Buffer.from(JSON.stringify({ ...head, files }, null, 1))],
+    ['on one line (another writer)', Buffer.from(JSON.stringify({ ...head, files }))],
+  ])('gives back each servable entry as the manifest has it (%s)', (_layout, bytes) => {
+    const ix = index(bytes);
+    expect(ix.size).toBe(4);
+    for (const rel of ['a.js', 'd/b.css', 'd/e/c.bin', 'q"uote\u00e9.txt']) expect(ix.parsed(rel)).toEqual({ entry: files[rel] });
+    expect(ix.has('precompressor-manifest.json')).toBe(false);
+    expect(ix.has('x/y.pctmp')).toBe(false);
+    for (const rel of ['nope', 'd', 'a.j', 'a.jsx', '']) expect(ix.parsed(rel)).toBeNull();
+    expect([...ix.dirs].sort()).toEqual(['', 'd', 'd/e']);
   });
 
-  test('grows past its first arrays', () => {
-    const files = {};
-    for (let i = 0; i < 5000; i++) files[`f${i}`] = { size: i, mtimeMs: i, hash: hashOf(Buffer.from(String(i))), variants: { br: { size: i % 7 } } };
-    const index = new SiteIndex(null, /** @type {any} */ ({ settings: {}, files }));
-    for (const i of [0, 1023, 1024, 4999]) expect(index.entry(`f${i}`)).toEqual(files[`f${i}`]);
+  test('a path listed twice is the last line, as JSON.parse reads it', () => {
+    const bytes = lines({ ...head, files: { 'a.js': files['a.js'], 'b.js': files['a.js'] } });
+    const twice = Buffer.from(bytes.toString().replace('"b.js"', '"a.js"').replace('"size":10,', '"size":11,'));
+    const ix = index(twice);
+    expect(ix.size).toBe(1);
+    expect(/** @type {any} */ (ix.parsed('a.js')).entry.size).toBe(10);
+  });
+
+  test('an invalid line is found on its path\'s first lookup, the others are served', () => {
+    const text = lines({ ...head, files }).toString()
+      .replace('"a.js": {"size":10,', '"a.js": {"size":-1,')
+      .replace('"d/b.css": {"size":0', '"d/b.css": {"size":0,}');
+    const ix = index(Buffer.from(text));
+    expect(ix.parsed('a.js')).toEqual({ problem: 'entry "a.js" has no valid size' });
+    expect(ix.parsed('d/b.css')).toEqual({ problem: 'entry "d/b.css" is not valid JSON' });
+    expect(ix.entry('a.js')).toBeUndefined();
+    expect(ix.parsed('d/e/c.bin')).toEqual({ entry: files['d/e/c.bin'] });
+  });
+
+  test('two entries on one line are not served', () => {
+    const text = lines({ ...head, files }).toString().replace(',\n  "d/b.css"', ', "d/b.css"');
+    const ix = index(Buffer.from(text));
+    expect(ix.parsed('a.js')).toEqual({ problem: 'the line of "a.js" is not one entry' });
+    expect(ix.parsed('d/b.css')).toBeNull();
+  });
+
+  test.each([
+    ['not JSON', '{', /not valid JSON/],
+    ['a bad head', '{\n "schema": 9,\n "files": {\n  "a": {}\n }\n}\n', /schema 9/],
+    ['truncated', null, /not valid JSON/],
+    ['a bad entry in another layout', JSON.stringify({ ...head, files: { '../x': files['a.js'] } }), /file path/],
+  ])('a manifest that is %s is refused whole', (_what, text, message) => {
+    const bytes = Buffer.from(text ?? lines({ ...head, files }).toString().slice(0, -12));
+    expect(() => index(bytes)).toThrow(expect.objectContaining({ code: 'ERR_PRECOMPRESSOR_MANIFEST', message: expect.stringMatching(message) }));
+  });
+
+  test('the site dictionary\'s line is validated when the manifest is read', () => {
+    const sd = { siteDictionary: { path: 'a.js', hash } };
+    expect(index(lines({ ...head, ...sd, files })).siteDictionary).toBe('a.js');
+    const text = lines({ ...head, ...sd, files }).toString().replace('"a.js": {"size":10,', '"a.js": {"size":-1,');
+    expect(() => index(Buffer.from(text))).toThrow(/siteDictionary/);
+  });
+
+  test('grows past its first arrays, built in batches in the background as at once', async () => {
+    const many = {};
+    for (let i = 0; i < 70000; i++) many[`f/${i % 7}/${i}`] = { size: i, mtimeMs: i, hash, variants: { br: { size: i % 7 } } };
+    const bytes = lines({ ...head, files: many });
+    const ix = await runIndexAsync(ManifestIndex.of(bytes, 'm.json', null));
+    expect(ix.size).toBe(70000);
+    expect(ix.dirs.size).toBe(9);
+    for (const i of [0, 1023, 1024, 65536, 69999]) expect(ix.entry(`f/${i % 7}/${i}`)).toEqual(many[`f/${i % 7}/${i}`]);
+    expect(ix.has('f/0/70000')).toBe(false);
+  });
+});
+
+describe('a manifest in one line per file with an invalid line', () => {
+  const FILES = { 'a.txt': SMALL, 'b.txt': textOf(3) };
+  const spoil = async (file) => {
+    const text = await fs.readFile(file, 'utf8');
+    await fs.writeFile(file, text.replace('"a.txt": {', '"a.txt": {"type":"text/plain\\r\\nSet-Cookie: a=1",'));
+  };
+  const expectServedButA = async (s, warnings) => {
+    for (let i = 0; i < 2; i++) expect((await s.get('/a.txt', { 'accept-encoding': 'br' })).status).toBe(404);
+    expectWhole(await s.get('/b.txt', { 'accept-encoding': 'br' }), textOf(3));
+    expect(warnings.filter((w) => w.includes('invalid manifest'))).toEqual([expect.stringContaining('entry "a.txt" has an invalid type')]);
+  };
+
+  test('at start-up: every other path is served; that one is a miss, said once', async () => {
+    const site = await makeSite(FILES);
+    await spoil(site.manifestPath);
+    const warnings = [];
+    const mw = serveStatic(site.dir, { watch: false, onWarning: (m) => warnings.push(m) });
+    const srv = await listen(mw);
+    cleanup.push(async () => {
+      mw.close();
+      await srv.close();
+      await fs.rm(site.dir, { recursive: true, force: true });
+    });
+    await expectServedButA({ get: (p, headers) => request(srv.port, p, { headers }) }, warnings);
+  });
+
+  test('on reload: the same', async () => {
+    const warnings = [];
+    const s = await serve(FILES, { watch: false, onWarning: (m) => warnings.push(m) });
+    expectWhole(await s.get('/a.txt', { 'accept-encoding': 'br' }), SMALL);
+    await spoil(s.manifestPath);
+    await s.mw.reload();
+    await expectServedButA(s, warnings);
   });
 });

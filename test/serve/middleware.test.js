@@ -529,6 +529,43 @@ describe('never stale', () => {
   });
 });
 
+/**
+ * This process's descriptors of files named `name`, observed through fs.open() and fs.close() (each
+ * call passed on as it is): `closed()` resolves once every one opened so far has been closed, in
+ * fs.close()'s callback, so the descriptor is gone from the process then.
+ */
+function descriptorsOf(name) {
+  const { open, close } = fssync;
+  /** @type {{ fd: number, closed: boolean, done: Promise<void>, resolve: () => void }[]} */
+  const fds = [];
+  fssync.open = function (p, ...args) {
+    const cb = args.pop();
+    return open.call(this, p, ...args, (err, fd) => {
+      if (!err && path.basename(String(p)) === name) {
+        let resolve;
+        const done = new Promise((r) => (resolve = r));
+        fds.push({ fd, closed: false, done, resolve });
+      }
+      cb(err, fd);
+    });
+  };
+  fssync.close = function (fd, cb) {
+    const f = fds.find((x) => x.fd === fd && !x.closed);
+    if (f) f.closed = true;
+    return close.call(this, fd, (err) => {
+      f?.resolve();
+      cb?.(err);
+    });
+  };
+  return {
+    opened: () => fds.length,
+    closed: () => Promise.all(fds.map((f) => f.done)),
+    restore() {
+      Object.assign(fssync, { open, close });
+    },
+  };
+}
+
 const fdDir = '/proc/self/fd';
 const canCountFds = fssync.existsSync(fdDir);
 (canCountFds ? test : test.skip)('a client that aborts mid-download leaves no open file descriptor', async () => {
@@ -536,19 +573,29 @@ const canCountFds = fssync.existsSync(fdDir);
   const s = await serve({ 'huge.bin': crypto.randomBytes(size) }, { memoryBudget: 0, watch: false }, { noVariants: ['huge.bin'] });
   const count = () => fssync.readdirSync(fdDir).length;
   const before = count();
-  for (let i = 0; i < 5; i++) {
-    await new Promise((resolve, reject) => {
-      const req = http.get({ host: '127.0.0.1', port: s.srv.port, path: '/huge.bin', agent: false }, (res) => {
-        res.once('data', () => {
-          req.destroy();
-          resolve(undefined);
+  const fds = descriptorsOf('huge.bin');
+  try {
+    for (let i = 0; i < 5; i++) {
+      await new Promise((resolve, reject) => {
+        const req = http.get({ host: '127.0.0.1', port: s.srv.port, path: '/huge.bin', agent: false }, (res) => {
+          res.once('data', () => {
+            req.destroy();
+            resolve(undefined);
+          });
         });
+        req.on('error', (e) => (e.code === 'ECONNRESET' ? resolve(undefined) : reject(e)));
       });
-      req.on('error', (e) => (e.code === 'ECONNRESET' ? resolve(undefined) : reject(e)));
+    }
+    // the server sees each closed socket in its own time: await the close of each descriptor it opened
+    let timer;
+    const bound = new Promise((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`${fds.opened()} descriptors of huge.bin opened, not all closed within 20 s`)), 20_000);
     });
+    await Promise.race([fds.closed(), bound]).finally(() => clearTimeout(timer));
+    expect(fds.opened()).toBe(5);
+  } finally {
+    fds.restore();
   }
-  // the server notices the closed sockets asynchronously; poll until the descriptors are back
-  for (let i = 0; i < 200 && count() > before; i++) await new Promise((r) => setTimeout(r, 10));
   expect(count()).toBeLessThanOrEqual(before);
 });
 

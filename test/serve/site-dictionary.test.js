@@ -2,6 +2,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import zlib from 'node:zlib';
 import crypto from 'node:crypto';
+import express from 'express';
 import { serveStatic } from '../../lib/serve/middleware.js';
 import { precompress } from '../../lib/compress/precompress.js';
 import { deltaEncoders } from '../../lib/compress/delta.js';
@@ -74,9 +75,14 @@ describe('choosing the dictionary (pure)', () => {
     expect(none.bytes).toBeNull();
   });
 
-  test('the Link header names the dictionary relative to the page', () => {
-    expect(siteDictionaryLink('index.html', 'precompressor-dictionary.0123456789abcdef.dict')).toBe('<./precompressor-dictionary.0123456789abcdef.dict>; rel="compression-dictionary"');
-    expect(siteDictionaryLink('a/b/c.html', 'd.dict')).toBe('<../../d.dict>; rel="compression-dictionary"');
+  test('the Link header names the dictionary relative to the URL the page is answered at', () => {
+    const link = (href) => `<${href}>; rel="compression-dictionary"`;
+    expect(siteDictionaryLink('precompressor-dictionary.0123456789abcdef.dict', '/index.html')).toBe(link('./precompressor-dictionary.0123456789abcdef.dict'));
+    expect(siteDictionaryLink('d.dict', '/a/b/c.html')).toBe(link('../../d.dict'));
+    expect(siteDictionaryLink('d.dict', '/a/b/')).toBe(link('../../d.dict'));
+    // Express's app.use('/app', ...) asked for `/app` (its req.url is `/`): the dictionary is below `app/`
+    expect(siteDictionaryLink('d.dict', '/', '/app')).toBe(link('./app/d.dict'));
+    expect(siteDictionaryLink('d.dict', '/', '/app/')).toBe(link('./d.dict'));
   });
 });
 
@@ -155,6 +161,44 @@ it('serveStatic links the dictionary from pages, serves it as a dictionary, and 
     const cross = await request(port, `/${page}`, { headers: { 'accept-encoding': 'br, dcb, dcz', 'available-dictionary': `:${key}:`, 'sec-fetch-site': 'cross-site', 'sec-fetch-mode': 'no-cors' } });
     expect(cross.headers['content-encoding']).toBe('br');
   });
+});
+
+it('the Link resolves to the dictionary from any URL a page is answered at: SPA deep URLs, folder pages, under a mount', async () => {
+  await writeSite(dir, 8);
+  await precompress(dir, { cache: false, deltas: false });
+  const rel = (await manifestOf()).siteDictionary.path;
+  const key = sha(await fs.readFile(path.join(dir, rel)));
+  const html = { accept: 'text/html', 'accept-encoding': 'br' };
+  /** The Link of the page at `url`, and the dictionary fetched where the browser resolves it. */
+  const follow = async (port, url) => {
+    const page = await request(port, url, { headers: html });
+    expect(page.status).toBe(200);
+    const href = /^<([^>]*)>; rel="compression-dictionary"$/.exec(page.headers.link)?.[1];
+    const target = new URL(href, `http://127.0.0.1${url}`).pathname;
+    const d = await request(port, target, { headers: { 'accept-encoding': 'br' } });
+    expect([target, d.status, d.headers['use-as-dictionary'] !== undefined]).toEqual([target, 200, true]);
+    expect(sha(zlib.brotliDecompressSync(d.body))).toBe(key);
+    return [page.headers.link, target];
+  };
+  const link = (href) => `<${href}>; rel="compression-dictionary"`;
+  await served(async (port) => {
+    expect(await follow(port, '/users/42/profile')).toEqual([link(`../../${rel}`), `/${rel}`]);
+    expect(await follow(port, '/users')).toEqual([link(`./${rel}`), `/${rel}`]);
+    expect(await follow(port, '/docs/page-3.html')).toEqual([link(`../${rel}`), `/${rel}`]);
+  }, { spa: true });
+  // Under Express's app.use('/app', ...): the same Links, resolved below the mount.
+  const app = express();
+  const mw = serveStatic(dir, { watch: false, spa: true });
+  app.use('/app', mw);
+  const srv = await listen(app);
+  try {
+    expect(await follow(srv.port, '/app/users/42/profile?tab=1')).toEqual([link(`../../${rel}`), `/app/${rel}`]);
+    expect(await follow(srv.port, '/app/docs/page-3.html')).toEqual([link(`../${rel}`), `/app/${rel}`]);
+    expect(await follow(srv.port, '/app/')).toEqual([link(`./${rel}`), `/app/${rel}`]);
+  } finally {
+    mw.close();
+    await srv.close();
+  }
 });
 
 it('dictionaries: false sends no Link, no Use-As-Dictionary and no variant against the dictionary', async () => {

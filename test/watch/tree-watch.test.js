@@ -86,6 +86,22 @@ test('add, change, unlink, a new folder and its files, unlinkDir; ignored paths 
   expect(seen).toContain('unlink a/one.txt');
 });
 
+test('a folder replaced by a file: unlinkDir for the folder, then the file', async () => {
+  await fsp.mkdir(path.join(dir, 'a'));
+  await fsp.writeFile(path.join(dir, 'a', 'one.txt'), '1');
+  w = new TreeWatcher(dir, () => false);
+  const seen = [];
+  w.on('all', (e, p) => seen.push(`${e} ${path.relative(dir, p)}`));
+  await once(w, 'ready');
+  const ev = next('add', path.join(dir, 'a'));
+  await fsp.writeFile(path.join(dir, 'b'), 'file');
+  await fsp.rm(path.join(dir, 'a'), { recursive: true });
+  await fsp.rename(path.join(dir, 'b'), path.join(dir, 'a'));
+  await ev;
+  expect(seen).toContain('unlinkDir a');
+  expect(seen.indexOf('unlinkDir a')).toBeLessThan(seen.indexOf('add a'));
+});
+
 test('one watch per folder, not per file', async () => {
   const before = inotifyWatches();
   if (before === null) return; // no /proc (not Linux): nothing to count

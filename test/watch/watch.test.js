@@ -4,10 +4,11 @@ import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import http from 'node:http';
 import path from 'node:path';
-import { setTimeout as delay } from 'node:timers/promises';
 import zlib from 'node:zlib';
 import { fileURLToPath } from 'node:url';
-import { isOwnOutput, updateOurs, splitWatchOptions, watch } from '../../lib/watch/watch.js';
+import { isOwnOutput, OwnOutputs, splitWatchOptions, watch } from '../../lib/watch/watch.js';
+import { ManifestRecords } from '../../lib/compress/manifest-records.js';
+import { batchPaths } from '../../lib/compress/batch.js';
 import { batchLines, watchCommand } from '../../lib/cli/watch.js';
 import { tempDir, textOf, noiseOf, writeTree } from '../helpers/tmp.js';
 import { writeSite } from '../helpers/site.js';
@@ -57,6 +58,35 @@ function nextBatch(w, pred, what) {
     w.on('batch', on);
   });
 }
+/**
+ * The watcher's checks of `file` (its `fs.promises.stat()` of a file still being written), observed
+ * by passing each call on: `next()` resolves once the next one has returned, or rejects after WAIT_MS.
+ */
+function statsOf(file) {
+  const { stat } = fs.promises;
+  const seen = new EventEmitter();
+  fs.promises.stat = function (p, ...rest) {
+    const out = stat.call(this, p, ...rest);
+    if (p === file) out.then(() => seen.emit('stat'), () => seen.emit('stat'));
+    return out;
+  };
+  return {
+    next: () => new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        seen.off('stat', on);
+        reject(new Error(`the watcher did not check ${file} within ${WAIT_MS} ms`));
+      }, WAIT_MS);
+      const on = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+      seen.once('stat', on);
+    }),
+    restore: () => {
+      fs.promises.stat = stat;
+    },
+  };
+}
 /** Were `rel`'s variants written in this batch (encoded, or taken from the variant cache)? */
 const written = (c) => c.action === 'compress' || c.action === 'from cache';
 const compressed = (rel) => (b) => b.changes.some((c) => c.path === rel && written(c));
@@ -99,15 +129,34 @@ describe('pure parts', () => {
     expect(isOwnOutput('app.js.gz', 'change', ctx)).toBe(false);
   });
 
-  test('updateOurs: listed variants and deltas with their sizes, removed paths without, files of the site not ours', () => {
-    const ours = new Map([['data.csv.gz', 30]]);
-    const manifest = /** @type {any} */ ({ files: {
-      'a.js': { variants: { br: { size: 10 } } },
+  test('OwnOutputs: listed variants and deltas with their sizes, paths of the last two passes without, files of the site not ours', async () => {
+    const ours = new OwnOutputs();
+    const dict = 'a'.repeat(43) + '=';
+    const manifest = /** @type {any} */ ({ schema: 3, files: {
+      'a.js': { variants: { br: { size: 10 } }, deltas: { [dict]: { dcz: { size: 4, hash: 'h' } } } },
       'data.csv': { variants: { br: { size: 20 } } },
       'data.csv.gz': { variants: {} },
     } });
-    updateOurs(ours, { encodings: ['br', 'gzip'], changes: [{ path: 'a.js', action: 'compress' }, { path: 'b.js.br', action: 'remove (orphan)' }] }, manifest);
-    expect(ours).toEqual(new Map([['a.js.br', 10], ['a.js.gz', null], ['b.js.br', null], ['data.csv.br', 20]]));
+    const records = await ManifestRecords.of(manifest, '/nonexistent/precompressor-manifest.json');
+    const encodings = ['br', 'gzip'];
+    ours.update({ encodings, changes: [{ path: 'a.js', action: 'compress' }, { path: 'b.js.br', action: 'remove (orphan)' }] }, records);
+    const sizes = (rels) => rels.map((rel) => ours.get(rel));
+    const rels = ['a.js.br', 'a.js.gz', 'b.js.br', 'data.csv.br', 'data.csv.gz', 'a.js', deltaPath('a.js', dict, 'dcz'), 'c.js.br'];
+    expect(sizes(rels)).toEqual([10, null, null, 20, undefined, undefined, 4, undefined]);
+    ours.update({ encodings, changes: [] }, records); // the pass before's paths are still ours
+    expect(sizes(['a.js.gz', 'b.js.br'])).toEqual([null, null]);
+    ours.update({ encodings, changes: [] }, records); // not two passes later
+    expect(sizes(['a.js.gz', 'b.js.br', 'a.js.br'])).toEqual([undefined, undefined, 10]);
+  });
+
+  test('batchPaths: each path, a file\'s variant and recorded delta paths, a variant\'s or delta\'s file', () => {
+    const dict = 'a'.repeat(43) + '=';
+    const entries = { 'a.js': { variants: {}, deltas: { [dict]: { dcz: { size: 4, hash: 'h' } } } } };
+    const records = { entry: (rel) => entries[rel] };
+    const variants = (rel) => [rel, `${rel}.br`, `${rel}.gz`, `${rel}.zst`];
+    expect([...batchPaths(['a.js'], records)].sort()).toEqual([...variants('a.js'), deltaPath('a.js', dict, 'dcz')].sort());
+    expect(batchPaths(['b.css.br'], records)).toEqual(new Set([...variants('b.css.br'), ...variants('b.css')]));
+    expect(batchPaths([deltaPath('c.js', dict, 'dcb')], records)).toEqual(new Set([...variants(deltaPath('c.js', dict, 'dcb')), ...variants('c.js')]));
   });
 
   test('watch options: defaults, validation with the one error template', () => {
@@ -250,8 +299,9 @@ describe('watch()', () => {
     expectConsistent(root);
   });
 
-  // A slow writer (16 kB every 30 ms, far below awaitWriteFinish) keeps writing big.txt while
-  // other.txt changes and starts a batch: that batch must leave big.txt as it was.
+  // A slow writer keeps writing big.txt while other.txt changes and starts a batch: that batch must
+  // leave big.txt as it was. It writes its next 16 kB each time the watcher has checked big.txt's size,
+  // so every check sees it grown and it cannot settle, whatever the machine's load.
   test.each([
     ['a new file gets no entry and no variant', false],
     ['a file rewritten in place keeps its entry and variants', true],
@@ -270,17 +320,22 @@ describe('watch()', () => {
     let otherBatch = null;
     const other = nextBatch(w, compressed('other.txt'), 'other.txt compressed').then((b) => (otherBatch = b));
     let written = '';
+    const checks = statsOf(path.join(root, 'big.txt'));
     const fh = await fsp.open(path.join(root, 'big.txt'), 'w');
-    // Write until the other file's batch has run, and a few chunks more (at most ~9 s).
-    for (let i = 0, after = 0; i < 300 && after < 5; i++) {
-      const chunk = textOf(16 * 1024, 100 + i);
-      await fh.write(chunk);
-      written += chunk;
-      if (i === 2) await fsp.writeFile(path.join(root, 'other.txt'), textOf(5000, 2));
-      if (otherBatch) after++;
-      await delay(30);
+    try {
+      // Write until the other file's batch has run, and a few chunks more.
+      for (let i = 0, after = 0; i < 300 && after < 5; i++) {
+        await checks.next();
+        const chunk = textOf(16 * 1024, 100 + i);
+        await fh.write(chunk);
+        written += chunk;
+        if (i === 2) await fsp.writeFile(path.join(root, 'other.txt'), textOf(5000, 2));
+        if (otherBatch) after++;
+      }
+    } finally {
+      checks.restore();
+      await fh.close();
     }
-    await fh.close();
     const b = await other;
     const whole = nextBatch(w, (x) => compressed('big.txt')(x) && manifestOf(root).files['big.txt'].size === written.length, 'big.txt compressed whole');
     await whole;
@@ -329,6 +384,71 @@ describe('watch()', () => {
     expect(zlib.gunzipSync(fs.readFileSync(path.join(root, 'data.csv.gz'))).toString()).toBe(textOf(4000, 3));
     await w.close();
     expectConsistent(root);
+  });
+
+  // A batch looks only at the paths its events name. A file changed through a hard link from
+  // outside the folder sends the folder's watcher no event (inotify reports a change to the folder
+  // the writer named): a batch leaves it as it was, a whole pass (a folder removed) finds it.
+  test('a batch stats only its paths; a file changed behind the watcher\'s back waits for the whole pass a removed folder starts', async () => {
+    const outside = await tempDir('pc-watch-outside-');
+    dirs.push(outside);
+    const others = Object.fromEntries(Array.from({ length: 20 }, (_, i) => [`f${i}.txt`, textOf(1500, 10 + i)]));
+    const root = await site({ 'a.txt': textOf(3000, 1), 'sub/x.txt': textOf(2000, 2), ...others });
+    await fsp.writeFile(path.join(outside, 'b.txt'), textOf(3000, 3));
+    await fsp.link(path.join(outside, 'b.txt'), path.join(root, 'b.txt'));
+    const w = startWatch(root);
+    const first = await w.ready;
+    expect(first).toMatchObject({ whole: true, files: expect.objectContaining({ scanned: 23 }) });
+
+    await fsp.writeFile(path.join(outside, 'b.txt'), textOf(4000, 4)); // the same inode: no event here
+    const changed = nextBatch(w, compressed('a.txt'), 'a.txt compressed');
+    await fsp.writeFile(path.join(root, 'a.txt'), textOf(5000, 5));
+    const b = await changed;
+    expect(b).toMatchObject({ whole: false, changes: [{ path: 'a.txt', action: 'compress' }] });
+    expect(b.files.scanned).toBe(1);
+    expect(manifestOf(root).files['b.txt'].size).toBe(3000);
+    expect(br(root, 'b.txt')).toBe(textOf(3000, 3));
+
+    const whole = nextBatch(w, compressed('b.txt'), 'b.txt compressed by a whole pass');
+    await fsp.rm(path.join(root, 'sub'), { recursive: true });
+    expect(await whole).toMatchObject({ whole: true });
+    expect(br(root, 'b.txt')).toBe(textOf(4000, 4));
+    expect(manifestOf(root).files['sub/x.txt']).toBeUndefined();
+    await w.close();
+    expectConsistent(root);
+  });
+
+  test('after a manifest written by someone else the next batch is a whole pass, then batches again', async () => {
+    const root = await site({ 'a.txt': textOf(3000, 1), 'b.txt': textOf(3000, 2) });
+    const w = startWatch(root);
+    await w.ready;
+    const file = path.join(root, 'precompressor-manifest.json');
+    // Another writer's manifest: b.txt's entry lost (its variants stay on disk).
+    const m = manifestOf(root);
+    delete m.files['b.txt'];
+    await fsp.writeFile(file, JSON.stringify(m));
+    let next = nextBatch(w, compressed('a.txt'), 'a.txt compressed');
+    await fsp.writeFile(path.join(root, 'a.txt'), textOf(4000, 3));
+    expect(await next).toMatchObject({ whole: true });
+    expect(manifestOf(root).files['b.txt']).toMatchObject({ size: 3000 });
+    next = nextBatch(w, compressed('a.txt'), 'a.txt compressed again');
+    await fsp.writeFile(path.join(root, 'a.txt'), textOf(4500, 4));
+    expect(await next).toMatchObject({ whole: false, changes: [{ path: 'a.txt', action: 'compress' }] });
+    await w.close();
+    expectConsistent(root);
+  });
+
+  test('the whole pass runs in a process of its own: its error keeps its code; onProgress (a function) runs it here', async () => {
+    const root = await site({ 'a.txt': textOf(3000, 1), 'sub/b.txt': textOf(2000, 2) });
+    const bad = startWatch(root, { manifest: path.join(root, 'sub') }); // a folder: refused by the pass
+    await expect(bad.ready).rejects.toMatchObject({ name: 'PrecompressorError', code: 'ERR_PRECOMPRESSOR_MANIFEST' });
+    const progress = [];
+    const w = startWatch(root, { onProgress: (p) => progress.push(p.filesDone) });
+    const first = await w.ready;
+    expect(first.whole).toBe(true);
+    expect(first.changes.filter(written).map((c) => c.path)).toEqual(['a.txt', 'sub/b.txt']);
+    expect(progress.at(-1)).toBe(2);
+    expect(br(root, 'sub/b.txt')).toBe(textOf(2000, 2));
   });
 
   test('a pass that throws (the folder is gone) is an error event, not a crash', async () => {

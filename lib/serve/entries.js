@@ -1,0 +1,179 @@
+import path from 'node:path';
+import { checkEntry, runAsync } from './load.js';
+import { buildEntry, settingsTagOf } from './table.js';
+
+/**
+ * The entries built from one manifest (one ManifestIndex): a path's entry is built on its first
+ * request, after its files are checked on disk (lib/serve/load.js checkEntry()), and kept until
+ * an event forgets it; at most MAX_ENTRIES stay built. A reload makes a new Entries and retires
+ * this one: what its checks under way find is still answered, never kept.
+ */
+
+/** Entries kept built at most; the oldest built is forgotten first (rebuilding one costs a check). */
+const MAX_ENTRIES = 16384;
+/** A listed path whose file is missing, not servable, or whose entry is invalid: a miss until an event or a reload. */
+const MISSING = Symbol('missing');
+
+/**
+ * @typedef {import('./table.js').Entry} Entry
+ * @typedef {{ dirty: boolean, promise: Promise<Entry | null> }} Check a first check under way
+ * @typedef {{
+ *   opts: Readonly<import('./options.js').ServeOptions>,
+ *   bodies: import('./body-cache.js').BodyCache,
+ *   maskOf: (encodings: string[]) => number,
+ *   disk: () => { realRoot: string | null, rules: { dotfiles: string, manifestReal: string | null } },
+ * }} SiteParts  what the Site lends every generation: options, body cache, negotiator, the real root and rules now
+ */
+
+export class Entries {
+  /** @type {Map<string, Entry | typeof MISSING>} */
+  built = new Map();
+  /** @type {Map<string, Check>} */
+  checking = new Map();
+  /** replaced by a newer manifest, or the server closed: nothing more is kept */
+  retired = false;
+
+  /**
+   * @param {import('./manifest-index.js').ManifestIndex} index
+   * @param {SiteParts} parts
+   */
+  constructor(index, parts) {
+    this.index = index;
+    this.parts = parts;
+    this.tctx = {
+      root: parts.opts.root, opts: parts.opts, maskOf: parts.maskOf,
+      settingsTag: settingsTagOf(index.settings), siteDictionary: index.siteDictionary,
+    };
+  }
+
+  /**
+   * The entry of a listed path: built (synchronously), being checked (a promise of it, null when
+   * its file is missing or not servable), or undefined when the path is not listed.
+   * @param {string} rel
+   * @returns {Entry | Promise<Entry | null> | undefined}
+   */
+  find(rel) {
+    const built = this.built.get(rel);
+    if (built !== undefined) return built === MISSING ? undefined : built;
+    const under = this.checking.get(rel);
+    if (under !== undefined) return under.promise;
+    return this.index.has(rel) ? this.build(rel) : undefined;
+  }
+
+  /**
+   * Parse and validate a listed path's line, check its files on disk and build its entry. An
+   * invalid line is never served (said once through onWarning). An event on its files while the
+   * check runs makes the entry stale (served from disk as it is) and not kept.
+   * @param {string} rel
+   * @returns {Promise<Entry | null>}
+   */
+  build(rel) {
+    const parsed = this.index.parsed(rel);
+    if (parsed === null || 'problem' in parsed) {
+      if (parsed !== null) this.invalid(rel, parsed.problem);
+      return Promise.resolve(null);
+    }
+    const src = parsed.entry;
+    const { opts, bodies } = this.parts;
+    const cctx = {
+      root: opts.root, encodings: opts.encodings, realDirs: new Map(), dictionaries: opts.dictionaries,
+      ...this.parts.disk(),
+    };
+    // A small original is read and hashed (then its mtime does not matter) and its bytes held.
+    const memory = src.size <= opts.memoryFileLimit && bodies.fits(src.size) ? ['identity'] : [];
+    /** @type {Check} */
+    const check = { dirty: false, promise: Promise.resolve(null) };
+    check.promise = runAsync(checkEntry(rel, src, cctx, memory)).catch(() => null).then((found) => {
+      if (this.checking.get(rel) === check) this.checking.delete(rel);
+      const entry = found === null ? null : buildEntry(rel, src, this.tctx, { ...found, bodies: {} });
+      if (check.dirty) {
+        if (entry !== null) entry.stale = true;
+        return entry;
+      }
+      if (!this.retired) {
+        this.keep(rel, entry ?? MISSING);
+        if (entry !== null && found?.bodies.identity) bodies.add(entry.identity, found.bodies.identity);
+      }
+      return entry;
+    });
+    this.checking.set(rel, check);
+    return check.promise;
+  }
+
+  /**
+   * A listed path whose line is invalid: a miss, said once.
+   * @param {string} rel
+   * @param {string} problem
+   */
+  invalid(rel, problem) {
+    if (this.retired) return;
+    this.keep(rel, MISSING);
+    const warn = this.parts.opts.onWarning;
+    if (warn !== null) warn(`precompressor: invalid manifest ${this.index.file}: ${problem}; that path is not served`);
+  }
+
+  /**
+   * @param {string} rel
+   * @param {Entry | typeof MISSING} entry
+   */
+  keep(rel, entry) {
+    this.built.set(rel, entry);
+    if (this.built.size > MAX_ENTRIES) this.forget(/** @type {string} */ (this.built.keys().next().value));
+  }
+
+  /**
+   * Forget what is known of `rel`: its entry and bodies (the next request checks the disk again),
+   * and mark a check under way as dirty.
+   * @param {string} rel
+   */
+  forget(rel) {
+    const e = this.built.get(rel);
+    if (e !== undefined) {
+      this.built.delete(rel);
+      if (e !== MISSING) this.dropBodies(e);
+    }
+    const c = this.checking.get(rel);
+    if (c !== undefined) c.dirty = true;
+  }
+
+  /**
+   * Forget every path of the folder `dir` ('' the root) that is built or being checked.
+   * @param {string} dir
+   */
+  forgetFolder(dir) {
+    const parent = dir === '' ? '.' : dir;
+    for (const k of [...this.built.keys(), ...this.checking.keys()]) {
+      if (path.posix.dirname(k) === parent) this.forget(k);
+    }
+  }
+
+  /** @param {Entry} e */
+  dropBodies(e) {
+    this.parts.bodies.drop(e.identity);
+    for (const rep of Object.values(e.reps)) this.parts.bodies.drop(rep);
+  }
+
+  /**
+   * An entry's file no longer matches it (seen on open): served from disk from now on, and
+   * checked again at the next request.
+   * @param {Entry} entry
+   */
+  markStale(entry) {
+    entry.stale = true;
+    if (this.built.get(entry.rel) === entry) this.forget(entry.rel);
+    else this.dropBodies(entry);
+  }
+
+  /**
+   * Is `entry` the one this manifest serves for its path now (its bodies may be held)?
+   * @param {Entry} entry
+   */
+  holds(entry) {
+    return !this.retired && !entry.stale && this.built.get(entry.rel) === entry;
+  }
+
+  /** Resolves when the first checks under way have finished. */
+  settled() {
+    return Promise.all([...this.checking.values()].map((c) => c.promise));
+  }
+}

@@ -1,0 +1,244 @@
+import { isTempPath } from '../fs-atomic.js';
+import { manifestText, parseManifest, validateHead } from '../manifest.js';
+import { keyHash, FNV_SEED, FNV_PRIME } from './key-table.js';
+
+/**
+ * Reading the lines of a manifest as writeManifest() writes it (the head, ` "files": {`, one line
+ * per file, ` }`, `}`) without parsing them: where each line starts, the FNV-1a hash and length
+ * of its path, and the folders of the paths. A manifest in another layout is parsed and validated
+ * whole, then written in this one in memory (lib/serve/manifest-index.js keeps the result).
+ */
+
+const FILES_LINE = Buffer.from('\n "files": {\n');
+const TAIL = Buffer.from('\n }\n}');
+const QUOTE = 0x22;
+const SLASH = 0x2f;
+const BACKSLASH = 0x5c;
+const NEWLINE = 0x0a;
+/** JSON's white space, after the last `}` */
+const SPACE = [0x20, 0x09, 0x0a, 0x0d];
+/** Lines read between two yields of a scan run in the background (a reload). */
+const BATCH = 1 << 16;
+/** keyLen of a line never served (the manifest itself, our temp files) */
+export const EXCLUDED = -2;
+
+/**
+ * Scan a manifest's bytes, as a generator that yields between batches of lines. Throws the
+ * manifest's error when its head (or, in another layout, the whole) is invalid.
+ * @param {Buffer} bytes
+ * @param {string} file for messages
+ * @param {string | null} manifestRel the manifest's own path (never served)
+ * @returns {Generator<void, { scan: LineScan, head: import('../manifest.js').Manifest }, void>}
+ */
+export function* scanManifest(bytes, file, manifestRel) {
+  for (let attempt = 0; attempt < 2; attempt++) {
+    const layout = linesOf(bytes, file);
+    const scan = layout === null ? null : new LineScan(bytes, manifestRel, layout.start, layout.end);
+    for (let p = layout?.start ?? 0; scan !== null && p !== -1 && p < scan.end;) {
+      p = scan.line(p);
+      if (p === -1) scan.failed = true;
+      else if (scan.n % BATCH === 0) yield;
+    }
+    if (layout !== null && scan !== null && !scan.failed) return { scan: scan.done(), head: layout.head };
+    bytes = relaid(bytes, file);
+  }
+  throw new Error(`precompressor: could not index ${file} in its own layout`);
+}
+
+export class LineScan {
+  /** every folder that holds a listed file, '' being the root */
+  dirs = new Set(['']);
+  /** lines read */
+  n = 0;
+  /** start of each line, then the end of the last one (+1) */
+  off = new Float64Array(1024);
+  /** each line's path: its length in bytes, -1 when escaped in the JSON (then parsed), or EXCLUDED */
+  keyLen = new Int32Array(1024);
+  hashes = new Int32Array(1024);
+  failed = false;
+  /** @type {[number, number] | null} the folder of the last line that had one, as a byte range */
+  lastDir = null;
+  /** @type {number[]} where `.pctmp` occurs among the lines (few or none) */
+  temps = [];
+  nextTemp = 0;
+
+  /**
+   * @param {Buffer} bytes
+   * @param {string | null} manifestRel
+   * @param {number} start where the first line starts
+   * @param {number} end where the last line ends (its newline)
+   */
+  constructor(bytes, manifestRel, start, end) {
+    this.bytes = bytes;
+    this.manifestRel = manifestRel;
+    this.manifestLen = manifestRel === null ? -1 : Buffer.byteLength(manifestRel);
+    this.end = end;
+    for (let t = bytes.indexOf('.pctmp', start); t !== -1 && t < end; t = bytes.indexOf('.pctmp', t + 1)) this.temps.push(t);
+  }
+
+  /** All lines read: close the offsets. */
+  done() {
+    this.off[this.n] = this.end + 1;
+    return this;
+  }
+
+  /**
+   * Index the line that starts at `p`; the start of the next line, or -1 when the text is not
+   * in the layout.
+   * @param {number} p
+   */
+  line(p) {
+    const { bytes: b, end } = this;
+    if (b[p] !== 0x20 || b[p + 1] !== 0x20 || b[p + 2] !== QUOTE) return -1;
+    let h = FNV_SEED;
+    let q = p + 3;
+    let slash = -1;
+    for (let c = b[q]; c !== QUOTE && c !== BACKSLASH && c !== NEWLINE && q < end; c = b[++q]) {
+      h = Math.imul(h ^ c, FNV_PRIME);
+      if (c === SLASH) slash = q;
+    }
+    const nl = b.indexOf(NEWLINE, q);
+    if (nl === -1 || nl > end || b[nl - (nl === end ? 1 : 2)] !== 0x7d || (nl !== end && b[nl - 1] !== 0x2c)) return -1;
+    let len = q - p - 3;
+    /** @type {string | null} */
+    let key = null;
+    if (b[q] === BACKSLASH) {
+      key = escapedKey(b, p + 2, nl);
+      if (key === null) return -1;
+      h = keyHash(Buffer.from(key));
+      len = -1;
+    } else if (b[q + 1] !== 0x3a) {
+      return -1;
+    }
+    const i = this.n++;
+    this.grow(i + 2);
+    this.off[i] = p;
+    this.hashes[i] = h;
+    this.keyLen[i] = len;
+    if (key === null && this.isOurs(len, p + 3)) key = this.keyAt(i);
+    if (key !== null && (key === this.manifestRel || isTempPath(key))) {
+      this.keyLen[i] = EXCLUDED;
+    } else {
+      this.addDirs(i, key, slash);
+    }
+    return nl + 1;
+  }
+
+  /**
+   * Could the plain path of `len` bytes at `at` be one we never serve (the manifest, a temp)?
+   * A cheap test first: most paths are neither.
+   * @param {number} len
+   * @param {number} at
+   */
+  isOurs(len, at) {
+    while (this.nextTemp < this.temps.length && this.temps[this.nextTemp] < at) this.nextTemp++;
+    return len === this.manifestLen || (this.nextTemp < this.temps.length && this.temps[this.nextTemp] < at + len);
+  }
+
+  /**
+   * Record the folders of line `i`'s path (`slash`: its last `/`, -1 none), unless the previous line had the same.
+   * @param {number} i
+   * @param {string | null} key the path when already decoded
+   * @param {number} slash
+   */
+  addDirs(i, key, slash) {
+    if (key !== null) {
+      this.lastDir = null;
+      if (key.includes('/')) this.addFolder(key.slice(0, key.lastIndexOf('/')));
+      return;
+    }
+    if (slash === -1) return;
+    const start = this.off[i] + 3;
+    const [from, to] = this.lastDir ?? [0, -1];
+    if (to - from === slash - start && this.bytes.compare(this.bytes, from, to, start, slash) === 0) return;
+    this.lastDir = [start, slash];
+    this.addFolder(this.bytes.toString('utf8', start, slash));
+  }
+
+  /**
+   * Record `dir` and its parents (a folder already known has its parents known too).
+   * @param {string} dir
+   */
+  addFolder(dir) {
+    for (let s = dir.length; s !== -1 && !this.dirs.has(dir.slice(0, s)); s = dir.lastIndexOf('/', s - 1)) this.dirs.add(dir.slice(0, s));
+  }
+
+  /** @param {number} n lines needed */
+  grow(n) {
+    if (n <= this.off.length) return;
+    const off = new Float64Array(this.off.length * 2);
+    off.set(this.off);
+    this.off = off;
+    const keyLen = new Int32Array(off.length);
+    keyLen.set(this.keyLen);
+    this.keyLen = keyLen;
+    const hashes = new Int32Array(off.length);
+    hashes.set(this.hashes);
+    this.hashes = hashes;
+  }
+
+  /**
+   * Line `i`'s path.
+   * @param {number} i
+   */
+  keyAt(i) {
+    const start = this.off[i] + 2;
+    const len = this.keyLen[i];
+    if (len >= 0) return this.bytes.toString('utf8', start + 1, start + 1 + len);
+    return /** @type {string} */ (escapedKey(this.bytes, start, this.off[i + 1] - 1));
+  }
+}
+
+/**
+ * Where the lines of a manifest in one line per file are, and its head validated; null when the
+ * bytes are not in that layout. Throws when the head is invalid.
+ * @param {Buffer} bytes
+ * @param {string} file
+ */
+function linesOf(bytes, file) {
+  const at = bytes.indexOf(FILES_LINE);
+  if (at === -1) return null;
+  let last = bytes.length;
+  while (last > 0 && SPACE.includes(bytes[last - 1])) last--;
+  const tail = last - TAIL.length;
+  if (tail < at + FILES_LINE.length - 1 || !bytes.subarray(tail, last).equals(TAIL)) return null;
+  let head;
+  try {
+    head = JSON.parse(`${bytes.toString('utf8', 0, at)}\n"files": {}}`);
+  } catch {
+    return null;
+  }
+  return { head: validateHead(head, file), start: at + FILES_LINE.length, end: tail };
+}
+
+/**
+ * A manifest in another layout: parsed and validated whole (throws as readManifest() does), then
+ * written in one line per file.
+ * @param {Buffer} bytes
+ * @param {string} file
+ */
+function relaid(bytes, file) {
+  const m = parseManifest(bytes.toString('utf8'), file);
+  const text = Buffer.concat([...manifestText(m)].map((t) => Buffer.from(t)));
+  // without files, manifestText() writes `"files": {}` on one line: index an empty list
+  return text.includes(FILES_LINE) ? text : Buffer.concat([text.subarray(0, text.lastIndexOf('{}')), Buffer.from('{\n }\n}\n')]);
+}
+
+/**
+ * The path of the line at `p` (its opening quote) when escaped in JSON, or null when it does not parse.
+ * @param {Buffer} b
+ * @param {number} p
+ * @param {number} nl the line's end
+ * @returns {string | null}
+ */
+export function escapedKey(b, p, nl) {
+  let q = p + 1;
+  while (q < nl && b[q] !== QUOTE) q += b[q] === BACKSLASH ? 2 : 1;
+  try {
+    const key = JSON.parse(b.toString('utf8', p, q + 1));
+    return typeof key === 'string' && b[q + 1] === 0x3a ? key : null;
+  } catch {
+    return null;
+  }
+}
+

@@ -1,0 +1,69 @@
+import { fork } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { pass } from '../compress/precompress.js';
+import { ManifestRecords } from '../compress/manifest-records.js';
+import { PrecompressorError } from '../errors.js';
+
+/**
+ * Watch mode's whole pass (the first, and after events that cannot be trusted) in a child process
+ * of its own: what a whole pass holds per file (walk entries, decisions, the manifest as objects)
+ * is returned to the system when that process ends (a worker thread's is not: the allocator keeps
+ * it), and the watcher keeps only the manifest's records. Options that cannot be sent (an
+ * `onProgress` function) run it in this process instead.
+ *
+ * @typedef {{ report: import('../types.js').Report, held: string[], records: ManifestRecords }} WholePass
+ */
+
+/**
+ * @param {string} root
+ * @param {object} options compressor options
+ * @param {{ files: Map<string, unknown>, has(rel: string): boolean }} holdOut files still being written
+ * @param {string} manifest absolute path of the manifest file
+ * @returns {Promise<WholePass>}
+ */
+export async function wholePass(root, options, holdOut, manifest) {
+  if (!sendable(options)) {
+    const { report, held, manifest: m } = await pass(root, options, holdOut);
+    return { report, held, records: await ManifestRecords.of(m, manifest) };
+  }
+  // env: as this process sees it now (CACHE_DIR decides the default cache folder)
+  const child = fork(fileURLToPath(new URL('./whole-pass-child.js', import.meta.url)), [], {
+    env: { ...process.env }, serialization: 'advanced', stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
+  try {
+    child.send({ root, options });
+    const done = await new Promise((resolve, reject) => {
+      child.on('message', (/** @type {any} */ msg) => {
+        if (msg.type === 'hold?') child.send([...holdOut.files.keys()]);
+        else if (msg.type === 'done') resolve(msg);
+        else if (msg.type === 'failed') reject(errorOf(msg.error));
+      });
+      child.once('error', reject);
+      child.once('exit', (code, signal) => reject(new Error(`precompressor watch: the pass's process exited (${signal ?? code})`)));
+    });
+    /** @type {Map<string, string>} */
+    const lines = new Map(done.rels.map((/** @type {string} */ rel, /** @type {number} */ i) => [rel, done.lines[i]]));
+    return { report: done.report, held: done.held, records: await ManifestRecords.stamped(done.head, lines, manifest) };
+  } finally {
+    if (child.connected) child.disconnect(); // it exits then (also when this pass is abandoned)
+  }
+}
+
+/** @param {object} options */
+function sendable(options) {
+  try {
+    structuredClone(options);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The pass's error as thrown in the thread: a PrecompressorError keeps its code and path.
+ * @param {{ name?: string, code?: string, path?: string, message: string }} e
+ */
+function errorOf(e) {
+  if (e.name === 'PrecompressorError' && typeof e.code === 'string') return new PrecompressorError(e.code, e.message, { path: e.path });
+  return Object.assign(new Error(e.message), e.code === undefined ? {} : { code: e.code });
+}
