@@ -1,5 +1,4 @@
 import yargs from 'yargs';
-import { precompress } from '../compress/precompress.js';
 import { CLI_FLAGS, CLI_OUTPUT_FLAGS, apiOptionsFromArgv, withFlagNames } from './options.js';
 import { formatProgress, formatSummary, printable } from '../format.js';
 import { serveBuilder, serveCommand } from './serve.js';
@@ -112,6 +111,8 @@ async function runCompress(argv, stdout, stderr) {
       };
   let report;
   try {
+    // loaded here, not at start: `precompressor serve` never needs the compressor
+    const { precompress } = await import('../compress/precompress.js');
     report = await precompress(String(argv.dir), { ...apiOptionsFromArgv(argv), onProgress });
   } catch (err) {
     stderr.write(`precompressor: ${printable(withFlagNames(/** @type {Error} */ (err).message, CLI_FLAGS))}\n`);

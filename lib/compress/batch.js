@@ -64,14 +64,16 @@ function stemOfOutput(rel) {
  * One batch. Returns null, having done nothing, when its paths touch the site dictionary (a
  * whole pass chooses it); `whole` in the result: the batch found that only a whole pass can set
  * things right (the site dictionary's file changed, the manifest could not be written).
- * `records` is updated in place (and written unless `dryRun`).
+ * `records` is updated in place (and written unless `dryRun`). `links`: the symlinks to files in
+ * the tree (an event names the file a link points to, not the link): looked at in every batch,
+ * and updated in place with what the batch found.
  * @param {string} dir
  * @param {object} options
  * @param {{ has(rel: string): boolean }} holdOut files still being written
- * @param {{ paths: Iterable<string>, records: ManifestRecords }} batch
+ * @param {{ paths: Iterable<string>, records: ManifestRecords, links: Set<string> }} batch
  */
-export async function batchPass(dir, options, holdOut, { paths, records }) {
-  const rels = batchPaths(paths, records);
+export async function batchPass(dir, options, holdOut, { paths, records, links }) {
+  const rels = batchPaths([...paths, ...links], records);
   const sd = records.head.siteDictionary;
   if (sd !== undefined && [...rels].some((rel) => rel === sd.path || stemOfOutput(rel) === sd.path)) return null;
   const state = { whole: false };
@@ -79,6 +81,8 @@ export async function batchPass(dir, options, holdOut, { paths, records }) {
     plan: async (ctx, hold) => {
       const previous = records.subset(rels);
       const found = await statPaths(ctx.opts.root, rels, { dotfiles: ctx.opts.dotfiles });
+      for (const rel of rels) links.delete(rel);
+      for (const f of found.files) if (f.link) links.add(f.rel);
       return planWalked(ctx, hold, previous, found);
     },
     finish: (p) => finishBatch(p, rels, records, state),

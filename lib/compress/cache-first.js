@@ -8,12 +8,15 @@ import { SPLIT_THRESHOLD, costOf, joinResults } from './file-tasks.js';
  * decoding, written: compress-buffered.js), so that a pass that only takes from the cache starts
  * no worker: starting them costs more CPU than the whole take. A file with a variant to encode
  * sends those encodings to the pool; once such misses are more than a few, every later file goes
- * to the pool, as do all the files of a pass with many (MAX_FILES).
+ * to the pool, as do all the files of a pass with many (MAX_FILES). When this thread turns out
+ * slow for the files left (poolShares()), the pool takes a share of them.
  */
 
 /**
  * @typedef {import('./compress-file.js').CompressTask} CompressTask
  * @typedef {import('./compress-file.js').TaskResult} TaskResult
+ * @typedef {{ task: CompressTask, cost?: number,
+ *   resolve: (r: TaskResult) => void, reject: (err: unknown) => void }} Queued
  */
 
 /**
@@ -28,11 +31,50 @@ const MISSES_ALLOWED = 8;
 /** Work done here between two turns of the event loop (ms). */
 const SLICE_MS = 8;
 
+/**
+ * When the files left would take this thread longer than this (ms) at its pace so far, the pool
+ * shares them: starting its workers costs about as much CPU (creating files can be slow: on an
+ * ext4 without a journal, right after many were deleted, each costs the kernel up to a millisecond).
+ */
+const SHARE_AFTER_MS = 300;
+
+/** Files measured here before the pace is trusted. */
+const PACE_SAMPLE = 16;
+
+/** Tasks kept queued on the pool while it shares the files with this thread. */
+const POOL_AHEAD = 64;
+
+/**
+ * CPU time of this thread (ms), or of the process where Node cannot tell a thread's: the pace is
+ * measured in CPU time, which other processes on a busy machine do not stretch.
+ */
+function cpuMs() {
+  const u = typeof process.threadCpuUsage === 'function' ? process.threadCpuUsage() : process.cpuUsage();
+  return (u.user + u.system) / 1000;
+}
+
+/**
+ * Should the pool share the files left (pure)?
+ * @param {{ left: number, tried: number, spentMs: number }} pace files left, files tried here and their CPU time
+ */
+export function poolShares({ left, tried, spentMs }) {
+  return tried >= PACE_SAMPLE && (left * spentMs) / tried > SHARE_AFTER_MS;
+}
+
 export class CacheFirst {
   /** still trying files here */
   on;
   hits = 0;
   misses = 0;
+  /** files to compress in the pass (plan()), and the CPU time this thread spent on those it tried */
+  total = 0;
+  spentMs = 0;
+  /** whether the pool shares the files (see poolShares()), and its tasks in flight */
+  sharing = false;
+  inPool = 0;
+  /** @type {Queued[]} files waiting to be tried here */
+  queue = [];
+  draining = false;
   sliceStart = performance.now();
 
   /**
@@ -51,25 +93,60 @@ export class CacheFirst {
    * @param {number} count
    */
   plan(count) {
+    this.total = count;
     if (count > MAX_FILES) this.on = false;
   }
 
   /**
-   * Run `task`: what the cache holds of it here, the rest on the pool.
+   * Run `task`: what the cache holds of it here, the rest on the pool. The files to try here wait
+   * in one queue, taken one after another by drain(), which lets the event loop turn between
+   * slices (the pool's replies come in) and, while the pool shares, keeps it supplied.
    * @param {CompressTask} task
    * @param {number} [cost]
    * @returns {Promise<TaskResult>}
    */
-  async run(task, cost) {
-    if (!this.wants(task)) return this.pool.run(task, cost);
-    const here = this.take(task);
-    if (here.missing === undefined) {
+  run(task, cost) {
+    if (!this.wants(task)) return this.onPool(task, cost);
+    return new Promise((resolve, reject) => {
+      this.queue.push({ task, cost, resolve, reject });
+      if (this.queue.length === 1 && !this.draining) void this.drain();
+    });
+  }
+
+  /** Take the queued files here (or hand them to the pool), a slice at a time. */
+  async drain() {
+    this.draining = true;
+    while (this.queue.length > 0) {
+      const job = /** @type {Queued} */ (this.queue.shift());
+      if (!this.wants(job.task) || (this.sharing && this.inPool < POOL_AHEAD)) {
+        this.onPool(job.task, job.cost).then(job.resolve, job.reject);
+        continue;
+      }
+      try {
+        const here = this.take(job.task);
+        const { missing } = here;
+        if (missing === undefined) job.resolve(here);
+        else this.onPool({ ...job.task, encodings: missing }, costOf(job.task.sizeHint, missing, this.opts))
+          .then((rest) => joinResults(here, rest)).then(job.resolve, job.reject);
+      } catch (err) {
+        job.reject(err);
+      }
       await this.pause();
-      return here;
     }
-    const { missing } = here;
-    const rest = await this.pool.run({ ...task, encodings: missing }, costOf(task.sizeHint, missing, this.opts));
-    return joinResults(here, rest);
+    this.draining = false;
+  }
+
+  /**
+   * @param {CompressTask} task
+   * @param {number} [cost]
+   */
+  async onPool(task, cost) {
+    this.inPool++;
+    try {
+      return await this.pool.run(task, cost);
+    } finally {
+      this.inPool--;
+    }
   }
 
   /**
@@ -86,9 +163,13 @@ export class CacheFirst {
    * @param {CompressTask} task
    */
   take(task) {
+    const started = cpuMs();
     const r = compressBufferedSync(task, { cachedOnly: true });
+    this.spentMs += cpuMs() - started;
     if (r.missing) this.misses++;
     else this.hits++;
+    const tried = this.hits + this.misses;
+    this.sharing ||= poolShares({ left: this.total - tried, tried, spentMs: this.spentMs });
     // A cold cache: stop reading files twice (here, then in a worker) after a few.
     if (this.misses > MISSES_ALLOWED + this.hits / 8) this.on = false;
     return r;

@@ -1,3 +1,4 @@
+import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import path from 'node:path';
 import { tempOwnerGone, writeAtomic, writeAtomicSync } from '../fs-atomic.js';
@@ -180,6 +181,10 @@ export function createCacheRun(opts) {
   let error = null;
   return {
     task: on ? { dir: opts.cacheDir, read: !opts.force } : null,
+    /** Can the cache hold anything yet (a run has recorded its use)? A new or emptied one cannot. */
+    holdsAny() {
+      return on && !opts.force && fs.existsSync(path.join(opts.cacheDir, LAST_RUN));
+    },
     /** @param {ReturnType<typeof import('./cache.js').taskStats> | undefined} s a task's counters */
     add(s) {
       if (!s) return;

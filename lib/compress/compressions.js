@@ -63,7 +63,8 @@ export class Compressions {
       hooks.onJobStart?.(task);
     };
     this.pool = createPool(opts.concurrency, new URL('./worker.js', import.meta.url), { ...POOL_LIMITS, onStart });
-    this.first = new CacheFirst(opts, cache.task, this.pool);
+    // A new (or emptied) cache holds nothing: every file goes to the pool, started during the walk.
+    this.first = new CacheFirst(opts, cache.holdsAny() ? cache.task : null, this.pool);
     /** tasks go to the pool through `first`; streamed ones hold a pool slot on this thread */
     this.runner = { run: this.first.run.bind(this.first), exclusive: this.pool.exclusive.bind(this.pool) };
     /** @type {Admission<WalkedFile>} */

@@ -246,7 +246,11 @@ export function createEncoder(encoding, options) {
  * @param {number} [maxOutputLength]
  */
 export function decodeBufferSync(buf, encoding, maxOutputLength) {
-  const opts = maxOutputLength === undefined ? {} : { maxOutputLength };
+  // An output chunk of the bound's size (zlib's default is 16 KiB, a new buffer per call that a
+  // small file's decode does not need; the chunk is at least zlib's minimum, 64 bytes).
+  const opts = maxOutputLength === undefined
+    ? {}
+    : { maxOutputLength, chunkSize: Math.min(Math.max(maxOutputLength, 64), 1024 * 1024) };
   if (encoding === 'zstd') {
     if (nodeHasZstd) return Zx.zstdDecompressSync(buf, opts);
     if (loaded.zstd) return toBuffer(loaded.zstd.decompress(buf));

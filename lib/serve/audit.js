@@ -123,6 +123,18 @@ export async function auditFolder(root, index, o) {
 }
 
 /**
+ * The start-up audit of a served site: its folder walked against its manifest's index, and the
+ * one message (null when the folder is as its manifest says).
+ * @param {Readonly<import('./options.js').ServeOptions>} opts
+ * @param {import('./manifest-index.js').ManifestIndex} index
+ */
+export async function auditSite(opts, index) {
+  const extra = new Set(index.siteDictionary === null ? [] : [index.siteDictionary]);
+  const found = await auditFolder(opts.root, index, { manifestRel: index.manifestRel, dotfiles: opts.dotfiles === 'allow', extra });
+  return auditMessage(opts.root, { ...found, servesUnlisted: opts.unlisted });
+}
+
+/**
  * One listed file present on disk: has it changed, and do its variants have the listed sizes?
  * @param {string} root
  * @param {string} rel

@@ -1,6 +1,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { isInside } from '../paths.js';
+import { suffixEncoding, stemOf } from '../encodings.js';
+import { deltaStem } from '../manifest.js';
 
 /**
  * File-system watchers for the middleware: one non-recursive `fs.watch` per folder that holds a
@@ -96,4 +98,20 @@ export function createWatcher({ manifest, onManifest, onFile }) {
   }
 
   return { update, close, size: () => watchers.size };
+}
+
+/**
+ * The listed paths an event on `rel` may have made stale (pure): the file itself, the original of
+ * a variant or delta; or, for `dir/*` (the platform did not name the file), the folder `dir`.
+ * @param {string} rel
+ * @returns {string[] | string} the paths, or the folder ('' the root)
+ */
+export function pathsTouchedBy(rel) {
+  if (rel === '*' || rel.endsWith('/*')) return rel.slice(0, -2);
+  const out = [rel];
+  const enc = suffixEncoding(rel);
+  if (enc) out.push(stemOf(rel, enc));
+  const stem = deltaStem(rel);
+  if (stem !== null) out.push(stem);
+  return out;
 }

@@ -1,17 +1,16 @@
 import { PrecompressorError } from '../errors.js';
-import { deltaStem, contentHash, readManifestBytes, readManifestBytesSync } from '../manifest.js';
-import { ENCODINGS } from '../encodings.js';
+import { contentHash, readManifestBytes, readManifestBytesSync } from '../manifest.js';
 import { relInside, absPath } from '../paths.js';
 import { singleFlight } from '../flow.js';
 import { createNegotiator } from './negotiate.js';
 import { realRootOf, manifestToHide } from './load.js';
 import { readWhole } from './open.js';
-import { createWatcher } from './file-events.js';
+import { createWatcher, pathsTouchedBy } from './file-events.js';
 import { createUnlistedLookup } from './unlisted.js';
 import { ManifestIndex, runIndex, runIndexAsync } from './manifest-index.js';
 import { Entries } from './entries.js';
 import { BodyCache } from './body-cache.js';
-import { auditFolder, auditMessage } from './audit.js';
+import { auditSite } from './audit.js';
 
 /**
  * The served site: the one owner of the manifest (a ManifestIndex of its bytes), the entries
@@ -20,8 +19,6 @@ import { auditFolder, auditMessage } from './audit.js';
  * its files checked on its first request. A watcher event or a failed check on open forgets the
  * entry; a rewritten manifest is indexed while the old one serves, then replaces it at once.
  */
-
-const SUFFIXES = ENCODINGS.map((e) => e.suffix);
 
 export class Site {
   closed = false;
@@ -72,19 +69,10 @@ export class Site {
     return ManifestIndex.of(bytes ?? EMPTY, file, this.manifestRel);
   }
 
-  /**
-   * Say once, after start-up, what in the folder does not match its manifest (lib/serve/audit.js):
-   * the folder is walked in the background, so start-up does not wait for it.
-   */
+  /** Say once, after start-up, what in the folder does not match its manifest (walked in the background). */
   async audit() {
-    const { opts } = this;
-    const { index } = this.entries;
-    const extra = new Set(index.siteDictionary === null ? [] : [index.siteDictionary]);
-    const found = await auditFolder(opts.root, index, { manifestRel: this.manifestRel, dotfiles: opts.dotfiles === 'allow', extra })
-      .catch(() => null);
-    if (found === null || this.closed) return;
-    const message = auditMessage(opts.root, { ...found, servesUnlisted: opts.unlisted });
-    if (message !== null) /** @type {(m: string) => void} */ (opts.onWarning)(message);
+    const message = await auditSite(this.opts, this.entries.index).catch(() => null);
+    if (message !== null && !this.closed) /** @type {(m: string) => void} */ (this.opts.onWarning)(message);
   }
 
   /** Folders that hold listed files ('' the root), for resolveEntry(). */
@@ -139,12 +127,9 @@ export class Site {
    */
   onFile(abs) {
     const rel = relInside(this.opts.root, abs);
-    if (rel === null) return;
-    if (rel === '*' || rel.endsWith('/*')) return this.entries.forgetFolder(rel.slice(0, -2));
-    this.entries.forget(rel);
-    for (const x of SUFFIXES) if (rel.endsWith(x)) this.entries.forget(rel.slice(0, -x.length));
-    const stem = deltaStem(rel);
-    if (stem !== null) this.entries.forget(stem);
+    const touched = rel === null ? [] : pathsTouchedBy(rel);
+    if (typeof touched === 'string') this.entries.forgetFolder(touched);
+    else for (const t of touched) this.entries.forget(t);
   }
 
   /**

@@ -223,6 +223,7 @@ export class Watcher extends EventEmitter {
   /** @type {Map<string, FileEvent>} path → last event */ #pending = new Map();
   /** our outputs (see isOwnOutput) */ #ours = new OwnOutputs();
   /** the next batch must be a whole pass: events since the last one cannot be trusted */ #untrusted = false;
+  /** @type {Set<string>} symlinks to files in the tree, which every batch looks at */ #links = new Set();
   /** @type {UnsettledFiles} files whose writes have not settled: every pass leaves them as they were */
   #unsettled;
   /** @type {import('chokidar').FSWatcher | TreeWatcher | null} */ #fsw = null;
@@ -354,7 +355,7 @@ export class Watcher extends EventEmitter {
     if (!initial && !this.#untrusted && records !== null && (await records.current(this.manifest))) {
       const paths = [...events.map((e) => e.path), ...this.#unsettled.files.keys()];
       try {
-        const out = await batchPass(this.root, this.#api, this.#unsettled, { paths, records });
+        const out = await batchPass(this.root, this.#api, this.#unsettled, { paths, records, links: this.#links });
         if (out !== null) {
           if (out.whole) this.#untrusted = true;
           this.#ours.update(out.report, records);
@@ -367,8 +368,10 @@ export class Watcher extends EventEmitter {
     }
     this.#untrusted = false; // an event that cannot be trusted during this pass sets it again
     try {
-      const { report, held, records: next } = await wholePass(this.root, this.#api, this.#unsettled, this.manifest);
+      const whole = await wholePass(this.root, this.#api, this.#unsettled, this.manifest);
+      const { report, held, records: next, links } = whole;
       this.#ours.update(report, next);
+      this.#links = links;
       return { report, held, whole: true };
     } catch (err) {
       this.#untrusted = true;

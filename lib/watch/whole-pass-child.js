@@ -1,5 +1,5 @@
 import { once } from 'node:events';
-import { pass } from '../compress/precompress.js';
+import { passWithLinks } from './pass-links.js';
 
 /**
  * The child process of lib/watch/whole-pass.js: one whole pass, then the manifest as one JSON
@@ -21,11 +21,11 @@ const afterWalk = async () => {
 };
 try {
   const holdOut = { has: (/** @type {string} */ rel) => hold.has(rel) };
-  const { report, held, manifest } = await pass(start.root, start.options, holdOut, { afterWalk });
+  const { report, held, manifest, links } = await passWithLinks(start.root, start.options, holdOut, { afterWalk });
   const { files, ...head } = manifest;
   const rels = Object.keys(files);
   const lines = rels.map((rel) => JSON.stringify(files[rel]));
-  send({ type: 'done', report, held, head, rels, lines });
+  send({ type: 'done', report, held, head, rels, lines, links });
 } catch (err) {
   const e = /** @type {any} */ (err);
   send({ type: 'failed', error: { name: e?.name, code: e?.code, path: e?.path, message: e?.message ?? String(err) } });

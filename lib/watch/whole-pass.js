@@ -1,6 +1,6 @@
 import { fork } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { pass } from '../compress/precompress.js';
+import { passWithLinks } from './pass-links.js';
 import { ManifestRecords } from '../compress/manifest-records.js';
 import { PrecompressorError } from '../errors.js';
 
@@ -11,7 +11,9 @@ import { PrecompressorError } from '../errors.js';
  * it), and the watcher keeps only the manifest's records. Options that cannot be sent (an
  * `onProgress` function) run it in this process instead.
  *
- * @typedef {{ report: import('../types.js').Report, held: string[], records: ManifestRecords }} WholePass
+ * @typedef {{ report: import('../types.js').Report, held: string[], records: ManifestRecords,
+ *   links: Set<string> }} WholePass
+ *   links: the symlinks to files the walk found (see batchPass())
  */
 
 /**
@@ -23,12 +25,13 @@ import { PrecompressorError } from '../errors.js';
  */
 export async function wholePass(root, options, holdOut, manifest) {
   if (!sendable(options)) {
-    const { report, held, manifest: m } = await pass(root, options, holdOut);
-    return { report, held, records: await ManifestRecords.of(m, manifest) };
+    const { report, held, manifest: m, links } = await passWithLinks(root, options, holdOut);
+    return { report, held, records: await ManifestRecords.of(m, manifest), links: new Set(links) };
   }
   // env: as this process sees it now (CACHE_DIR decides the default cache folder)
   const child = fork(fileURLToPath(new URL('./whole-pass-child.js', import.meta.url)), [], {
-    env: { ...process.env }, serialization: 'advanced', stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    env: { ...process.env }, execArgv: childFlags(process.execArgv), serialization: 'advanced',
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
   try {
     child.send({ root, options });
@@ -43,10 +46,22 @@ export async function wholePass(root, options, holdOut, manifest) {
     });
     /** @type {Map<string, string>} */
     const lines = new Map(done.rels.map((/** @type {string} */ rel, /** @type {number} */ i) => [rel, done.lines[i]]));
-    return { report: done.report, held: done.held, records: await ManifestRecords.stamped(done.head, lines, manifest) };
+    const records = await ManifestRecords.stamped(done.head, lines, manifest);
+    return { report: done.report, held: done.held, records, links: new Set(/** @type {string[]} */ (done.links)) };
   } finally {
     if (child.connected) child.disconnect(); // it exits then (also when this pass is abandoned)
   }
+}
+
+/** Node flags the pass's process keeps: memory and feature flags, not `-e`, `--inspect` or `--test`. */
+const KEPT_FLAGS = /^--(?:max-old-space-size|max-semi-space-size|stack-size|experimental-|no-experimental-|no-warnings|disable-warning|enable-source-maps|expose-gc)/;
+
+/**
+ * The flags of this process that its whole pass's process gets (pure).
+ * @param {readonly string[]} execArgv
+ */
+export function childFlags(execArgv) {
+  return execArgv.filter((flag) => KEPT_FLAGS.test(flag));
 }
 
 /** @param {object} options */

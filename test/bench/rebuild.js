@@ -4,8 +4,9 @@
 //   npm run bench:rebuild -- [--files 568] [--rounds 5] [--against <checkout>]
 //
 // Each round and each checkout: delete the variants and the manifest (as a bundler empties its
-// output), time the rebuild (every variant from the cache), then time a warm re-run. The trees
-// are made under os.tmpdir() (TMPDIR): a tmpfs there leaves out the file system's own costs.
+// output), time the rebuild (every variant from the cache), then time a warm re-run; every
+// checkout works on the same tree, each with its own cache. The tree is made under os.tmpdir()
+// (TMPDIR): a tmpfs there leaves out the file system's own costs.
 
 import fsp from 'node:fs/promises';
 import os from 'node:os';
@@ -31,25 +32,28 @@ for (const [name, n] of [['files', files], ['rounds', rounds]]) {
 const checkouts = [here, ...(args.against ? [path.resolve(args.against)] : [])];
 const tmp = await fsp.mkdtemp(path.join(os.tmpdir(), 'precompressor-rebuild-'));
 
-/** A checkout's tree, cache and run (the cold run fills the cache). */
-async function setUp(checkout, k) {
-  const dir = path.join(tmp, `tree-${k}`);
+/** A checkout's cache, filled by a cold run on `dir`, and its run. */
+async function setUp(checkout, k, dir) {
   const cacheDir = path.join(tmp, `cache-${k}`);
-  await makeTree(dir, files, files);
+  await removeOutputs(dir);
   const run = () => timed(process.execPath, [path.join(checkout, 'bin/precompressor.js'), dir, '--quiet', '--cache-dir', cacheDir]);
   const cold = await run();
   if (cold.code !== 0) throw new Error(`${checkout}: cold run exited ${cold.code}: ${cold.stderr}`);
-  return { checkout, dir, run, rebuild: [], warm: [] };
+  return { checkout, run, rebuild: [], warm: [] };
 }
 
 const row = (r) => ({ wallS: r.wallS, cpuS: r.cpuS, load: r.otherCpuS === null ? null : r.otherCpuS / (r.wallS * os.availableParallelism()) });
 const results = [];
 try {
+  // One tree for all: on some file systems the cost of creating a file depends on where (ext4
+  // without a journal skips the inodes freed in the last minutes one by one), so all run there.
+  const dir = path.join(tmp, 'tree');
+  await makeTree(dir, files, files);
   const subjects = [];
-  for (const [k, c] of checkouts.entries()) subjects.push(await setUp(c, k));
+  for (const [k, c] of checkouts.entries()) subjects.push(await setUp(c, k, dir));
   for (let i = 0; i < rounds; i++) {
     for (const s of i % 2 === 0 ? subjects : [...subjects].reverse()) {
-      await removeOutputs(s.dir);
+      await removeOutputs(dir);
       s.rebuild.push(row(await s.run()));
       s.warm.push(row(await s.run()));
     }

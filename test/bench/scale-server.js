@@ -1,7 +1,7 @@
 // One server of the scale benchmark, in its own process:
 //   node test/bench/scale-server.js <kind> <root> <peer node_modules> <repo root> <probe paths file>
-// Measures, inside the process, the time from the call that makes the handler to the end of the
-// first answered request, and the RSS then and after a pass over the probe paths. Prints one JSON line.
+// Measures, inside the process, the time (wall and CPU) from the call that makes the handler to the
+// end of the first answered request, and the RSS then and after a pass over the probe paths. Prints one JSON line.
 
 import fs from 'node:fs';
 import http from 'node:http';
@@ -39,12 +39,15 @@ function get(port, p) {
 
 const factory = await HANDLERS[kind]();
 const t0 = performance.now();
+const cpu0 = process.cpuUsage();
 const handler = await factory();
 const server = http.createServer((req, res) => handler(req, res, () => notFound(res)));
 await new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(undefined)));
 const { port } = /** @type {import('node:net').AddressInfo} */ (server.address());
 const first = await get(port, probes[0]);
 const firstMs = performance.now() - t0;
+const cpu = process.cpuUsage(cpu0);
+const firstCpuMs = (cpu.user + cpu.system) / 1000;
 const rssFirstMB = process.memoryUsage().rss / 2 ** 20;
 let bad = first.status === 200 ? 0 : 1;
 let peakMB = rssFirstMB;
@@ -54,6 +57,6 @@ for (let i = 1; i < probes.length; i++) {
   if (i % 500 === 0) peakMB = Math.max(peakMB, process.memoryUsage().rss / 2 ** 20);
 }
 peakMB = Math.max(peakMB, process.memoryUsage().rss / 2 ** 20);
-process.stdout.write(JSON.stringify({ firstMs, rssFirstMB, rssAfterMB: peakMB, probes: probes.length, bad, firstEncoding: first.encoding }) + '\n');
+process.stdout.write(JSON.stringify({ firstMs, firstCpuMs, rssFirstMB, rssAfterMB: peakMB, probes: probes.length, bad, firstEncoding: first.encoding }) + '\n');
 server.close();
 process.exit(0);

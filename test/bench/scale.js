@@ -128,9 +128,18 @@ async function previewServer(dir, probe) {
   });
   const firstMs = performance.now() - t0;
   const rssMB = await fsp.readFile(`/proc/${child.pid}/status`, 'utf8').then((s) => Number(/VmRSS:\s+(\d+)/.exec(s)?.[1]) / 1024).catch(() => null);
+  const firstCpuMs = await cpuMsOf(child.pid);
   child.kill('SIGTERM');
   await new Promise((resolve) => child.on('close', resolve));
-  return { firstMs, rssFirstMB: rssMB, rssAfterMB: null, bad: r === 200 ? 0 : 1 };
+  return { firstMs, firstCpuMs, rssFirstMB: rssMB, rssAfterMB: null, bad: r === 200 ? 0 : 1 };
+}
+
+/** CPU time (user + sys) of process `pid` so far, in ms (/proc; null elsewhere). */
+async function cpuMsOf(pid) {
+  const stat = await fsp.readFile(`/proc/${pid}/stat`, 'utf8').catch(() => null);
+  if (stat === null) return null;
+  const f = stat.replace(/^.*\) /, '').split(' ');
+  return (Number(f[11]) + Number(f[12])) * 10; // utime + stime in USER_HZ (100 per second)
 }
 
 /** Watch mode on the compressed tree: ready (first pass) and one changed file's batch (test/bench/scale-watch.js). */
@@ -207,9 +216,11 @@ console.log(markdownTable(['tree', 'run', 'wall s', '× warm', 'peak RSS MB', 'C
   r.otherCpuS === null ? null : fmt((100 * r.otherCpuS) / (r.wallS * results.machine.nproc), 0),
 ]), 'llrrrrr'));
 console.log();
-console.log(markdownTable(['server', 'first answer ms', 'RSS at first answer MB', 'RSS after 2,000 requests MB', 'non-200'], results.servers.map((r) => [
-  r.server, r.error ? `error: ${r.error}` : fmt(r.firstMs, 0), fmt(r.rssFirstMB, 0), fmt(r.rssAfterMB, 0), r.bad ?? null,
-]), 'lrrrr'));
+const serverRow = (r) => [
+  r.server, r.error ? `error: ${r.error}` : fmt(r.firstMs, 0), fmt(r.firstCpuMs, 0), fmt(r.rssFirstMB, 0), fmt(r.rssAfterMB, 0), r.bad ?? null,
+];
+const serverHead = ['server', 'first answer ms', 'CPU ms until then', 'RSS at first answer MB', 'RSS after 2,000 requests MB', 'non-200'];
+console.log(markdownTable(serverHead, results.servers.map(serverRow), 'lrrrrr'));
 if (results.watch) {
   const w = results.watch;
   console.log();

@@ -3,6 +3,7 @@ import path from 'node:path';
 import { serveStatic } from '../../lib/serve/middleware.js';
 import { ManifestIndex, runIndex, runIndexAsync } from '../../lib/serve/manifest-index.js';
 import { manifestText } from '../../lib/manifest.js';
+import { pathsTouchedBy } from '../../lib/serve/file-events.js';
 import { BodyCache } from '../../lib/serve/body-cache.js';
 import { makeSite, decode, hashOf, serveSite, listen, request } from '../helpers/serve-site.js';
 
@@ -275,4 +276,12 @@ describe('a manifest in one line per file with an invalid line', () => {
     await s.mw.reload();
     await expectServedButA(s, warnings);
   });
+});
+
+test('an event names the paths it may have made stale', () => {
+  expect(pathsTouchedBy('d/a.js')).toEqual(['d/a.js']);
+  expect(pathsTouchedBy('d/a.js.br')).toEqual(['d/a.js.br', 'd/a.js']);
+  expect(pathsTouchedBy('a.js.0123456789abcdef.dcz')).toEqual(['a.js.0123456789abcdef.dcz', 'a.js']);
+  expect(pathsTouchedBy('d/e/*')).toBe('d/e');
+  expect(pathsTouchedBy('*')).toBe('');
 });

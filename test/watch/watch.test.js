@@ -9,6 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { isOwnOutput, OwnOutputs, splitWatchOptions, watch } from '../../lib/watch/watch.js';
 import { ManifestRecords } from '../../lib/compress/manifest-records.js';
 import { batchPaths } from '../../lib/compress/batch.js';
+import { childFlags } from '../../lib/watch/whole-pass.js';
 import { batchLines, watchCommand } from '../../lib/cli/watch.js';
 import { tempDir, textOf, noiseOf, writeTree } from '../helpers/tmp.js';
 import { writeSite } from '../helpers/site.js';
@@ -157,6 +158,11 @@ describe('pure parts', () => {
     expect([...batchPaths(['a.js'], records)].sort()).toEqual([...variants('a.js'), deltaPath('a.js', dict, 'dcz')].sort());
     expect(batchPaths(['b.css.br'], records)).toEqual(new Set([...variants('b.css.br'), ...variants('b.css')]));
     expect(batchPaths([deltaPath('c.js', dict, 'dcb')], records)).toEqual(new Set([...variants(deltaPath('c.js', dict, 'dcb')), ...variants('c.js')]));
+  });
+
+  test('childFlags: the whole pass\'s process keeps memory and feature flags, not -e, --inspect or --test', () => {
+    expect(childFlags(['--max-old-space-size=4096', '--inspect=0', '-e', 'watch()', '--experimental-vm-modules', '--test', '--no-warnings']))
+      .toEqual(['--max-old-space-size=4096', '--experimental-vm-modules', '--no-warnings']);
   });
 
   test('watch options: defaults, validation with the one error template', () => {
@@ -414,6 +420,28 @@ describe('watch()', () => {
     expect(await whole).toMatchObject({ whole: true });
     expect(br(root, 'b.txt')).toBe(textOf(4000, 4));
     expect(manifestOf(root).files['sub/x.txt']).toBeUndefined();
+    await w.close();
+    expectConsistent(root);
+  });
+
+  test('a symlink to a changed file: its entry and variants follow in the batch (the event names only the target)', async () => {
+    const root = await site({ 'real.txt': textOf(3000, 1), 'other.txt': textOf(2000, 2) });
+    await fsp.symlink('real.txt', path.join(root, 'alias.txt'));
+    const w = startWatch(root);
+    await w.ready;
+    expect(manifestOf(root).files['alias.txt'].size).toBe(3000);
+    const changed = nextBatch(w, (b) => compressed('real.txt')(b) && compressed('alias.txt')(b), 'real.txt and alias.txt compressed');
+    await fsp.writeFile(path.join(root, 'real.txt'), textOf(4000, 3));
+    expect(await changed).toMatchObject({ whole: false });
+    expect(br(root, 'alias.txt')).toBe(textOf(4000, 3));
+    expect(manifestOf(root).files['alias.txt'].size).toBe(4000);
+    // a link made after the whole pass is looked at by later batches too
+    await fsp.symlink('other.txt', path.join(root, 'alias2.txt'));
+    await nextBatch(w, compressed('alias2.txt'), 'alias2.txt compressed');
+    const again = nextBatch(w, compressed('alias2.txt'), 'alias2.txt compressed again');
+    await fsp.writeFile(path.join(root, 'other.txt'), textOf(2500, 4));
+    expect(await again).toMatchObject({ whole: false });
+    expect(br(root, 'alias2.txt')).toBe(textOf(2500, 4));
     await w.close();
     expectConsistent(root);
   });
