@@ -41,6 +41,7 @@ export class FolderPlan {
   /** @type {Map<string, WalkEntry>} what the walk found at each path that may be removed */ found = new Map();
   /** @type {{ source: string, path: string, message: string }[]} */ warnings = [];
   /** @type {{ files: WalkEntry[], claims: Claims }[]} folders waiting for check() */ waiting = [];
+  /** @type {string[]} files that are symlinks (watch mode looks at them again in each batch) */ links = [];
 
   /** @param {FolderPlanContext} ctx */
   constructor(ctx) {
@@ -53,6 +54,7 @@ export class FolderPlan {
    */
   folder(files) {
     const { manifestRel, previous, adoptable } = this.ctx;
+    for (const f of files) if (f.link) this.links.push(f.rel);
     const claims = claimsOf(files, manifestRel, previous, { adoptable });
     if (claims.check.length > 0) this.waiting.push({ files, claims });
     else this.decideFolder(files, claims.user);
@@ -72,6 +74,7 @@ export class FolderPlan {
     this.waiting = [];
     this.decisions.sort((a, b) => byPath(a.file.rel, b.file.rel));
     this.orphans.sort(byPath);
+    this.links.sort(byPath);
     this.warnings.sort((a, b) => byPath(a.source, b.source));
   }
 

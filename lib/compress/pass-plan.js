@@ -103,6 +103,6 @@ async function finishPlan(ctx, plan, walked, unreadable) {
   for (const rel of plan.orphans) removals.push({ rel, why: 'orphan' });
   return {
     previous: plan.ctx.previous, owners: { user: plan.user, blocked: plan.blocked }, deltasOnDisk: plan.deltas,
-    decisions: plan.decisions, fresh: plan.fresh, removals, found: plan.found,
+    decisions: plan.decisions, fresh: plan.fresh, removals, found: plan.found, links: plan.links,
   };
 }

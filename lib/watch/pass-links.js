@@ -16,7 +16,7 @@ export async function passWithLinks(root, options, holdOut, hooks = {}) {
   const out = await pass(root, options, holdOut, hooks, {
     plan: async (ctx, hold) => {
       const planned = await planPass(ctx, hold);
-      links = [...planned.found.values()].filter((f) => f.link).map((f) => f.rel);
+      links = planned.links;
       return planned;
     },
     finish: finishOutputs,
