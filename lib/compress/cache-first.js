@@ -66,9 +66,11 @@ export class CacheFirst {
   on;
   hits = 0;
   misses = 0;
-  /** files to compress in the pass (plan()), and the CPU time this thread spent on those it tried */
+  /** files to compress in the pass (plan()), and the CPU time this thread spent on those it measured */
   total = 0;
   spentMs = 0;
+  /** @type {number | undefined} this thread's CPU time (ms) once the first sample of files was tried here */
+  paceFrom;
   /** whether the pool shares the files (see poolShares()), and its tasks in flight */
   sharing = false;
   inPool = 0;
@@ -163,13 +165,17 @@ export class CacheFirst {
    * @param {CompressTask} task
    */
   take(task) {
-    const started = cpuMs();
     const r = compressBufferedSync(task, { cachedOnly: true });
-    this.spentMs += cpuMs() - started;
     if (r.missing) this.misses++;
     else this.hits++;
     const tried = this.hits + this.misses;
-    this.sharing ||= poolShares({ left: this.total - tried, tried, spentMs: this.spentMs });
+    // The clock is read once per sample of files (a thread's CPU time costs a system call), from
+    // the end of the first sample on (its files also warm the code up).
+    if (tried === PACE_SAMPLE) this.paceFrom = cpuMs();
+    else if (tried % PACE_SAMPLE === 0 && this.paceFrom !== undefined) {
+      this.spentMs = cpuMs() - this.paceFrom;
+      this.sharing ||= poolShares({ left: this.total - tried, tried: tried - PACE_SAMPLE, spentMs: this.spentMs });
+    }
     // A cold cache: stop reading files twice (here, then in a worker) after a few.
     if (this.misses > MISSES_ALLOWED + this.hits / 8) this.on = false;
     return r;

@@ -90,11 +90,11 @@ export function auditMessage(root, { unlisted, mismatched, changed, servesUnlist
  * background (never holding more than one folder's names): files not listed, variants of listed
  * files whose size differs from the manifest (or missing), listed files whose size or mtime
  * changed. `index` tells whether a path is listed, and gives its manifest entry (parsed: asked
- * once per listed file).
+ * once per listed file); an entry that is invalid goes to `o.onInvalid`.
  * @param {string} root
- * @param {{ has(rel: string): boolean, entry(rel: string): import('../manifest.js').FileEntry | undefined }} index
- * @param {{ manifestRel: string | null, dotfiles: boolean, extra: Set<string> }} o extra: listed besides files
- *   (the site dictionary)
+ * @param {{ has(rel: string): boolean, parsed(rel: string): import('./manifest-index.js').Parsed | null }} index
+ * @param {{ manifestRel: string | null, dotfiles: boolean, extra: Set<string>,
+ *   onInvalid?: (rel: string, problem: string) => void }} o extra: listed besides files (the site dictionary)
  * @returns {Promise<{ unlisted: string[], mismatched: Mismatch[], changed: string[] }>}
  */
 export async function auditFolder(root, index, o) {
@@ -114,8 +114,9 @@ export async function auditFolder(root, index, o) {
     const rels = [...names].map((n) => (dir === '' ? n : `${dir}/${n}`));
     found.unlisted.push(...unlistedOf(rels, isListed, o));
     for (const rel of rels) {
-      const e = index.has(rel) ? index.entry(rel) : undefined;
-      if (e !== undefined) await auditOne(root, rel, e, names, found);
+      const got = index.has(rel) ? index.parsed(rel) : null;
+      if (got !== null && 'problem' in got) o.onInvalid?.(rel, got.problem);
+      else if (got !== null) await auditOne(root, rel, got.entry, names, found);
     }
   }
   found.unlisted.sort(htmlFirst);
@@ -124,13 +125,16 @@ export async function auditFolder(root, index, o) {
 
 /**
  * The start-up audit of a served site: its folder walked against its manifest's index, and the
- * one message (null when the folder is as its manifest says).
+ * one message (null when the folder is as its manifest says); the invalid entries of files found
+ * go to `onInvalid` as they are found.
  * @param {Readonly<import('./options.js').ServeOptions>} opts
  * @param {import('./manifest-index.js').ManifestIndex} index
+ * @param {(rel: string, problem: string) => void} onInvalid
  */
-export async function auditSite(opts, index) {
+export async function auditSite(opts, index, onInvalid) {
   const extra = new Set(index.siteDictionary === null ? [] : [index.siteDictionary]);
-  const found = await auditFolder(opts.root, index, { manifestRel: index.manifestRel, dotfiles: opts.dotfiles === 'allow', extra });
+  const o = { manifestRel: index.manifestRel, dotfiles: opts.dotfiles === 'allow', extra, onInvalid };
+  const found = await auditFolder(opts.root, index, o);
   return auditMessage(opts.root, { ...found, servesUnlisted: opts.unlisted });
 }
 

@@ -32,6 +32,8 @@ export class Entries {
   checking = new Map();
   /** replaced by a newer manifest, or the server closed: nothing more is kept */
   retired = false;
+  /** @type {Set<string>} paths whose invalid line was said */
+  said = new Set();
 
   /**
    * @param {import('./manifest-index.js').ManifestIndex} index
@@ -101,13 +103,16 @@ export class Entries {
   }
 
   /**
-   * A listed path whose line is invalid: a miss, said once.
+   * A listed path whose line is invalid (found by its first request or the start-up audit): a
+   * miss, said once.
    * @param {string} rel
    * @param {string} problem
    */
   invalid(rel, problem) {
     if (this.retired) return;
     this.keep(rel, MISSING);
+    if (this.said.has(rel)) return;
+    this.said.add(rel);
     const warn = this.parts.opts.onWarning;
     if (warn !== null) warn(`precompressor: invalid manifest ${this.index.file}: ${problem}; that path is not served`);
   }

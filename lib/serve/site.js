@@ -71,7 +71,9 @@ export class Site {
 
   /** Say once, after start-up, what in the folder does not match its manifest (walked in the background). */
   async audit() {
-    const message = await auditSite(this.opts, this.entries.index).catch(() => null);
+    const { entries } = this;
+    const onInvalid = (/** @type {string} */ rel, /** @type {string} */ problem) => entries.invalid(rel, problem);
+    const message = await auditSite(this.opts, entries.index, onInvalid).catch(() => null);
     if (message !== null && !this.closed) /** @type {(m: string) => void} */ (this.opts.onWarning)(message);
   }
 

@@ -268,6 +268,23 @@ describe('a manifest in one line per file with an invalid line', () => {
     await expectServedButA({ get: (p, headers) => request(srv.port, p, { headers }) }, warnings);
   });
 
+  test('the start-up audit says it before any request for that path', async () => {
+    const site = await makeSite(FILES);
+    await spoil(site.manifestPath);
+    const warnings = [];
+    let said;
+    const saying = new Promise((resolve) => { said = resolve; });
+    const mw = serveStatic(site.dir, { watch: false, onWarning: (m) => { warnings.push(m); if (m.includes('invalid manifest')) said(); } });
+    const srv = await listen(mw);
+    cleanup.push(async () => {
+      mw.close();
+      await srv.close();
+      await fs.rm(site.dir, { recursive: true, force: true });
+    });
+    await saying;
+    await expectServedButA({ get: (p, headers) => request(srv.port, p, { headers }) }, warnings);
+  });
+
   test('on reload: the same', async () => {
     const warnings = [];
     const s = await serve(FILES, { watch: false, onWarning: (m) => warnings.push(m) });
