@@ -16,7 +16,7 @@ import { hashFile } from './compress-file.js';
  * @param {string} sourceAbs
  * @param {number} streamThreshold
  */
-async function decodesTo(variantAbs, encoding, sourceAbs, streamThreshold) {
+export async function decodesTo(variantAbs, encoding, sourceAbs, streamThreshold) {
   if (!canDecode(encoding)) return false;
   const source = await hashFile(sourceAbs, streamThreshold).catch(() => null);
   return source !== null && decodesToHash(variantAbs, encoding, source);
