@@ -101,7 +101,7 @@ export async function batchPass(dir, options, holdOut, { paths, records, links }
 async function finishBatch(p, rels, records, state) {
   await removeOutputs(p);
   const input = {
-    opts: p.opts, entries: p.entries, previous: p.previous, onDisk: p.classified.deltas,
+    opts: p.opts, entries: p.entries, previous: p.previous, onDisk: p.deltasOnDisk,
     report: p.report, userFiles: p.owners.user, cache: p.cache,
   };
   const sd = records.head.siteDictionary;

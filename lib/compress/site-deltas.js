@@ -31,14 +31,14 @@ import { extensionOf } from './plan.js';
  * @param {SiteDictionarySummary['method']} method
  * @returns {SiteDictionarySummary}
  */
-export function summaryOf(path, method) {
+function summaryOf(path, method) {
   return {
     path, method, size: 0, bytes: 0, pages: 0, written: 0, reused: 0, pageBytes: 0, ordinaryBytes: 0, unavailable: null,
   };
 }
 
 /** Extensions of the pages the dictionary is made from and for. */
-export const PAGE_EXTENSIONS = new Set(['html', 'htm']);
+const PAGE_EXTENSIONS = new Set(['html', 'htm']);
 
 /** The site dictionary's family in the dictionary store (a colon: no file's family key has one). */
 const SITE_FAMILY = 'precompressor:site-dictionary';
@@ -47,7 +47,7 @@ const SITE_FAMILY = 'precompressor:site-dictionary';
 const CHOICE_PAGES = 256;
 
 /** Fetch destination and match of the site dictionary: every document under the folder it is in. */
-export const SITE_MATCH = Object.freeze({ match: '*', dest: 'document' });
+const SITE_MATCH = Object.freeze({ match: '*', dest: 'document' });
 
 /**
  * @typedef {import('../manifest.js').FileEntry} FileEntry

@@ -26,6 +26,19 @@ import { UnsettledFiles } from './unsettled.js';
 /** @typedef {import('../compress/manifest-records.js').ManifestRecords} ManifestRecords */
 
 /**
+ * Events in one batch from which a whole pass runs instead: a burst that large may have overflowed
+ * the kernel's event queue (16,384 by default on Linux), and Node does not report an overflow
+ * (libuv drops the overflow event), so events may be missing. A whole pass costs about the same then.
+ */
+export const MANY_EVENTS = 4096;
+
+/**
+ * Can a batch of `count` events be trusted to name every change (pure)?
+ * @param {number} count
+ */
+export const eventsTrusted = (count) => count < MANY_EVENTS;
+
+/**
  * Options of `watch()` on top of the compressor's, with their defaults.
  * @type {Readonly<{ debounce: number, awaitWriteFinish: number | false, usePolling: boolean }>}
  */
@@ -352,7 +365,8 @@ export class Watcher extends EventEmitter {
    */
   async #run(events, initial) {
     const records = this.#ours.records;
-    if (!initial && !this.#untrusted && records !== null && (await records.current(this.manifest))) {
+    const trusted = !initial && !this.#untrusted && records !== null && eventsTrusted(events.length);
+    if (trusted && (await records.current(this.manifest))) {
       const paths = [...events.map((e) => e.path), ...this.#unsettled.files.keys()];
       try {
         const out = await batchPass(this.root, this.#api, this.#unsettled, { paths, records, links: this.#links });
