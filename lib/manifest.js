@@ -192,7 +192,7 @@ export function entryProblem(rel, e, schema) {
 }
 
 const B64_SHA256 = /^[A-Za-z0-9+/]{43}=$/;
-export const DELTA_SUFFIXES = Object.freeze(/** @type {const} */ (['dcb', 'dcz']));
+const DELTA_SUFFIXES = Object.freeze(/** @type {const} */ (['dcb', 'dcz']));
 
 /**
  * What is wrong with an entry's `dictionary` and `deltas`, or null (before schema 3, deltas need a dictionary).

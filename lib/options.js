@@ -20,13 +20,13 @@ import { ENCODING_NAMES, isEncoding } from './encodings.js';
  */
 
 /** Highest level whose window fits 8 MB without setting the window explicitly. */
-export const ZSTD_MAX_LEVEL = 19;
+const ZSTD_MAX_LEVEL = 19;
 
 /** The manifest's default file name, inside the compressed folder. */
 export const MANIFEST_NAME = 'precompressor-manifest.json';
 
 /** Extensions whose files get a dictionary family and deploy deltas by default (see lib/compress/delta.js). */
-export const DELTA_EXTENSIONS = Object.freeze(['js', 'mjs', 'cjs', 'css', 'wasm', 'json', 'html', 'htm']);
+const DELTA_EXTENSIONS = Object.freeze(['js', 'mjs', 'cjs', 'css', 'wasm', 'json', 'html', 'htm']);
 
 /**
  * The default folders of the variant cache and of the dictionary store, under cacheRoot() (see
@@ -38,7 +38,7 @@ export const defaultCacheDir = (from) => path.join(cacheRoot(from), 'variants');
 export const defaultDictionaryStore = (from) => path.join(cacheRoot(from), 'dictionaries');
 
 /** Default cap of the variant cache, in bytes; least recently used entries go first. */
-export const CACHE_MAX_SIZE = 512 * 1024 * 1024;
+const CACHE_MAX_SIZE = 512 * 1024 * 1024;
 
 /**
  * Extensions of formats that are already compressed (images, fonts, audio, video, archives,

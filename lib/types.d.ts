@@ -355,8 +355,8 @@ export interface WatchBatch extends Report {
   initial: boolean;
   /**
    * True when the batch was a whole pass over the folder (the first one, or one after events that
-   * cannot be trusted: a folder removed, renamed or replaced, the watcher's error, the manifest
-   * written by another process). Otherwise it looked only at the paths of its events, and its
+   * cannot be trusted: a folder removed, renamed or replaced, the watcher's error, 4,096 events or
+   * more at once, the manifest written by another process). Otherwise it looked only at the paths of its events, and its
    * `files` and `bytes` count those files only.
    */
   whole: boolean;

@@ -9,10 +9,10 @@ import { withFlagNames } from './options.js';
  * 2 bad usage.
  */
 
-export const CACHE_ACTIONS = Object.freeze(['info', 'prune', 'clear']);
+const CACHE_ACTIONS = Object.freeze(['info', 'prune', 'clear']);
 
 /** The flags of `precompressor cache`: the compressor's flags of the same name, same meaning. */
-export const CACHE_FLAGS = Object.freeze([
+const CACHE_FLAGS = Object.freeze([
   { flag: 'cache-dir', option: 'cacheDir', type: 'string',
     describe: 'The variant cache folder [default: node_modules/.cache/precompressor/variants]' },
   { flag: 'cache-max-size', option: 'cacheMaxSize', type: 'string',
@@ -37,7 +37,7 @@ export function cacheBuilder(y) {
  * @param {Awaited<ReturnType<typeof info>>} r
  * @param {number} maxSize
  */
-export function infoLines(r, maxSize) {
+function infoLines(r, maxSize) {
   const lines = [
     `precompressor cache: ${printable(r.dir)}`,
     `  ${r.entries} entries, ${formatBinaryBytes(r.bytes)} (cap ${formatBinaryBytes(maxSize)})`,

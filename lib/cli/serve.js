@@ -99,7 +99,7 @@ export function parsePort(text) {
  * serveStatic's own (pure).
  * @param {Record<string, unknown>} argv
  */
-export function serveOptionsFromArgv(argv) {
+function serveOptionsFromArgv(argv) {
   /** @type {Record<string, unknown>} */
   const out = {};
   for (const f of SERVE_FLAGS) {
@@ -121,7 +121,7 @@ export function serveOptionsFromArgv(argv) {
  * @param {string} dir
  * @param {boolean} missingManifest
  */
-export function cliMessage(err, dir, missingManifest) {
+function cliMessage(err, dir, missingManifest) {
   if (err.code === 'ERR_PRECOMPRESSOR_MANIFEST' && missingManifest) {
     return `No manifest at ${err.path}: run "precompressor ${dir}" first, pass --manifest with its path, ` +
       'or --unlisted to serve the files without one';

@@ -15,7 +15,7 @@ import { zstdFrameWindowSize } from './zstd.js';
 
 
 /** Delta encodings in server preference order (the smaller wins when both are kept). */
-export const DELTA_ENCODINGS = Object.freeze(/** @type {const} */ (['dcb', 'dcz']));
+const DELTA_ENCODINGS = Object.freeze(/** @type {const} */ (['dcb', 'dcz']));
 
 /** The fetch destination (`match-dest`) of a dictionary by extension; others match every destination. */
 /** @type {Record<string, string>} */

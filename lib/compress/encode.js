@@ -13,8 +13,8 @@ import { assertHttpZstd, loadWasmZstd, nodeHasZstd, nodeZstdOptions, zstdBackend
  */
 
 /** zopfli's own default: more iterations cost time and gain less than 0.1 %. */
-export const ZOPFLI_ITERATIONS = 15;
-export const ZOPFLI_PACKAGE = '@gfx/zopfli';
+const ZOPFLI_ITERATIONS = 15;
+const ZOPFLI_PACKAGE = '@gfx/zopfli';
 
 const { constants: Z } = zlib;
 const MODES = { text: Z.BROTLI_MODE_TEXT, font: Z.BROTLI_MODE_FONT, generic: Z.BROTLI_MODE_GENERIC };
@@ -140,7 +140,7 @@ export function checkEncoders(opts) {
 }
 
 /** @returns {Promise<any>} */
-export async function loadZopfli() {
+async function loadZopfli() {
   try {
     const m = await import(ZOPFLI_PACKAGE);
     const zopfli = m.default ?? m;

@@ -12,9 +12,10 @@ import { absPath } from '../paths.js';
  * @typedef {{ opts: import('../options.js').Options, report: import('./report.js').Report,
  *   settings: Manifest['settings'], tool: string, previous: Manifest | null, failed: Set<string>,
  *   removals: { rel: string, why: string }[],
- *   decisions: import('./plan.js').Decision[], encodingsOf(rel: string): readonly string[],
+ *   decisions: import('./plan.js').Decision[], fresh: number, encodingsOf(rel: string): readonly string[],
  *   found: Map<string, { dev?: number, ino?: number }> }} PassResult
- *   found: what the walk found, by path
+ *   decisions: all but the fresh ones (`fresh` counts those); found: what the walk found at each path
+ *   that may be removed
  */
 
 /**
@@ -67,38 +68,55 @@ export async function removeOutputs(pass) {
 }
 
 /**
- * Write the manifest unless nothing but its date would change.
+ * Every file fresh, nothing removed, no delta written: the previous manifest's entries were kept as
+ * they are, so it is the manifest of this pass (and is neither built again nor written).
+ * @param {PassResult} pass
+ * @param {boolean} deltasChanged
+ * @returns {pass is PassResult & { previous: Manifest }}
+ */
+function untouched(pass, deltasChanged) {
+  const { previous } = pass;
+  if (deltasChanged || previous === null || previous.tool !== pass.tool) return false;
+  if (!sameSettings(previous.settings, pass.settings) || pass.removals.length > 0 || pass.failed.size > 0 ||
+    pass.decisions.length > 0) return false;
+  let listed = 0;
+  for (const rel in previous.files) if (Object.hasOwn(previous.files, rel)) listed++;
+  return listed === pass.fresh;
+}
+
+/**
+ * Write the manifest unless nothing but its date would change. Returns the manifest of the pass:
+ * the previous one when it stands (what is on disk), else `manifest`.
  * @param {PassResult} pass
  * @param {Manifest} manifest
  * @param {boolean} deltasChanged
+ * @returns {Promise<Manifest>}
  */
 export async function writeIfChanged(pass, manifest, deltasChanged) {
   const { opts, previous } = pass;
-  // Every file fresh and nothing removed: the previous manifest's entries were kept as they are.
-  const untouched = !deltasChanged && previous !== null && previous.tool === pass.tool &&
-    sameSettings(previous.settings, pass.settings) && pass.removals.length === 0 && pass.failed.size === 0 &&
-    pass.decisions.every((d) => d.action === 'fresh') && pass.decisions.length === Object.keys(previous.files).length;
+  if (opts.dryRun) return manifest;
   // A delta written again (it was missing) is newer than the previous manifest: write a new one, or
   // the ownership rule (outputs are older than the manifest that lists them) takes it for the user's.
-  if (opts.dryRun || untouched || (!deltasChanged && sameContent(previous, manifest))) return;
+  if (!deltasChanged && sameContent(previous, manifest)) return /** @type {Manifest} */ (previous);
   try {
     await writeManifest(opts.manifest, manifest);
   } catch (err) {
     pass.report.fail(failureOf(opts.manifest, err));
   }
+  return manifest;
 }
 
 /**
  * After the compressions: the removals, the site dictionary and deltas, then the manifest (written
  * when it changed) and the pass's report.
  * @param {PassResult & { entries: Map<string, import('../manifest.js').FileEntry>,
- *   classified: { deltas: Map<string, number> }, owners: { user: Set<string> },
+ *   deltasOnDisk: Map<string, number>, owners: { user: Set<string> },
  *   cache: ReturnType<typeof import('./cache-run.js').createCacheRun> }} pass
  */
 export async function finishOutputs(pass) {
   await removeOutputs(pass);
   const input = {
-    opts: pass.opts, entries: pass.entries, previous: pass.previous, onDisk: pass.classified.deltas,
+    opts: pass.opts, entries: pass.entries, previous: pass.previous, onDisk: pass.deltasOnDisk,
     report: pass.report, userFiles: pass.owners.user, cache: pass.cache,
   };
   const site = await addSiteDictionary(input);
@@ -107,8 +125,9 @@ export async function finishOutputs(pass) {
   const deltas = await addDeltas({ ...input, onDisk });
   site.apply(pass.entries);
   const siteDictionary = site.path === null ? null : { path: site.path, hash: /** @type {string} */ (site.hash) };
-  const manifest = buildManifest({ tool: pass.tool, settings: pass.settings, files: pass.entries, siteDictionary });
-  await writeIfChanged(pass, manifest, deltas.changed || site.changed);
+  const changed = deltas.changed || site.changed;
+  const manifest = untouched(pass, changed) ? pass.previous : await writeIfChanged(pass,
+    buildManifest({ tool: pass.tool, settings: pass.settings, files: pass.entries, siteDictionary }), changed);
   await pass.cache.finish(pass.report);
   const held = pass.decisions.filter((d) => d.action === 'hold').map((d) => d.file.rel);
   const report = {

@@ -111,7 +111,8 @@ function hashWalked(opts, file) {
  * The removals of the variants on disk of a file that gets none now (pure).
  * @param {Decision} d
  */
-const staleVariants = (d) => [...(d.onDisk?.keys() ?? [])].map((enc) => ({ rel: variantPath(d.file.rel, enc), why: 'stale' }));
+const staleVariants = (d) => [...(d.onDisk?.keys() ?? [])]
+  .map((enc) => ({ rel: variantPath(d.file.rel, enc), why: 'stale' }));
 
 /**
  * The state of one pass: what was found and decided (plan), the work in flight, what it produced
@@ -120,16 +121,18 @@ const staleVariants = (d) => [...(d.onDisk?.keys() ?? [])].map((enc) => ({ rel: 
 export class Pass {
   /** @type {Map<string, import('../manifest.js').FileEntry>} */ entries = new Map();
   /** @type {Set<string>} */ failed = new Set();
-  /** @type {Map<string, WalkedFile>} what the walk found, by path */
+  /** @type {Map<string, WalkedFile>} what the walk found at each path that may be removed */
   found = new Map();
   /** @type {{ rel: string, why: string }[]} */
   removals = [];
   /** @type {Promise<void>[]} hashing jobs (skipped files, changed-stat files to verify) */
   hashJobs = [];
   /** @type {Manifest | null} */ previous = null;
-  /** @type {Decision[]} */ decisions = [];
-  /** @type {ReturnType<typeof import('./plan.js').classify>} */
-  classified = { sources: [], variants: new Map(), orphans: [], deltas: new Map() };
+  /** @type {Decision[]} every decision but `fresh` (those are in `entries` as the walk finds them) */
+  decisions = [];
+  /** number of fresh files */ fresh = 0;
+  /** @type {Map<string, number>} delta files found by the walk (path → size) */
+  deltasOnDisk = new Map();
   /** @type {{ user: Set<string>, blocked: Map<string, Set<string>> }} files of the user's at our output paths */
   owners = { user: new Set(), blocked: new Map() };
 
@@ -158,6 +161,10 @@ export class Pass {
     const ctx = {
       opts: this.opts, report: this.report, settings: this.settings, tool: TOOL,
       warm: () => this.work.warm(), afterWalk: this.hooks.afterWalk,
+      onFresh: (/** @type {string} */ rel, /** @type {import('../manifest.js').FileEntry} */ prev) => {
+        this.entries.set(rel, prev);
+        this.report.count('unchanged');
+      },
     };
     Object.assign(this, await this.steps.plan(ctx, holdOut));
   }
@@ -185,15 +192,12 @@ export class Pass {
   }
 
   /**
-   * A decision other than `compress`: keep the entry, hold the file, record a skip, or verify.
+   * A decision other than `compress` and `fresh`: hold the file, record a skip, or verify.
    * @param {Decision} d
    */
   act(d) {
     const { file } = d;
-    if (d.action === 'fresh') {
-      this.entries.set(file.rel, d.prev);
-      this.report.count('unchanged');
-    } else if (d.action === 'hold') {
+    if (d.action === 'hold') {
       if (d.prev) this.entries.set(file.rel, d.prev);
       else this.removals.push(...staleVariants(d));
     } else if (d.action === 'skip') {

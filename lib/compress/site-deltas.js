@@ -38,7 +38,7 @@ export function summaryOf(path, method) {
 }
 
 /** Extensions of the pages the dictionary is made from and for. */
-export const PAGE_EXTENSIONS = new Set(['html', 'htm']);
+const PAGE_EXTENSIONS = new Set(['html', 'htm']);
 
 /** The site dictionary's family in the dictionary store (a colon: no file's family key has one). */
 const SITE_FAMILY = 'precompressor:site-dictionary';
@@ -47,7 +47,7 @@ const SITE_FAMILY = 'precompressor:site-dictionary';
 const CHOICE_PAGES = 256;
 
 /** Fetch destination and match of the site dictionary: every document under the folder it is in. */
-export const SITE_MATCH = Object.freeze({ match: '*', dest: 'document' });
+const SITE_MATCH = Object.freeze({ match: '*', dest: 'document' });
 
 /**
  * @typedef {import('../manifest.js').FileEntry} FileEntry

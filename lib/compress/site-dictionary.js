@@ -9,10 +9,10 @@ import zlib from 'node:zlib';
  */
 
 /** Pages of a visit after the first that the dictionary's own bytes are weighed against. */
-export const VISIT_PAGES = 5;
+const VISIT_PAGES = 5;
 /** Smallest and largest dictionary tried (the largest also bounded by what the pages share). */
-export const MIN_DICTIONARY = 8 * 1024;
-export const MAX_DICTIONARY = 1024 * 1024;
+const MIN_DICTIONARY = 8 * 1024;
+const MAX_DICTIONARY = 1024 * 1024;
 /** Pages measured per candidate (evenly spread over the sorted list). */
 const SAMPLE = 12;
 /** zstd level for scoring candidates: their ranking, not the final sizes (the variants use 19). */
@@ -23,7 +23,7 @@ const SCORE_BROTLI = 9;
  * The previous build's dictionary is kept while its score is within this fraction of the best new
  * candidate's: returning visitors hold it already, and a new one costs each of them a download.
  */
-export const KEEP_MARGIN = 0.05;
+const KEEP_MARGIN = 0.05;
 /** dcz header bytes, counted per page. */
 const DCZ_HEADER = 40;
 

@@ -25,18 +25,24 @@ import { absPath, relInside, hasDotSegment } from '../paths.js';
  * be read (a path over PATH_MAX, EACCES) is listed in `failed` and the walk goes on. Nothing is
  * filtered by include/exclude here: the manifest lists every file.
  * @param {string} root absolute path
- * @param {{ dotfiles: boolean }} opts
+ * @param {{ dotfiles: boolean, onFolder?: (files: WalkEntry[]) => void }} opts onFolder: each folder's
+ *   files (sorted by path) as the walk reads the folder, instead of `files` (then empty) in the result
  * @returns {Promise<WalkResult>}
  */
 export async function walk(root, opts) {
   const realRoot = await folderOf(root);
   /** @type {WalkResult} */
   const out = { files: [], temps: [], outside: [], leftOut: [], failed: [] };
-  /** @type {string[]} */
-  const links = [];
-  for (const e of globEntries(root, opts.dotfiles, out)) classify(root, e, opts.dotfiles, out, links);
-  return finish(root, realRoot, links, opts.dotfiles, out);
+  const onFolder = opts.onFolder ?? ((/** @type {WalkEntry[]} */ files) => {
+    for (const f of files) out.files.push(f);
+  });
+  globFolders({ root, realRoot, dotfiles: opts.dotfiles, out }, onFolder);
+  if (opts.onFolder === undefined) out.files.sort(byRel);
+  return out;
 }
+
+/** @param {{ rel: string }} a @param {{ rel: string }} b */
+const byRel = (a, b) => (a.rel < b.rel ? -1 : a.rel > b.rel ? 1 : 0);
 
 /**
  * What walk() finds at these paths only, without reading a folder: watch mode's batches, which
@@ -52,8 +58,6 @@ export async function statPaths(root, rels, opts) {
   const realRoot = await folderOf(root);
   /** @type {WalkResult} */
   const out = { files: [], temps: [], outside: [], leftOut: [], failed: [] };
-  /** @type {string[]} */
-  const links = [];
   /** @type {Map<string, boolean>} folder → whether the walk would enter it */
   const folders = new Map();
   for (const rel of rels) {
@@ -67,16 +71,17 @@ export async function statPaths(root, rels, opts) {
       if (!gone(err)) out.failed.push(failureOf(rel, err));
       continue;
     }
-    const entry = { path: rel, dirent: Object.assign(st, { name: path.posix.basename(rel) }) };
-    const e = /** @type {import('fast-glob').Entry} */ (/** @type {unknown} */ (entry));
-    classify(root, e, opts.dotfiles, out, links);
+    const dirent = /** @type {import('node:fs').Dirent} */ (/** @type {unknown} */ (
+      Object.assign(st, { name: path.posix.basename(rel) })));
+    sortEntry({ root, realRoot, dotfiles: opts.dotfiles, out }, rel, dirent, out.files);
   }
-  return finish(root, realRoot, links, opts.dotfiles, out);
+  out.files.sort(byRel);
+  return out;
 }
 
 /**
  * Would the walk enter folder `dir` (relative, '.' for the root)? Not a temp folder, and its real
- * path is its name under the root (no folder on the way is a symlink). Dot folders: see classify().
+ * path is its name under the root (no folder on the way is a symlink). Dot folders: see sortEntry().
  * @param {string} realRoot
  * @param {string} root
  * @param {string} dir
@@ -86,29 +91,6 @@ async function reachable(realRoot, root, dir) {
   if (dir.split('/').some((name) => name.endsWith(TEMP_SUFFIX))) return false;
   const real = await fs.realpath(absPath(root, dir)).catch(() => null);
   return real !== null && relInside(realRoot, real) === dir;
-}
-
-/**
- * Resolve the symlinks found (taken when their target is a file inside the root), sort the files.
- * @param {string} root
- * @param {string} realRoot
- * @param {string[]} links
- * @param {boolean} dotfiles
- * @param {WalkResult} out
- */
-async function finish(root, realRoot, links, dotfiles, out) {
-  for (const rel of links) {
-    const target = await resolveInside(realRoot, absPath(root, rel));
-    if (target === null) out.outside.push(rel);
-    // an alias of a dotfile (env.txt → .env) is a dotfile too: judged by its target as well as its name
-    else if (!dotfiles && hasDotSegment(target.rel)) continue;
-    else if (target.st.isFile()) {
-      const st = target.st;
-      out.files.push({ rel, size: st.size, mtimeMs: st.mtimeMs, dev: st.dev, ino: st.ino, link: true });
-    }
-  }
-  out.files.sort((a, b) => (a.rel < b.rel ? -1 : a.rel > b.rel ? 1 : 0));
-  return out;
 }
 
 /**
@@ -130,31 +112,35 @@ async function folderOf(root) {
   return fs.realpath(root);
 }
 
+
+/**
+ * @typedef {{ root: string, realRoot: string, dotfiles: boolean, out: WalkResult }} Walking
+ */
+
 /**
  * fast-glob's synchronous walk (its lstat calls do not each wait for a turn on libuv's thread
- * pool; the walk runs once per pass, before any other work), with a readdir that records a folder
- * it cannot read, or whose name the manifest cannot hold, and goes on. It also decides which folders
- * are entered: dot folders only with `dotfiles`, our temp folders never (but both are listed, so that
- * our own temps, ".name.pctmp", are swept).
- * @param {string} root
- * @param {boolean} dotfiles
- * @param {WalkResult} out
- * @returns {import('fast-glob').Entry[]}
+ * pool; the walk runs once per pass, before any other work), with a readdir that sorts each folder's
+ * entries as it reads them (sortEntry()) and hands fast-glob back only the folders to enter: so the
+ * walk keeps one small record per file, never an entry object of fast-glob's per file (on a tree of
+ * 10^5 files and their variants those made up most of a run's peak memory). The readdir records a
+ * folder it cannot read, or whose name the manifest cannot hold, and goes on.
+ * @param {Walking} w
+ * @param {(files: WalkEntry[]) => void} onFolder each folder's files, sorted by path
  */
-function globEntries(root, dotfiles, out) {
+function globFolders(w, onFolder) {
+  const { root, out } = w;
   /** @param {string} dir @param {{ withFileTypes: true }} options */
   const readdirSync = (dir, options) => {
     const dirRel = relInside(root, dir) ?? '';
-    const name = path.basename(dirRel);
-    if (name.endsWith(TEMP_SUFFIX) || (!dotfiles && name.startsWith('.'))) return []; // listed, never entered
     const problem = dirRel === '' ? null : pathProblem(dirRel);
     if (problem !== null) {
       const why = `folder name ${problem}: its files are left out (they could not be served)`;
       out.leftOut.push({ rel: dirRel, why });
       return [];
     }
+    let dirents;
     try {
-      return fsSync.readdirSync(dir, options);
+      dirents = fsSync.readdirSync(dir, options);
     } catch (err) {
       if (dirRel === '') {
         const message = `Cannot walk ${root}: ${/** @type {Error} */ (err).message}`;
@@ -163,57 +149,82 @@ function globEntries(root, dotfiles, out) {
       if (!gone(err)) out.failed.push(failureOf(dirRel, err));
       return [];
     }
+    const prefix = dirRel === '' ? '' : `${dirRel}/`;
+    /** @type {WalkEntry[]} */
+    const files = [];
+    const folders = dirents.filter((d) => sortEntry(w, `${prefix}${d.name}`, d, files));
+    onFolder(files.sort(byRel));
+    return folders;
   };
-  const entries = fg.sync('**/*', {
+  fg.sync('**/*', {
     cwd: root,
     dot: true,
     onlyFiles: false,
     followSymbolicLinks: false,
-    objectMode: true,
+    unique: false, // only folders come back, each once
     fs: /** @type {any} */ ({ readdirSync }),
   });
-  return /** @type {import('fast-glob').Entry[]} */ (/** @type {unknown} */ (entries));
 }
 
 /**
- * Sort one entry of the walk into temps, files or links.
- * @param {string} root
- * @param {import('fast-glob').Entry} e
- * @param {boolean} dotfiles
- * @param {WalkResult} out
- * @param {string[]} links symlinks found, resolved by the caller
+ * Sort one entry of a folder into temps, files or links; true for a folder to enter. Our temp
+ * folders are listed (so that our own temps, ".name.pctmp", are swept) but never entered, nor dot
+ * folders without `dotfiles`.
+ * @param {Walking} w
+ * @param {string} rel
+ * @param {import('node:fs').Dirent} d
+ * @param {WalkEntry[]} files this folder's files
  */
-function classify(root, e, dotfiles, out, links) {
-  const d = e.dirent;
+function sortEntry(w, rel, d, files) {
+  const { out, dotfiles } = w;
   if (d.name.endsWith(TEMP_SUFFIX)) {
-    if (d.isFile() || d.isDirectory()) out.temps.push(e.path); // never entered
-    return;
+    if (d.isFile() || d.isDirectory()) out.temps.push(rel); // never entered
+    return false;
   }
-  if (!dotfiles && hasDotSegment(e.path)) return;
-  if (d.isDirectory() || (!d.isFile() && !d.isSymbolicLink())) return; // FIFOs, sockets, devices are never sources
-  const problem = pathProblem(e.path);
+  if (!dotfiles && hasDotSegment(rel)) return false;
+  if (d.isDirectory()) return true;
+  if (!d.isFile() && !d.isSymbolicLink()) return false; // FIFOs, sockets, devices are never sources
+  const problem = pathProblem(rel);
   if (problem !== null) {
-    out.leftOut.push({ rel: e.path, why: `name ${problem}: left out of the manifest (it could not be served)` });
-  }
-  else if (d.isSymbolicLink()) links.push(e.path);
-  else addFile(root, e.path, out);
+    out.leftOut.push({ rel, why: `name ${problem}: left out of the manifest (it could not be served)` });
+  } else if (d.isSymbolicLink()) addLink(w, rel, files);
+  else addFile(w, rel, files);
+  return false;
 }
 
 /**
  * lstat a regular file found by readdir and list it; a file that cannot be stat'ed is a failure.
- * @param {string} root
+ * @param {Walking} w
  * @param {string} rel
- * @param {WalkResult} out
+ * @param {WalkEntry[]} files
  */
-function addFile(root, rel, out) {
+function addFile(w, rel, files) {
   let s;
   try {
-    s = fsSync.lstatSync(`${root}/${rel}`); // not absPath(): per file, and rel is canonical here
+    s = fsSync.lstatSync(`${w.root}/${rel}`); // not absPath(): per file, and rel is canonical here
   } catch (err) {
-    if (!gone(err)) out.failed.push(failureOf(rel, err));
+    if (!gone(err)) w.out.failed.push(failureOf(rel, err));
     return;
   }
-  if (s.isFile()) out.files.push({ rel, size: s.size, mtimeMs: s.mtimeMs, dev: s.dev, ino: s.ino });
+  if (s.isFile()) files.push({ rel, size: s.size, mtimeMs: s.mtimeMs, dev: s.dev, ino: s.ino });
+}
+
+/**
+ * A symlink is taken as a file only if it resolves to a file inside the root (its identity is
+ * the target's); else it is listed in `outside`. An alias of a dotfile (env.txt → .env) is a
+ * dotfile too: judged by its target as well as its name.
+ * @param {Walking} w
+ * @param {string} rel
+ * @param {WalkEntry[]} files
+ */
+function addLink(w, rel, files) {
+  const target = resolveInside(w.realRoot, absPath(w.root, rel));
+  if (target === null) w.out.outside.push(rel);
+  else if (!w.dotfiles && hasDotSegment(target.rel)) return;
+  else if (target.st.isFile()) {
+    const st = target.st;
+    files.push({ rel, size: st.size, mtimeMs: st.mtimeMs, dev: st.dev, ino: st.ino, link: true });
+  }
 }
 
 /** Gone since its folder was read: not a failure. */
@@ -236,12 +247,12 @@ function failureOf(rel, err) {
  * @param {string} realRoot
  * @param {string} link
  */
-async function resolveInside(realRoot, link) {
+function resolveInside(realRoot, link) {
   try {
-    const real = await fs.realpath(link);
+    const real = fsSync.realpathSync(link);
     const rel = relInside(realRoot, real);
     if (rel === null) return null;
-    return { rel, st: await fs.stat(real) };
+    return { rel, st: fsSync.statSync(real) };
   } catch {
     return null;
   }

@@ -14,9 +14,9 @@ import { PrecompressorError } from '../errors.js';
  */
 
 /** 2^23 bytes: the largest window a `Content-Encoding: zstd` response may require. */
-export const ZSTD_MAX_WINDOW_LOG = 23;
-export const ZSTD_MAX_WINDOW = 2 ** ZSTD_MAX_WINDOW_LOG;
-export const ZSTD_WASM_PACKAGE = '@hpcc-js/wasm-zstd';
+const ZSTD_MAX_WINDOW_LOG = 23;
+const ZSTD_MAX_WINDOW = 2 ** ZSTD_MAX_WINDOW_LOG;
+const ZSTD_WASM_PACKAGE = '@hpcc-js/wasm-zstd';
 
 /** Does the running Node have zstd in zlib? */
 export const nodeHasZstd = typeof (/** @type {any} */ (zlib).zstdCompress) === 'function';

@@ -8,7 +8,7 @@ import { deltaPath } from '../manifest.js';
  */
 
 /** Cache-Control of hashed assets when `immutableHashed` (browsers store only fresh dictionaries). */
-export const IMMUTABLE_CACHE_CONTROL = 'public, max-age=31536000, immutable';
+const IMMUTABLE_CACHE_CONTROL = 'public, max-age=31536000, immutable';
 
 /** Vary of every response of a file that has deltas. */
 export const DELTA_VARY = 'Accept-Encoding, Available-Dictionary';

@@ -14,7 +14,7 @@ import Negotiator from 'negotiator';
 export const CACHE_LIMIT = 1000;
 
 /** Result when nothing the server has is acceptable (serveStatic then sends identity, as express.static). */
-export const NOT_ACCEPTABLE = null;
+const NOT_ACCEPTABLE = null;
 
 /**
  * @param {readonly string[]} preference server order, e.g. ['br', 'zstd', 'gzip']

@@ -85,7 +85,7 @@ export function realOfName(file, st, cb) {
  * @param {fs.Stats} st
  * @returns {string | null}
  */
-export function realOfSync(fd, file, st) {
+function realOfSync(fd, file, st) {
   try {
     if (hasProcFd()) return procPath(fs.readlinkSync(`/proc/self/fd/${fd}`));
     const real = fs.realpathSync.native(file);

@@ -6,7 +6,7 @@ import { ENCODING_NAMES, isEncoding } from '../encodings.js';
 import { MAX_MANIFEST_BYTES } from '../manifest.js';
 
 /** serve-static caps max-age at one year; so do we. */
-export const MAX_MAX_AGE_MS = 365 * 24 * 60 * 60 * 1000;
+const MAX_MAX_AGE_MS = 365 * 24 * 60 * 60 * 1000;
 
 /**
  * Every option of `serveStatic(root, options)` with its default. The README table mirrors this.
@@ -67,7 +67,7 @@ export function parseDuration(value) {
  * @param {unknown} root
  * @returns {string}
  */
-export function checkRoot(root) {
+function checkRoot(root) {
   if (root && typeof root === 'string') return root;
   const fault = root ? 'root path must be a string' : 'root path required';
   const err = new TypeError(`${fault}: ${optionError('root', 'a non-empty path string', root).message}`);

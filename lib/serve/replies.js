@@ -24,7 +24,7 @@ const HTML_ESCAPES = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'
  * Text made safe for HTML content.
  * @param {string} text
  */
-export function escapeHtml(text) {
+function escapeHtml(text) {
   return text.replace(/[&<>"']/g, (ch) => HTML_ESCAPES[/** @type {keyof typeof HTML_ESCAPES} */ (ch)]);
 }
 

@@ -26,6 +26,19 @@ import { UnsettledFiles } from './unsettled.js';
 /** @typedef {import('../compress/manifest-records.js').ManifestRecords} ManifestRecords */
 
 /**
+ * Events in one batch from which a whole pass runs instead: a burst that large may have overflowed
+ * the kernel's event queue (16,384 by default on Linux), and Node does not report an overflow
+ * (libuv drops the overflow event), so events may be missing. A whole pass costs about the same then.
+ */
+export const MANY_EVENTS = 4096;
+
+/**
+ * Can a batch of `count` events be trusted to name every change (pure)?
+ * @param {number} count
+ */
+export const eventsTrusted = (count) => count < MANY_EVENTS;
+
+/**
  * Options of `watch()` on top of the compressor's, with their defaults.
  * @type {Readonly<{ debounce: number, awaitWriteFinish: number | false, usePolling: boolean }>}
  */
@@ -40,7 +53,9 @@ export const WATCH_DEFAULTS = Object.freeze({
  * @param {unknown} v
  */
 function nonNegativeMs(name, v) {
-  if (typeof v !== 'number' || !Number.isFinite(v) || v < 0) throw optionError(`options.${name}`, 'a non-negative number of milliseconds', v);
+  if (typeof v !== 'number' || !Number.isFinite(v) || v < 0) {
+    throw optionError(`options.${name}`, 'a non-negative number of milliseconds', v);
+  }
   return v;
 }
 
@@ -101,7 +116,9 @@ export class OwnOutputs {
     this.#changed = new Set();
     for (const c of report.changes) {
       if (c.action.startsWith('remove')) this.#changed.add(c.path);
-      else if (c.action === 'compress' || c.action === 'from cache') for (const enc of report.encodings) this.#changed.add(variantPath(c.path, /** @type {'br'} */ (enc)));
+      else if (c.action === 'compress' || c.action === 'from cache') {
+        for (const enc of report.encodings) this.#changed.add(variantPath(c.path, enc));
+      }
     }
     for (const f of report.failures ?? []) {
       for (const enc of report.encodings) this.#changed.add(variantPath(f.path, /** @type {'br'} */ (enc)));
@@ -181,7 +198,8 @@ const isFileEvent = (event) => event === 'add' || event === 'change' || event ==
 async function mustBeDirectory(root) {
   const st = await fs.promises.stat(root).catch(() => null);
   if (!st?.isDirectory()) {
-    throw new PrecompressorError('ERR_PRECOMPRESSOR_DIR', `Directory ${root} ${st ? 'is not a directory' : 'does not exist'}`, { path: root });
+    const why = st ? 'is not a directory' : 'does not exist';
+    throw new PrecompressorError('ERR_PRECOMPRESSOR_DIR', `Directory ${root} ${why}`, { path: root });
   }
 }
 
@@ -293,7 +311,8 @@ export class Watcher extends EventEmitter {
     // A folder gone (removed, renamed away, replaced): its files sent no event of their own.
     if (event === 'unlinkDir') this.#untrusted = true;
     if (this.#isOwn(rel, event)) return;
-    if ((event === 'add' || event === 'change') && this.#w.awaitWriteFinish !== false) return this.#unsettled.touch(event, rel);
+    const written = event === 'add' || event === 'change';
+    if (written && this.#w.awaitWriteFinish !== false) return this.#unsettled.touch(event, rel);
     this.#unsettled.delete(rel);
     this.#queue(event, rel);
   }
@@ -352,7 +371,8 @@ export class Watcher extends EventEmitter {
    */
   async #run(events, initial) {
     const records = this.#ours.records;
-    if (!initial && !this.#untrusted && records !== null && (await records.current(this.manifest))) {
+    const trusted = !initial && !this.#untrusted && records !== null && eventsTrusted(events.length);
+    if (trusted && (await records.current(this.manifest))) {
       const paths = [...events.map((e) => e.path), ...this.#unsettled.files.keys()];
       try {
         const out = await batchPass(this.root, this.#api, this.#unsettled, { paths, records, links: this.#links });

@@ -6,7 +6,7 @@ import http from 'node:http';
 import path from 'node:path';
 import zlib from 'node:zlib';
 import { fileURLToPath } from 'node:url';
-import { isOwnOutput, OwnOutputs, splitWatchOptions, watch } from '../../lib/watch/watch.js';
+import { isOwnOutput, OwnOutputs, splitWatchOptions, watch, eventsTrusted, MANY_EVENTS } from '../../lib/watch/watch.js';
 import { ManifestRecords } from '../../lib/compress/manifest-records.js';
 import { batchPaths } from '../../lib/compress/batch.js';
 import { childFlags } from '../../lib/watch/whole-pass.js';
@@ -163,6 +163,10 @@ describe('pure parts', () => {
   test('childFlags: the whole pass\'s process keeps memory and feature flags, not -e, --inspect or --test', () => {
     expect(childFlags(['--max-old-space-size=4096', '--inspect=0', '-e', 'watch()', '--experimental-vm-modules', '--test', '--no-warnings']))
       .toEqual(['--max-old-space-size=4096', '--experimental-vm-modules', '--no-warnings']);
+  });
+
+  test('eventsTrusted: a burst of events that may have overflowed the kernel\'s queue makes a whole pass', () => {
+    expect([1, MANY_EVENTS - 1, MANY_EVENTS, 100_000].map(eventsTrusted)).toEqual([true, true, false, false]);
   });
 
   test('watch options: defaults, validation with the one error template', () => {
