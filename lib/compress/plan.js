@@ -211,7 +211,8 @@ function decideOne(file, onDisk, previous, ctx, compatible, reuse) {
   const reason = ctx.eligible(file.rel, file.size);
   if (reason !== null) return { action: 'skip', file, reason, onDisk };
   const prev = reuse ? entryOf(previous, file.rel) : undefined;
-  if (prev === undefined || !variantsIntact(prev, onDisk) || (prev.skipped !== undefined && prev.skipped !== 'not-smaller') ||
+  const skippedOtherwise = prev !== undefined && prev.skipped !== undefined && prev.skipped !== 'not-smaller';
+  if (prev === undefined || !variantsIntact(prev, onDisk) || skippedOtherwise ||
     unblocked(file.rel, prev, previous, ctx)) {
     return { action: 'compress', file, onDisk };
   }

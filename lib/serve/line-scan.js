@@ -75,7 +75,9 @@ export class LineScan {
     this.manifestRel = manifestRel;
     this.manifestLen = manifestRel === null ? -1 : Buffer.byteLength(manifestRel);
     this.end = end;
-    for (let t = bytes.indexOf('.pctmp', start); t !== -1 && t < end; t = bytes.indexOf('.pctmp', t + 1)) this.temps.push(t);
+    for (let t = bytes.indexOf('.pctmp', start); t !== -1 && t < end; t = bytes.indexOf('.pctmp', t + 1)) {
+      this.temps.push(t);
+    }
   }
 
   /** All lines read: close the offsets. */
@@ -181,7 +183,9 @@ export class LineScan {
    * @param {string} dir
    */
   addFolder(dir) {
-    for (let s = dir.length; s !== -1 && !this.dirs.has(dir.slice(0, s)); s = dir.lastIndexOf('/', s - 1)) this.dirs.add(dir.slice(0, s));
+    for (let s = dir.length; s !== -1 && !this.dirs.has(dir.slice(0, s)); s = dir.lastIndexOf('/', s - 1)) {
+      this.dirs.add(dir.slice(0, s));
+    }
   }
 
   /** @param {number} n lines needed */
@@ -242,7 +246,8 @@ function relaid(bytes, file) {
   const m = parseManifest(bytes.toString('utf8'), file);
   const text = Buffer.concat([...manifestText(m)].map((t) => Buffer.from(t)));
   // without files, manifestText() writes `"files": {}` on one line: index an empty list
-  return text.includes(FILES_LINE) ? text : Buffer.concat([text.subarray(0, text.lastIndexOf('{}')), Buffer.from('{\n }\n}\n')]);
+  if (text.includes(FILES_LINE)) return text;
+  return Buffer.concat([text.subarray(0, text.lastIndexOf('{}')), Buffer.from('{\n }\n}\n')]);
 }
 
 /**
