@@ -236,8 +236,7 @@ function unblocked(rel, prev, previous, ctx) {
 
 /**
  * Rough relative CPU cost of compressing `size` bytes with `encoding`, for largest-first ordering
- * and progress. Measured on 1 MB of JavaScript: Brotli 11 about 2 s, zopfli (15 iterations)
- * about 5 s, zstd 19 about 0.4-0.6 s, gzip 9 about 0.06 s.
+ * and progress (the ratios: docs/benchmarks.md, "Figures behind design constants").
  * @param {number} size
  * @param {string} encoding
  * @param {{ zopfli?: boolean }} [opts]
