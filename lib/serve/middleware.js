@@ -66,13 +66,13 @@ function handle(c) {
     p.slash = false;
   }
   if (p.dotfile && opts.dotfiles !== 'allow') return pass(c, opts.dotfiles === 'deny' ? 403 : 404);
-  serveResolved(c, p, 1 + opts.extensions.length);
+  serveResolved(c, p, 2 + opts.extensions.length); // the path, then each extension, then a folder's redirect
 }
 
 /**
  * Serve what `p` resolves to. On a path's first request its files are checked first
  * (lib/serve/site.js); a listed file found missing is then resolved again, as later requests
- * resolve it (a folder, `extensions`), at most `left` times (each time one path fewer to try).
+ * resolve it (`extensions`, a folder), at most `left` times (each time one path fewer to try).
  * @param {Call} c
  * @param {import('./request-path.js').PathOk} p
  * @param {number} left

@@ -74,22 +74,24 @@ test('a listed file found missing on its first request is answered as on later r
   const m = JSON.parse(await fs.readFile(site.manifestPath, 'utf8'));
   m.files.sub = m.files.about;
   await fs.writeFile(site.manifestPath, [...manifestText(m)].join(''));
-  const mw = serveStatic(site.dir, { watch: false, onWarning: null, extensions: ['html'] });
-  const srv = await listen((req, res) => mw(req, res, () => {
-    res.statusCode = 404;
-    res.end('next');
-  }));
   try {
-    const seen = [];
-    for (const p of ['/about', '/about', '/sub', '/sub']) {
-      const r = await request(srv.port, p);
-      seen.push([p, r.status, r.headers.location ?? r.body.toString().slice(0, 12)]);
+    // with extensions, and without (the folder redirect must not need them)
+    for (const extensions of [['html'], []]) {
+      const mw = serveStatic(site.dir, { watch: false, onWarning: null, extensions });
+      const srv = await listen((req, res) => mw(req, res, () => {
+        res.statusCode = 404;
+        res.end('next');
+      }));
+      const seen = [];
+      for (const p of ['/about', '/about', '/sub', '/sub']) {
+        const r = await request(srv.port, p);
+        seen.push([p, r.status, r.headers.location ?? r.body.toString().slice(0, 12)]);
+      }
+      await srv.close();
+      const about = extensions.length > 0 ? [200, '<p>about</p>'] : [404, 'next'];
+      expect(seen).toEqual([['/about', ...about], ['/about', ...about], ['/sub', 301, '/sub/'], ['/sub', 301, '/sub/']]);
     }
-    expect(seen).toEqual([
-      ['/about', 200, '<p>about</p>'], ['/about', 200, '<p>about</p>'], ['/sub', 301, '/sub/'], ['/sub', 301, '/sub/'],
-    ]);
   } finally {
-    await srv.close();
     await fs.rm(site.dir, { recursive: true, force: true });
   }
 });
