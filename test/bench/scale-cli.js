@@ -18,17 +18,11 @@ import { makeTree } from './scale-tree.js';
 import { fmt, fmtInt, markdownTable, timed } from './util.js';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+const string = (/** @type {string | undefined} */ def) => ({ type: /** @type {const} */ ('string'), default: def });
+const flag = (/** @type {boolean} */ def) => ({ type: /** @type {const} */ ('boolean'), default: def });
 const { values: args } = parseArgs({
   allowNegative: true,
-  options: {
-    files: { type: 'string', default: '100000' },
-    unique: { type: 'string' },
-    against: { type: 'string', default: '' },
-    rounds: { type: 'string', default: '2' },
-    cold: { type: 'boolean', default: true },
-    tree: { type: 'string' },
-    keep: { type: 'boolean', default: false },
-  },
+  options: { files: string('100000'), unique: string(undefined), against: string(''), rounds: string('2'), cold: flag(true), tree: string(undefined), keep: flag(false) },
 });
 const files = Number(args.files);
 const unique = Number(args.unique ?? args.files);
