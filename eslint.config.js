@@ -21,9 +21,8 @@ export default [
     files: ['lib/**/*.js', 'plugins/**/*.js', 'bin/**/*.js'],
     rules: {
       'max-lines-per-function': ['error', { max: 60, skipBlankLines: true, skipComments: true }],
-      'max-len': ['error', {
-        code: 120, ignoreUrls: true, ignoreStrings: true, ignoreTemplateLiterals: true, ignoreRegExpLiterals: true,
-      }],
+      // strings and templates count too: a long message is cut into pieces like any long line
+      'max-len': ['error', { code: 120, ignoreUrls: true }],
     },
   },
   {

@@ -77,3 +77,14 @@ test('the README names every serve flag and states the same default port', async
   expect(readme).toContain(`on \`http://127.0.0.1:${SERVE_DEFAULT_PORT}/\` by default`);
   expect(doc).toContain(`The port is fixed by default (${SERVE_DEFAULT_PORT},`);
 });
+
+test('docs/manifest.md and docs/deltas.md name no function the package does not export', async () => {
+  const api = { ...(await import('../lib/index.js')), ...(await import('../plugins/vite.js')) };
+  // methods of what the package returns (the middleware, the watcher, the preview server) and Express's next()
+  const methods = new Set(['reload', 'close', 'memory', 'on', 'next']);
+  for (const file of ['docs/manifest.md', 'docs/deltas.md']) {
+    const text = fs.readFileSync(new URL(file, root), 'utf8');
+    const named = [...text.matchAll(/`([A-Za-z_$][\w$]*)\(\)`/g)].map((m) => m[1]);
+    expect([file, named.filter((n) => !(n in api) && !methods.has(n))]).toEqual([file, []]);
+  }
+});

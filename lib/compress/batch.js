@@ -3,7 +3,7 @@ import { planWalked } from './pass-plan.js';
 import { statPaths } from './walk.js';
 import { removeOutputs, failureOf } from './pass-outputs.js';
 import { addDeltas } from './deltas.js';
-import { keepSiteDictionary } from './site-deltas.js';
+import { keepSiteDictionary, summaryOf } from './site-deltas.js';
 import { buildManifest, deltaStem, deltasOf, SCHEMA_VERSION } from '../manifest.js';
 import { ENCODING_NAMES, variantPath, suffixEncoding, stemOf } from '../encodings.js';
 
@@ -134,7 +134,4 @@ async function finishBatch(p, rels, records, state) {
   return { report, held, manifest };
 }
 
-/** @returns {import('./site-deltas.js').SiteDictionarySummary} */
-const noSiteDictionary = () => ({
-  path: null, method: 'none', size: 0, bytes: 0, pages: 0, written: 0, reused: 0, pageBytes: 0, ordinaryBytes: 0, unavailable: null,
-});
+const noSiteDictionary = () => summaryOf(null, 'none');

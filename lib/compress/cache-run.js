@@ -18,7 +18,9 @@ import { ENTRY_NAME, LAST_RUN, SHARD_NAME, entryRecordAt } from './cache.js';
  */
 export const CACHEDIR_TAG = 'CACHEDIR.TAG';
 const TAG_SIGNATURE = 'Signature: 8a477f597d28d172789f06886806bc55';
-const TAG_TEXT = `${TAG_SIGNATURE}\n# This file is a cache directory tag created by precompressor (its variant cache).\n# For information about cache directory tags, see https://bford.info/cachedir/\n`;
+const TAG_TEXT = `${TAG_SIGNATURE}\n` +
+  '# This file is a cache directory tag created by precompressor (its variant cache).\n' +
+  '# For information about cache directory tags, see https://bford.info/cachedir/\n';
 
 /** Mark `dir` as a cache (once). @param {string} dir */
 export async function markCache(dir) {
@@ -41,7 +43,8 @@ async function assertCache(dir) {
   const text = st?.isFile() ? await fsp.readFile(tag, 'utf8').catch(() => '') : '';
   if (text.startsWith(TAG_SIGNATURE)) return true;
   throw new PrecompressorError('ERR_PRECOMPRESSOR_DIR',
-    `${dir} is not marked as a cache (no ${CACHEDIR_TAG}): nothing removed. Check --cache-dir; a build that uses the cache marks its folder`, { path: dir });
+    `${dir} is not marked as a cache (no ${CACHEDIR_TAG}): nothing removed. ` +
+    'Check --cache-dir; a build that uses the cache marks its folder', { path: dir });
 }
 
 /** Our temps in a shard: `.<key>.<pid>-<12 hex>.pctmp` (tempPathFor()); no other file is swept. */
@@ -134,7 +137,9 @@ export async function clear(dir) {
 export function exposure(st, me) {
   if (st.uid !== me.uid) return `is owned by another user (uid ${st.uid})`;
   if (st.mode & 0o002) return `is writable by every user (mode ${(st.mode & 0o7777).toString(8)})`;
-  if (st.mode & 0o020 && st.gid !== me.gid) return `is writable by group ${st.gid} (mode ${(st.mode & 0o7777).toString(8)})`;
+  if (st.mode & 0o020 && st.gid !== me.gid) {
+    return `is writable by group ${st.gid} (mode ${(st.mode & 0o7777).toString(8)})`;
+  }
   return null;
 }
 
@@ -143,7 +148,9 @@ async function exposureWarning(dir) {
   if (typeof process.getuid !== 'function' || typeof process.getgid !== 'function') return null;
   const st = await fsp.stat(dir).catch(() => null);
   const why = st === null ? null : exposure(st, { uid: process.getuid(), gid: process.getgid() });
-  return why === null ? null : `the cache folder ${why}: its entries are checked before use, but whoever can write it can slow builds down or fill the disk; use a folder only you can write`;
+  if (why === null) return null;
+  return `the cache folder ${why}: its entries are checked before use, but whoever can write it ` +
+    'can slow builds down or fill the disk; use a folder only you can write';
 }
 
 /** Runs that may estimate the cache's size from the last record before one scans it again. */
@@ -216,9 +223,12 @@ export function createCacheRun(opts) {
       const exposed = await exposureWarning(opts.cacheDir);
       if (exposed !== null) report.warn(opts.cacheDir, exposed);
       if (stats.rejected > 0) {
-        report.warn(opts.cacheDir, `${stats.rejected} cache entries did not decode to their source: removed and encoded again (is the cache folder written by someone else?)`);
+        report.warn(opts.cacheDir, `${stats.rejected} cache entries did not decode to their source: ` +
+          'removed and encoded again (is the cache folder written by someone else?)');
       }
-      if (error !== null) report.warn(opts.cacheDir, `cache not fully written (${error}); the next build encodes those files again`);
+      if (error !== null) {
+        report.warn(opts.cacheDir, `cache not fully written (${error}); the next build encodes those files again`);
+      }
     },
     /** For the report: variants (and deltas) taken from the cache, encoded, and the encode time saved. */
     summary() {

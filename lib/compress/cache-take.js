@@ -101,7 +101,9 @@ export async function takeVariant(dir, key, at, stats) {
   let proven = false;
   let written = false;
   try {
-    const bytes = createReadStream('', { fd: entry.fd, autoClose: false, start: 0, end: entry.size - 1, highWaterMark: 1 << 20 });
+    const bytes = createReadStream('', {
+      fd: entry.fd, autoClose: false, start: 0, end: entry.size - 1, highWaterMark: 1 << 20,
+    });
     const prove = async (/** @type {import('node:fs/promises').FileHandle} */ out) =>
       (proven = await at.proves(bytes, out).catch(() => false));
     written = await writeAtomicWith(at.target, prove, { mtime: at.mtime, checkParent: true });

@@ -68,10 +68,12 @@ const KEY_HEAD = `${JSON.stringify([SCHEMA, ENCODERS]).slice(0, -1)},`;
  */
 export function cacheKey(kind, sourceHash, params) {
   // The same bytes as JSON.stringify([SCHEMA, ENCODERS, kind, sourceHash, params]), the constant head serialised once.
-  return crypto.createHash('sha256').update(KEY_HEAD).update(JSON.stringify([kind, sourceHash, params]).slice(1)).digest('hex');
+  const tail = JSON.stringify([kind, sourceHash, params]).slice(1);
+  return crypto.createHash('sha256').update(KEY_HEAD).update(tail).digest('hex');
 }
 
-const sha256 = (/** @type {string | NodeJS.ArrayBufferView} */ buf) => crypto.createHash('sha256').update(buf).digest('hex');
+const sha256 = (/** @type {string | NodeJS.ArrayBufferView} */ buf) =>
+  crypto.createHash('sha256').update(buf).digest('hex');
 const entryPath = (/** @type {string} */ dir, /** @type {string} */ key) => path.join(dir, key.slice(0, 2), key);
 
 /**

@@ -73,7 +73,9 @@ export function joinResults(a, b) {
   if (!sameContent([a, b])) throw changedError();
   const cache = a.cache && b.cache ? { ...a.cache } : a.cache ?? b.cache;
   if (a.cache && b.cache && cache) {
-    for (const k of /** @type {const} */ (['hits', 'misses', 'rejected', 'written', 'cpuSavedMs'])) cache[k] = a.cache[k] + b.cache[k];
+    for (const k of /** @type {const} */ (['hits', 'misses', 'rejected', 'written', 'cpuSavedMs'])) {
+      cache[k] = a.cache[k] + b.cache[k];
+    }
     cache.error = a.cache.error ?? b.cache.error;
   }
   return { hash: a.hash, size: a.size, mtimeMs: a.mtimeMs, out: { ...a.out, ...b.out }, cache };

@@ -211,7 +211,8 @@ function decideOne(file, onDisk, previous, ctx, compatible, reuse) {
   const reason = ctx.eligible(file.rel, file.size);
   if (reason !== null) return { action: 'skip', file, reason, onDisk };
   const prev = reuse ? entryOf(previous, file.rel) : undefined;
-  if (prev === undefined || !variantsIntact(prev, onDisk) || (prev.skipped !== undefined && prev.skipped !== 'not-smaller') ||
+  const skippedOtherwise = prev !== undefined && prev.skipped !== undefined && prev.skipped !== 'not-smaller';
+  if (prev === undefined || !variantsIntact(prev, onDisk) || skippedOtherwise ||
     unblocked(file.rel, prev, previous, ctx)) {
     return { action: 'compress', file, onDisk };
   }
@@ -235,8 +236,7 @@ function unblocked(rel, prev, previous, ctx) {
 
 /**
  * Rough relative CPU cost of compressing `size` bytes with `encoding`, for largest-first ordering
- * and progress. Measured on 1 MB of JavaScript: Brotli 11 about 2 s, zopfli (15 iterations)
- * about 5 s, zstd 19 about 0.4-0.6 s, gzip 9 about 0.06 s.
+ * and progress (the ratios: docs/benchmarks.md, "Figures behind design constants").
  * @param {number} size
  * @param {string} encoding
  * @param {{ zopfli?: boolean }} [opts]

@@ -111,7 +111,8 @@ function hashWalked(opts, file) {
  * The removals of the variants on disk of a file that gets none now (pure).
  * @param {Decision} d
  */
-const staleVariants = (d) => [...(d.onDisk?.keys() ?? [])].map((enc) => ({ rel: variantPath(d.file.rel, enc), why: 'stale' }));
+const staleVariants = (d) => [...(d.onDisk?.keys() ?? [])]
+  .map((enc) => ({ rel: variantPath(d.file.rel, enc), why: 'stale' }));
 
 /**
  * The state of one pass: what was found and decided (plan), the work in flight, what it produced

@@ -31,7 +31,7 @@ import { extensionOf } from './plan.js';
  * @param {SiteDictionarySummary['method']} method
  * @returns {SiteDictionarySummary}
  */
-function summaryOf(path, method) {
+export function summaryOf(path, method) {
   return {
     path, method, size: 0, bytes: 0, pages: 0, written: 0, reused: 0, pageBytes: 0, ordinaryBytes: 0, unavailable: null,
   };

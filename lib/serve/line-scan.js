@@ -56,8 +56,10 @@ export class LineScan {
   keyLen = new Int32Array(1024);
   hashes = new Int32Array(1024);
   failed = false;
-  /** @type {[number, number] | null} the folder of the last line that had one, as a byte range */
-  lastDir = null;
+  /** the folder of the last line that had one: where it starts, its length, its hash (-1: none) */
+  lastDir = -1;
+  lastDirLen = -1;
+  lastDirHash = 0;
   /** @type {number[]} where `.pctmp` occurs among the lines (few or none) */
   temps = [];
   nextTemp = 0;
@@ -73,7 +75,9 @@ export class LineScan {
     this.manifestRel = manifestRel;
     this.manifestLen = manifestRel === null ? -1 : Buffer.byteLength(manifestRel);
     this.end = end;
-    for (let t = bytes.indexOf('.pctmp', start); t !== -1 && t < end; t = bytes.indexOf('.pctmp', t + 1)) this.temps.push(t);
+    for (let t = bytes.indexOf('.pctmp', start); t !== -1 && t < end; t = bytes.indexOf('.pctmp', t + 1)) {
+      this.temps.push(t);
+    }
   }
 
   /** All lines read: close the offsets. */
@@ -93,9 +97,13 @@ export class LineScan {
     let h = FNV_SEED;
     let q = p + 3;
     let slash = -1;
+    let dirHash = 0;
     for (let c = b[q]; c !== QUOTE && c !== BACKSLASH && c !== NEWLINE && q < end; c = b[++q]) {
       h = Math.imul(h ^ c, FNV_PRIME);
-      if (c === SLASH) slash = q;
+      if (c === SLASH) {
+        slash = q;
+        dirHash = h;
+      }
     }
     const nl = b.indexOf(NEWLINE, q);
     if (nl === -1 || nl > end || b[nl - (nl === end ? 1 : 2)] !== 0x7d || (nl !== end && b[nl - 1] !== 0x2c)) return -1;
@@ -119,7 +127,7 @@ export class LineScan {
     if (key !== null && (key === this.manifestRel || isTempPath(key))) {
       this.keyLen[i] = EXCLUDED;
     } else {
-      this.addDirs(i, key, slash);
+      this.addDirs(i, key, slash, dirHash);
     }
     return nl + 1;
   }
@@ -140,19 +148,34 @@ export class LineScan {
    * @param {number} i
    * @param {string | null} key the path when already decoded
    * @param {number} slash
+   * @param {number} dirHash the hash of the path's bytes before `slash` (a cheap first test)
    */
-  addDirs(i, key, slash) {
+  addDirs(i, key, slash, dirHash) {
     if (key !== null) {
-      this.lastDir = null;
+      this.lastDir = -1;
       if (key.includes('/')) this.addFolder(key.slice(0, key.lastIndexOf('/')));
       return;
     }
     if (slash === -1) return;
     const start = this.off[i] + 3;
-    const [from, to] = this.lastDir ?? [0, -1];
-    if (to - from === slash - start && this.bytes.compare(this.bytes, from, to, start, slash) === 0) return;
-    this.lastDir = [start, slash];
+    const len = slash - start;
+    const last = this.lastDir;
+    if (last !== -1 && len === this.lastDirLen && dirHash === this.lastDirHash && this.same(last, start, len)) return;
+    this.lastDir = start;
+    this.lastDirLen = len;
+    this.lastDirHash = dirHash;
     this.addFolder(this.bytes.toString('utf8', start, slash));
+  }
+
+  /**
+   * Are the `len` bytes at `a` and at `b` the same (a folder name is short: no native call)?
+   * @param {number} a
+   * @param {number} b
+   * @param {number} len
+   */
+  same(a, b, len) {
+    for (let k = 0; k < len; k++) if (this.bytes[a + k] !== this.bytes[b + k]) return false;
+    return true;
   }
 
   /**
@@ -160,7 +183,9 @@ export class LineScan {
    * @param {string} dir
    */
   addFolder(dir) {
-    for (let s = dir.length; s !== -1 && !this.dirs.has(dir.slice(0, s)); s = dir.lastIndexOf('/', s - 1)) this.dirs.add(dir.slice(0, s));
+    for (let s = dir.length; s !== -1 && !this.dirs.has(dir.slice(0, s)); s = dir.lastIndexOf('/', s - 1)) {
+      this.dirs.add(dir.slice(0, s));
+    }
   }
 
   /** @param {number} n lines needed */
@@ -221,7 +246,8 @@ function relaid(bytes, file) {
   const m = parseManifest(bytes.toString('utf8'), file);
   const text = Buffer.concat([...manifestText(m)].map((t) => Buffer.from(t)));
   // without files, manifestText() writes `"files": {}` on one line: index an empty list
-  return text.includes(FILES_LINE) ? text : Buffer.concat([text.subarray(0, text.lastIndexOf('{}')), Buffer.from('{\n }\n}\n')]);
+  if (text.includes(FILES_LINE)) return text;
+  return Buffer.concat([text.subarray(0, text.lastIndexOf('{}')), Buffer.from('{\n }\n}\n')]);
 }
 
 /**

@@ -154,7 +154,8 @@ export class Site {
     await this.unlisted.refresh();
     const bytes = await readManifestBytes(opts.manifest, { maxBytes: opts.maxManifestBytes });
     if (bytes === null && !opts.unlisted) {
-      throw new PrecompressorError('ERR_PRECOMPRESSOR_MANIFEST', `No manifest at ${opts.manifest}`, { path: opts.manifest });
+      throw new PrecompressorError('ERR_PRECOMPRESSOR_MANIFEST', `No manifest at ${opts.manifest}`,
+        { path: opts.manifest });
     }
     const index = await runIndexAsync(this.indexOf(bytes));
     if (this.closed) return;
@@ -195,5 +196,6 @@ function missingManifest(opts) {
   return new PrecompressorError('ERR_PRECOMPRESSOR_MANIFEST',
     `No manifest at ${opts.manifest}: a manifest is required unless options.unlisted is set (serveStatic then ` +
     `serves only the files it lists). Run "precompressor ${opts.root}" first, pass options.manifest with its path, ` +
-    'or set options.unlisted (or manifest: false) to serve files without one, as express.static does', { path: opts.manifest ?? undefined });
+    'or set options.unlisted (or manifest: false) to serve files without one, as express.static does',
+    { path: opts.manifest ?? undefined });
 }

@@ -53,7 +53,9 @@ export const WATCH_DEFAULTS = Object.freeze({
  * @param {unknown} v
  */
 function nonNegativeMs(name, v) {
-  if (typeof v !== 'number' || !Number.isFinite(v) || v < 0) throw optionError(`options.${name}`, 'a non-negative number of milliseconds', v);
+  if (typeof v !== 'number' || !Number.isFinite(v) || v < 0) {
+    throw optionError(`options.${name}`, 'a non-negative number of milliseconds', v);
+  }
   return v;
 }
 
@@ -114,7 +116,9 @@ export class OwnOutputs {
     this.#changed = new Set();
     for (const c of report.changes) {
       if (c.action.startsWith('remove')) this.#changed.add(c.path);
-      else if (c.action === 'compress' || c.action === 'from cache') for (const enc of report.encodings) this.#changed.add(variantPath(c.path, /** @type {'br'} */ (enc)));
+      else if (c.action === 'compress' || c.action === 'from cache') {
+        for (const enc of report.encodings) this.#changed.add(variantPath(c.path, enc));
+      }
     }
     for (const f of report.failures ?? []) {
       for (const enc of report.encodings) this.#changed.add(variantPath(f.path, /** @type {'br'} */ (enc)));
@@ -194,7 +198,8 @@ const isFileEvent = (event) => event === 'add' || event === 'change' || event ==
 async function mustBeDirectory(root) {
   const st = await fs.promises.stat(root).catch(() => null);
   if (!st?.isDirectory()) {
-    throw new PrecompressorError('ERR_PRECOMPRESSOR_DIR', `Directory ${root} ${st ? 'is not a directory' : 'does not exist'}`, { path: root });
+    const why = st ? 'is not a directory' : 'does not exist';
+    throw new PrecompressorError('ERR_PRECOMPRESSOR_DIR', `Directory ${root} ${why}`, { path: root });
   }
 }
 
@@ -306,7 +311,8 @@ export class Watcher extends EventEmitter {
     // A folder gone (removed, renamed away, replaced): its files sent no event of their own.
     if (event === 'unlinkDir') this.#untrusted = true;
     if (this.#isOwn(rel, event)) return;
-    if ((event === 'add' || event === 'change') && this.#w.awaitWriteFinish !== false) return this.#unsettled.touch(event, rel);
+    const written = event === 'add' || event === 'change';
+    if (written && this.#w.awaitWriteFinish !== false) return this.#unsettled.touch(event, rel);
     this.#unsettled.delete(rel);
     this.#queue(event, rel);
   }

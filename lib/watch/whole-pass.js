@@ -42,7 +42,9 @@ export async function wholePass(root, options, holdOut, manifest) {
         else if (msg.type === 'failed') reject(errorOf(msg.error));
       });
       child.once('error', reject);
-      child.once('exit', (code, signal) => reject(new Error(`precompressor watch: the pass's process exited (${signal ?? code})`)));
+      child.once('exit', (code, signal) => {
+        reject(new Error(`precompressor watch: the pass's process exited (${signal ?? code})`));
+      });
     });
     /** @type {Map<string, string>} */
     const lines = new Map(done.rels.map((/** @type {string} */ rel, /** @type {number} */ i) => [rel, done.lines[i]]));
@@ -54,7 +56,8 @@ export async function wholePass(root, options, holdOut, manifest) {
 }
 
 /** Node flags the pass's process keeps: memory and feature flags, not `-e`, `--inspect` or `--test`. */
-const KEPT_FLAGS = /^--(?:max-old-space-size|max-semi-space-size|stack-size|experimental-|no-experimental-|no-warnings|disable-warning|enable-source-maps|expose-gc)/;
+const KEPT_FLAGS = new RegExp('^--(?:max-old-space-size|max-semi-space-size|stack-size|experimental-|' +
+  'no-experimental-|no-warnings|disable-warning|enable-source-maps|expose-gc)');
 
 /**
  * The flags of this process that its whole pass's process gets (pure).
@@ -79,6 +82,8 @@ function sendable(options) {
  * @param {{ name?: string, code?: string, path?: string, message: string }} e
  */
 function errorOf(e) {
-  if (e.name === 'PrecompressorError' && typeof e.code === 'string') return new PrecompressorError(e.code, e.message, { path: e.path });
+  if (e.name === 'PrecompressorError' && typeof e.code === 'string') {
+    return new PrecompressorError(e.code, e.message, { path: e.path });
+  }
   return Object.assign(new Error(e.message), e.code === undefined ? {} : { code: e.code });
 }
