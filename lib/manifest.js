@@ -204,6 +204,8 @@ function dictionaryProblem(e, schema) {
     const d = e.dictionary;
     if (d === null || typeof d !== 'object' || typeof d.hash !== 'string' || !B64_SHA256.test(d.hash) ||
       typeof d.match !== 'string' || d.match === '' || !(d.dest === null || typeof d.dest === 'string') ||
+      // both go into Use-As-Dictionary: a byte Node refuses in a header would make each request a 500
+      INVALID_HEADER_CHAR.test(d.match) || (d.dest !== null && INVALID_HEADER_CHAR.test(d.dest)) ||
       typeof d.hashed !== 'boolean') {
       return 'has an invalid dictionary';
     }

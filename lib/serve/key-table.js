@@ -1,3 +1,5 @@
+import crypto from 'node:crypto';
+
 /**
  * An open-addressing hash table from a path to its line in the manifest's bytes
  * (lib/serve/manifest-index.js): a typed array of line numbers, so a million paths cost a few
@@ -5,8 +7,12 @@
  * bytes, computed where the bytes are read; a path asked for is hashed the same way.
  */
 
-/** FNV-1a's offset basis, as a 32-bit integer like every hash here. */
-export const FNV_SEED = 0x811c9dc5 | 0;
+/**
+ * The start of every hash: random per process, not FNV-1a's offset basis. File names can come from
+ * whoever uploads them, and FNV-1a collisions chain: with a known start, 2^k names of one hash are
+ * cheap to make, and each line of them probes past all the others (a server that never starts).
+ */
+export const FNV_SEED = crypto.randomBytes(4).readInt32LE(0);
 export const FNV_PRIME = 0x01000193;
 /** Reused for the UTF-8 bytes of a path asked for (at most 3 bytes per UTF-16 unit). */
 const SCRATCH = Buffer.allocUnsafe(3 * 1024);

@@ -1,5 +1,5 @@
 import { isTempPath } from '../fs-atomic.js';
-import { manifestText, parseManifest, validateHead } from '../manifest.js';
+import { manifestText, parseManifest, pathProblem, validateHead } from '../manifest.js';
 import { keyHash, FNV_SEED, FNV_PRIME } from './key-table.js';
 
 /**
@@ -183,6 +183,8 @@ export class LineScan {
    * @param {string} dir
    */
   addFolder(dir) {
+    // lines are not validated yet: a folder no valid path has (`..`, absolute…) is not watched or redirected to
+    if (pathProblem(dir) !== null) return;
     for (let s = dir.length; s !== -1 && !this.dirs.has(dir.slice(0, s)); s = dir.lastIndexOf('/', s - 1)) {
       this.dirs.add(dir.slice(0, s));
     }
