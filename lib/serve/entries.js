@@ -76,13 +76,8 @@ export class Entries {
       return Promise.resolve(null);
     }
     const src = parsed.entry;
-    const { opts, bodies } = this.parts;
-    const cctx = {
-      root: opts.root, encodings: opts.encodings, realDirs: new Map(), dictionaries: opts.dictionaries,
-      ...this.parts.disk(),
-    };
-    // A small original is read and hashed (then its mtime does not matter) and its bytes held.
-    const memory = src.size <= opts.memoryFileLimit && bodies.fits(src.size) ? ['identity'] : [];
+    const { bodies } = this.parts;
+    const { cctx, memory } = checkInputs(src.size, this.parts);
     /** @type {Check} */
     const check = { dirty: false, promise: Promise.resolve(null) };
     check.promise = runAsync(checkEntry(rel, src, cctx, memory)).catch(() => null).then((found) => {
@@ -146,10 +141,7 @@ export class Entries {
    * @param {string} dir
    */
   forgetFolder(dir) {
-    const parent = dir === '' ? '.' : dir;
-    for (const k of [...this.built.keys(), ...this.checking.keys()]) {
-      if (path.posix.dirname(k) === parent) this.forget(k);
-    }
+    for (const k of [...this.built.keys(), ...this.checking.keys()]) if (inFolder(k, dir)) this.forget(k);
   }
 
   /** @param {Entry} e */
@@ -181,4 +173,28 @@ export class Entries {
   settled() {
     return Promise.all([...this.checking.values()].map((c) => c.promise));
   }
+}
+
+/**
+ * What a first check of a file of `size` bytes is given (lib/serve/load.js checkEntry()): its
+ * context, and the bodies to read into memory. A small original is read and hashed (then its
+ * mtime does not matter) and its bytes held.
+ * @param {number} size
+ * @param {SiteParts} parts
+ */
+export function checkInputs(size, { opts, bodies, disk }) {
+  const cctx = {
+    root: opts.root, encodings: opts.encodings, realDirs: new Map(), dictionaries: opts.dictionaries, ...disk(),
+  };
+  const memory = size <= opts.memoryFileLimit && bodies.fits(size) ? ['identity'] : [];
+  return { cctx, memory };
+}
+
+/**
+ * Is `rel` a file directly in the folder `dir` ('' the root)?
+ * @param {string} rel
+ * @param {string} dir
+ */
+export function inFolder(rel, dir) {
+  return path.posix.dirname(rel) === (dir === '' ? '.' : dir);
 }

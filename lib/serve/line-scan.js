@@ -1,12 +1,14 @@
 import { isTempPath } from '../fs-atomic.js';
-import { manifestText, parseManifest, pathProblem, validateHead } from '../manifest.js';
+import { manifestText, parseManifest, validateHead } from '../manifest.js';
 import { keyHash, FNV_SEED, FNV_PRIME } from './key-table.js';
+import { LineFolders } from './line-folders.js';
 
 /**
  * Reading the lines of a manifest as writeManifest() writes it (the head, ` "files": {`, one line
  * per file, ` }`, `}`) without parsing them: where each line starts, the FNV-1a hash and length
- * of its path, and the folders of the paths. A manifest in another layout is parsed and validated
- * whole, then written in this one in memory (lib/serve/manifest-index.js keeps the result).
+ * of its path, and the folders of the paths (LineFolders, lib/serve/line-folders.js). A manifest
+ * in another layout is parsed and validated whole, then written in this one in memory
+ * (lib/serve/manifest-index.js keeps the result).
  */
 
 const FILES_LINE = Buffer.from('\n "files": {\n');
@@ -49,8 +51,6 @@ export function* scanManifest(bytes, file, manifestRel, slice) {
 }
 
 export class LineScan {
-  /** every folder that holds a listed file, '' being the root */
-  dirs = new Set(['']);
   /** lines read */
   n = 0;
   /** start of each line, then the end of the last one (+1) */
@@ -59,10 +59,6 @@ export class LineScan {
   keyLen = new Int32Array(1024);
   hashes = new Int32Array(1024);
   failed = false;
-  /** the folder of the last line that had one: where it starts, its length, its hash (-1: none) */
-  lastDir = -1;
-  lastDirLen = -1;
-  lastDirHash = 0;
   /** @type {number[]} where `.pctmp` occurs among the lines (few or none) */
   temps = [];
   nextTemp = 0;
@@ -77,6 +73,9 @@ export class LineScan {
     this.manifestRel = manifestRel;
     this.manifestLen = manifestRel === null ? -1 : Buffer.byteLength(manifestRel);
     this.end = end;
+    this.folders = new LineFolders(bytes);
+    /** every folder that holds a listed file, '' being the root */
+    this.dirs = this.folders.dirs;
   }
 
   /**
@@ -144,7 +143,7 @@ export class LineScan {
     if (key !== null && (key === this.manifestRel || isTempPath(key))) {
       this.keyLen[i] = EXCLUDED;
     } else {
-      this.addDirs(i, key, slash, dirHash);
+      this.folders.add(p + 3, key, slash, dirHash);
     }
     return nl + 1;
   }
@@ -158,53 +157,6 @@ export class LineScan {
   isOurs(len, at) {
     while (this.nextTemp < this.temps.length && this.temps[this.nextTemp] < at) this.nextTemp++;
     return len === this.manifestLen || (this.nextTemp < this.temps.length && this.temps[this.nextTemp] < at + len);
-  }
-
-  /**
-   * Record the folders of line `i`'s path (`slash`: its last `/`, -1 none), unless the previous line had the same.
-   * @param {number} i
-   * @param {string | null} key the path when already decoded
-   * @param {number} slash
-   * @param {number} dirHash the hash of the path's bytes before `slash` (a cheap first test)
-   */
-  addDirs(i, key, slash, dirHash) {
-    if (key !== null) {
-      this.lastDir = -1;
-      if (key.includes('/')) this.addFolder(key.slice(0, key.lastIndexOf('/')));
-      return;
-    }
-    if (slash === -1) return;
-    const start = this.off[i] + 3;
-    const len = slash - start;
-    const last = this.lastDir;
-    if (last !== -1 && len === this.lastDirLen && dirHash === this.lastDirHash && this.same(last, start, len)) return;
-    this.lastDir = start;
-    this.lastDirLen = len;
-    this.lastDirHash = dirHash;
-    this.addFolder(this.bytes.toString('utf8', start, slash));
-  }
-
-  /**
-   * Are the `len` bytes at `a` and at `b` the same (a folder name is short: no native call)?
-   * @param {number} a
-   * @param {number} b
-   * @param {number} len
-   */
-  same(a, b, len) {
-    for (let k = 0; k < len; k++) if (this.bytes[a + k] !== this.bytes[b + k]) return false;
-    return true;
-  }
-
-  /**
-   * Record `dir` and its parents (a folder already known has its parents known too).
-   * @param {string} dir
-   */
-  addFolder(dir) {
-    // lines are not validated yet: a folder no valid path has (`..`, absolute…) is not watched or redirected to
-    if (pathProblem(dir) !== null) return;
-    for (let s = dir.length; s !== -1 && !this.dirs.has(dir.slice(0, s)); s = dir.lastIndexOf('/', s - 1)) {
-      this.dirs.add(dir.slice(0, s));
-    }
   }
 
   /** @param {number} n lines needed */

@@ -1,11 +1,11 @@
 import { PrecompressorError } from '../errors.js';
 import { contentHash, readManifestBytes, readManifestBytesSync } from '../manifest.js';
-import { relInside, absPath } from '../paths.js';
+import { relInside } from '../paths.js';
 import { singleFlight } from '../flow.js';
 import { createNegotiator } from './negotiate.js';
 import { realRootOf, manifestToHide } from './load.js';
 import { readWhole } from './open.js';
-import { createWatcher, pathsTouchedBy } from './file-events.js';
+import { watchSite, watchedDirs } from './site-watch.js';
 import { createUnlistedLookup } from './unlisted.js';
 import { ManifestIndex, runIndex, runIndexAsync } from './manifest-index.js';
 import { Entries } from './entries.js';
@@ -14,7 +14,7 @@ import { auditSite } from './audit.js';
 
 /**
  * The served site: the one owner of the manifest (a ManifestIndex of its bytes), the entries
- * built from it (Entries), the bodies held in memory (BodyCache), the watchers and the reloads.
+ * built from it (Entries), the bodies held in memory (BodyCache), the watchers (site-watch.js) and the reloads.
  * Nothing is checked at startup but the manifest's head and layout: a path's line is parsed and
  * its files checked on its first request. A watcher event or a failed check on open forgets the
  * entry; a rewritten manifest is indexed while the old one serves, then replaces it at once.
@@ -22,7 +22,7 @@ import { auditSite } from './audit.js';
 
 export class Site {
   closed = false;
-  /** @type {ReturnType<typeof createWatcher> | null} */
+  /** @type {ReturnType<typeof watchSite> | null} */
   watcher = null;
   /** one reload at a time, at most one more queued behind it */
   reloads = singleFlight(() => this.doReload());
@@ -50,14 +50,7 @@ export class Site {
     if (bytes === null && opts.manifest !== null && !opts.unlisted) throw missingManifest(opts);
     this.entries = new Entries(runIndex(this.indexOf(bytes)), this.parts);
     if (bytes !== null && opts.onWarning !== null) void this.audit();
-    if (opts.watch) {
-      this.watcher = createWatcher({
-        manifest: opts.manifest,
-        onFile: (abs) => this.onFile(abs),
-        onManifest: () => void this.reload().catch(() => {}),
-      });
-      this.watcher.update(this.watchedDirs());
-    }
+    if (opts.watch) this.watcher = watchSite(this);
   }
 
   /**
@@ -85,11 +78,6 @@ export class Site {
   /** Number of listed paths. */
   get size() {
     return this.entries.index.size;
-  }
-
-  /** The folders to watch: every folder of the index, as absolute paths. */
-  watchedDirs() {
-    return [...this.dirs].map((d) => absPath(this.opts.root, d));
   }
 
   /**
@@ -123,18 +111,6 @@ export class Site {
   }
 
   /**
-   * A watcher event on `abs`: forget the entries it touches (the file itself, the original of a
-   * variant or delta, or every file of a folder when the platform did not name the file).
-   * @param {string} abs
-   */
-  onFile(abs) {
-    const rel = relInside(this.opts.root, abs);
-    const touched = rel === null ? [] : pathsTouchedBy(rel);
-    if (typeof touched === 'string') this.entries.forgetFolder(touched);
-    else for (const t of touched) this.entries.forget(t);
-  }
-
-  /**
    * Re-read the manifest, coalesced (singleFlight). Rejects (keeping the current manifest) if the manifest is invalid.
    * @returns {Promise<void>}
    */
@@ -164,7 +140,7 @@ export class Site {
     this.entries.retired = true;
     this.entries = new Entries(index, this.parts);
     this.bodies.clear();
-    this.watcher?.update(this.watchedDirs());
+    this.watcher?.update(watchedDirs(this));
   }
 
   /** Bodies and bytes held in memory, and entries built. */

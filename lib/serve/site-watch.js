@@ -1,0 +1,46 @@
+import { absPath, relInside } from '../paths.js';
+import { createWatcher, pathsTouchedBy } from './file-events.js';
+
+/**
+ * @typedef {{
+ *   opts: Readonly<import('./options.js').ServeOptions>,
+ *   entries: import('./entries.js').Entries,
+ *   dirs: Set<string>,
+ *   reload: () => Promise<void>,
+ * }} Watched  the part of a Site its watchers act on (read at each event: a reload replaces `entries`)
+ */
+
+/**
+ * Start a Site's watchers: an event on a file forgets the entries it touches, one on the manifest reloads it.
+ * @param {Watched} site
+ */
+export function watchSite(site) {
+  const watcher = createWatcher({
+    manifest: site.opts.manifest,
+    onFile: (abs) => forgetTouched(site, abs),
+    onManifest: () => void site.reload().catch(() => {}),
+  });
+  watcher.update(watchedDirs(site));
+  return watcher;
+}
+
+/**
+ * The folders to watch: every folder of the index, as absolute paths.
+ * @param {Pick<Watched, 'opts' | 'dirs'>} site
+ */
+export function watchedDirs(site) {
+  return [...site.dirs].map((d) => absPath(site.opts.root, d));
+}
+
+/**
+ * A watcher event on `abs`: forget the entries it touches (the file itself, the original of a
+ * variant or delta, or every file of a folder when the platform did not name the file).
+ * @param {Watched} site
+ * @param {string} abs
+ */
+function forgetTouched(site, abs) {
+  const rel = relInside(site.opts.root, abs);
+  const touched = rel === null ? [] : pathsTouchedBy(rel);
+  if (typeof touched === 'string') site.entries.forgetFolder(touched);
+  else for (const t of touched) site.entries.forget(t);
+}
