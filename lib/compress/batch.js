@@ -123,7 +123,7 @@ async function finishBatch(p, rels, records, state) {
       state.whole = true; // the records are not what is on disk
     }
   }
-  await p.cache.finish(p.report);
+  await p.cache.finish(p.report, { scan: false }); // a batch costs what it touches: the next whole pass evicts
   // The batch's own entries: its report counts the files it looked at.
   const manifest = buildManifest({ tool: p.tool, settings: p.settings, files: p.entries });
   const held = p.decisions.filter((d) => d.action === 'hold').map((d) => d.file.rel);

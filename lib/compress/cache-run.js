@@ -157,23 +157,56 @@ async function exposureWarning(dir) {
 const SCAN_EVERY = 20;
 
 /**
- * The cache's size after a run that wrote `written` bytes, evicting down to the cap when needed.
- * The whole cache is scanned (a stat per entry) only when the size recorded by the last run plus
- * this run's additions could exceed the cap, or every SCAN_EVERY runs (other processes' additions
- * are not in the record): a watch batch that changed one file does not stat every entry.
- * @param {{ bytes?: number, runsSinceScan?: number } | null} last the last run's record
+ * How a run learns the cache's size (pure): `scan` (a stat per entry, evicting down to the cap) or
+ * the size the last run recorded plus this run's additions (`bytes`, undefined when unknown).
+ * A run scans only when the estimate could exceed the cap, when it is unknown and the run added
+ * entries, or every SCAN_EVERY runs (other processes' additions are not in the record); a run that
+ * may not scan (a watch batch: it costs what it touches) records its estimate, and the next run
+ * that may scan finds it over the cap or SCAN_EVERY runs old and scans.
+ * @param {{ bytes?: unknown, runsSinceScan?: unknown } | null} last the last run's record
+ * @param {number} written bytes this run added
+ * @param {number} cap cacheMaxSize
+ * @param {boolean} mayScan
+ * @returns {{ scan: true } | { scan: false, bytes: number | undefined, runsSinceScan: number }}
+ */
+export function sizeStep(last, written, cap, mayScan) {
+  const bytes = typeof last?.bytes === 'number' ? last.bytes : undefined;
+  const runs = typeof last?.runsSinceScan === 'number' ? last.runsSinceScan : undefined;
+  const estimate = bytes === undefined ? undefined : bytes + written;
+  const next = { scan: /** @type {false} */ (false), bytes: estimate, runsSinceScan: (runs ?? 0) + 1 };
+  if (!mayScan) return next;
+  const known = estimate !== undefined && runs !== undefined && runs < SCAN_EVERY;
+  if (known && estimate <= cap) return next;
+  if (written === 0 && !known) return { ...next, bytes };
+  return { scan: true };
+}
+
+/**
+ * The cache's size after a run that wrote `written` bytes, evicting down to the cap when sizeStep() says.
+ * @param {{ bytes?: unknown, runsSinceScan?: unknown } | null} last the last run's record
  * @param {number} written
  * @param {{ cacheDir: string, cacheMaxSize: number }} opts
+ * @param {boolean} mayScan
  * @returns {Promise<{ bytes: number | undefined, runsSinceScan: number }>}
  */
-async function sizeAfter(last, written, opts) {
-  const bytes = last?.bytes;
-  const runs = last?.runsSinceScan;
-  const known = typeof bytes === 'number' && typeof runs === 'number' && runs < SCAN_EVERY;
-  if (known && bytes + written <= opts.cacheMaxSize) return { bytes: bytes + written, runsSinceScan: runs + 1 };
-  if (written === 0 && !known) return { bytes, runsSinceScan: (runs ?? 0) + 1 };
+async function sizeAfter(last, written, opts, mayScan) {
+  const step = sizeStep(last, written, opts.cacheMaxSize, mayScan);
+  if (!step.scan) return { bytes: step.bytes, runsSinceScan: step.runsSinceScan };
   const { bytes: now } = await prune(opts.cacheDir, opts.cacheMaxSize);
   return { bytes: now, runsSinceScan: 0 };
+}
+
+/**
+ * Evict down to the cap when the last record's size is over it: batches that may not scan
+ * (sizeStep()) leave that to the next run, which may have used no entry at all.
+ * @param {{ cacheDir: string, cacheMaxSize: number }} opts
+ */
+async function evictOverdue(opts) {
+  const file = path.join(opts.cacheDir, LAST_RUN);
+  const last = await fsp.readFile(file, 'utf8').then(JSON.parse, () => null);
+  if (typeof last?.bytes !== 'number' || last.bytes <= opts.cacheMaxSize) return;
+  const { bytes } = await prune(opts.cacheDir, opts.cacheMaxSize);
+  writeAtomicSync(file, Buffer.from(JSON.stringify({ ...last, bytes, runsSinceScan: 0 }) + '\n'));
 }
 
 /**
@@ -203,17 +236,24 @@ export function createCacheRun(opts) {
       error ??= s.error;
     },
     /**
-     * Record this run's figures and evict down to the cap if it added entries. The cache is
-     * never a reason to fail a build: its errors are one warning.
+     * Record this run's figures and evict down to the cap if it added entries (`scan: false`, a
+     * watch batch: never reads the cache folder; see sizeStep()). The cache is never a reason to
+     * fail a build: its errors are one warning.
      * @param {{ warn(path: string, message: string): void }} report
+     * @param {{ scan?: boolean }} [how]
      */
-    async finish(report) {
-      if (!on || stats.hits + stats.misses === 0) return;
+    async finish(report, { scan = true } = {}) {
+      if (!on) return;
+      if (stats.hits + stats.misses === 0) {
+        const warn = (/** @type {Error} */ err) => report.warn(opts.cacheDir, `cache not evicted (${err.message})`);
+        if (scan) await evictOverdue(opts).catch(warn);
+        return;
+      }
       try {
         await markCache(opts.cacheDir);
         const file = path.join(opts.cacheDir, LAST_RUN);
         const last = await fsp.readFile(file, 'utf8').then(JSON.parse, () => null);
-        const size = await sizeAfter(last, stats.written, opts);
+        const size = await sizeAfter(last, stats.written, opts, scan);
         const record = { at: new Date().toISOString(), ...stats, cpuSavedMs: Math.round(stats.cpuSavedMs), ...size };
         // Not fsync'd (writeAtomicSync): figures for `cache info` and the size estimate, whole or the last ones.
         writeAtomicSync(file, Buffer.from(JSON.stringify(record) + '\n'));

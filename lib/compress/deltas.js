@@ -165,6 +165,8 @@ function assignFamilies(entries, opts) {
   const members = new Map();
   for (const [rel, entry] of entries) {
     const fam = opts.deltas && eligible(rel, entry, opts) ? familyOf(rel, opts.hashPattern) : null;
+    // Nothing to drop or add: the entry stands as it is (no copy of every entry of a large site).
+    if (fam === null && entry.dictionary === undefined && entry.deltas === undefined) continue;
     const next = bare(entry);
     if (fam !== null) {
       next.dictionary = { hash: dictionaryHashOf(entry.hash), match: fam.match, dest: fam.dest, hashed: fam.hashed };

@@ -66,12 +66,27 @@ function handle(c) {
     p.slash = false;
   }
   if (p.dotfile && opts.dotfiles !== 'allow') return pass(c, opts.dotfiles === 'deny' ? 403 : 404);
-  const hit = resolveEntry(s, p, opts);
+  serveResolved(c, p, 2 + opts.extensions.length); // the path, then each extension, then a folder's redirect
+}
+
+/**
+ * Serve what `p` resolves to. On a path's first request its files are checked first
+ * (lib/serve/site.js); a listed file found missing is then resolved again, as later requests
+ * resolve it (`extensions`, a folder), at most `left` times (each time one path fewer to try).
+ * @param {Call} c
+ * @param {import('./request-path.js').PathOk} p
+ * @param {number} left
+ */
+function serveResolved(c, p, left) {
+  const hit = resolveEntry(c.s, p, c.s.opts);
   if (hit === null) return miss(c, p);
   if ('redirect' in hit) return redirect(c);
   if (!(hit.entry instanceof Promise)) return serveEntry(c, hit.entry);
-  // the path's first request: its files are checked first (lib/serve/site.js)
-  hit.entry.then((entry) => (entry === null ? miss(c, p) : serveEntry(c, entry)), (err) => fail(c, err));
+  hit.entry.then((entry) => {
+    if (entry !== null) serveEntry(c, entry);
+    else if (left > 1) serveResolved(c, p, left - 1);
+    else miss(c, p);
+  }, (err) => fail(c, err));
 }
 
 /**

@@ -1,4 +1,5 @@
 import fs from 'node:fs/promises';
+import path from 'node:path';
 import crypto from 'node:crypto';
 import { ManifestIndex, runIndex } from '../../lib/serve/manifest-index.js';
 import { serveStatic } from '../../lib/serve/middleware.js';
@@ -62,6 +63,35 @@ test('a dictionary whose match or match-dest holds a byte no header may carry: t
     expect(warnings.filter((w) => /entry "[ab]\.js" has an invalid dictionary; that path is not served/.test(w))).toHaveLength(2);
   } finally {
     await srv.close();
+    await fs.rm(site.dir, { recursive: true, force: true });
+  }
+});
+
+test('a listed file found missing on its first request is answered as on later requests (extensions, folder redirect)', async () => {
+  const site = await makeSite({ about: 'plain', 'about.html': '<p>about</p>'.repeat(20), 'sub/in.txt': 'in' });
+  // after the build: `about` deleted; and a manifest that also lists the folder `sub` as a file
+  await fs.rm(path.join(site.dir, 'about'));
+  const m = JSON.parse(await fs.readFile(site.manifestPath, 'utf8'));
+  m.files.sub = m.files.about;
+  await fs.writeFile(site.manifestPath, [...manifestText(m)].join(''));
+  try {
+    // with extensions, and without (the folder redirect must not need them)
+    for (const extensions of [['html'], []]) {
+      const mw = serveStatic(site.dir, { watch: false, onWarning: null, extensions });
+      const srv = await listen((req, res) => mw(req, res, () => {
+        res.statusCode = 404;
+        res.end('next');
+      }));
+      const seen = [];
+      for (const p of ['/about', '/about', '/sub', '/sub']) {
+        const r = await request(srv.port, p);
+        seen.push([p, r.status, r.headers.location ?? r.body.toString().slice(0, 12)]);
+      }
+      await srv.close();
+      const about = extensions.length > 0 ? [200, '<p>about</p>'] : [404, 'next'];
+      expect(seen).toEqual([['/about', ...about], ['/about', ...about], ['/sub', 301, '/sub/'], ['/sub', 301, '/sub/']]);
+    }
+  } finally {
     await fs.rm(site.dir, { recursive: true, force: true });
   }
 });
