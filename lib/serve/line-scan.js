@@ -17,27 +17,30 @@ const BACKSLASH = 0x5c;
 const NEWLINE = 0x0a;
 /** JSON's white space, after the last `}` */
 const SPACE = [0x20, 0x09, 0x0a, 0x0d];
-/** Lines read between two yields of a scan run in the background (a reload). */
-const BATCH = 1 << 16;
+/** Bytes searched for temp paths between two yields (a native search, a few ms per slice). */
+const TEMP_SLICE = 1 << 23;
 /** keyLen of a line never served (the manifest itself, our temp files) */
 export const EXCLUDED = -2;
 
 /**
- * Scan a manifest's bytes, as a generator that yields between batches of lines. Throws the
- * manifest's error when its head (or, in another layout, the whole) is invalid.
+ * Scan a manifest's bytes, as a generator that yields between slices of `slice` lines (and of
+ * the search for temp paths), so that a reload lets requests in. Throws the manifest's error when
+ * its head (or, in another layout, the whole) is invalid.
  * @param {Buffer} bytes
  * @param {string} file for messages
  * @param {string | null} manifestRel the manifest's own path (never served)
+ * @param {number} slice lines between two yields
  * @returns {Generator<void, { scan: LineScan, head: import('../manifest.js').Manifest }, void>}
  */
-export function* scanManifest(bytes, file, manifestRel) {
+export function* scanManifest(bytes, file, manifestRel, slice) {
   for (let attempt = 0; attempt < 2; attempt++) {
     const layout = linesOf(bytes, file);
-    const scan = layout === null ? null : new LineScan(bytes, manifestRel, layout.start, layout.end);
+    const scan = layout === null ? null : new LineScan(bytes, manifestRel, layout.end);
+    if (scan !== null) yield* scan.findTemps(layout?.start ?? 0);
     for (let p = layout?.start ?? 0; scan !== null && p !== -1 && p < scan.end;) {
       p = scan.line(p);
       if (p === -1) scan.failed = true;
-      else if (scan.n % BATCH === 0) yield;
+      else if (scan.n % slice === 0) yield;
     }
     if (layout !== null && scan !== null && !scan.failed) return { scan: scan.done(), head: layout.head };
     bytes = relaid(bytes, file);
@@ -67,16 +70,30 @@ export class LineScan {
   /**
    * @param {Buffer} bytes
    * @param {string | null} manifestRel
-   * @param {number} start where the first line starts
    * @param {number} end where the last line ends (its newline)
    */
-  constructor(bytes, manifestRel, start, end) {
+  constructor(bytes, manifestRel, end) {
     this.bytes = bytes;
     this.manifestRel = manifestRel;
     this.manifestLen = manifestRel === null ? -1 : Buffer.byteLength(manifestRel);
     this.end = end;
-    for (let t = bytes.indexOf('.pctmp', start); t !== -1 && t < end; t = bytes.indexOf('.pctmp', t + 1)) {
-      this.temps.push(t);
+  }
+
+  /**
+   * Find where `.pctmp` occurs among the lines, from `start`, yielding between slices of the bytes.
+   * @param {number} start
+   * @returns {Generator<void, void, void>}
+   */
+  *findTemps(start) {
+    const { bytes, end } = this;
+    for (let from = start; from < end; from += TEMP_SLICE) {
+      // a match may start in this slice and end in the next one
+      const stop = Math.min(from + TEMP_SLICE, end);
+      const window = bytes.subarray(0, Math.min(stop + 5, end));
+      for (let t = window.indexOf('.pctmp', from); t !== -1 && t < stop; t = window.indexOf('.pctmp', t + 1)) {
+        this.temps.push(t);
+      }
+      if (stop < end) yield;
     }
   }
 

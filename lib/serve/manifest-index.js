@@ -13,6 +13,17 @@ import { scanManifest, EXCLUDED } from './line-scan.js';
 
 /** @typedef {{ entry: import('../manifest.js').FileEntry } | { problem: string }} Parsed */
 
+/**
+ * How a reload is cut up (runIndexAsync()): lines scanned or added to the table between two
+ * yields, and the wait at each yield (the next turn of the event loop, after I/O). Tests and
+ * benchmarks set them; start-up runs in one piece.
+ */
+export const reloadSlices = {
+  lines: 1 << 15,
+  /** @type {() => Promise<unknown>} */
+  pause: () => new Promise((resolve) => setImmediate(resolve)),
+};
+
 export class ManifestIndex {
   /**
    * @param {import('./line-scan.js').LineScan} lines scanned
@@ -30,7 +41,19 @@ export class ManifestIndex {
     this.settings = head.settings;
     this.siteDictionary = head.siteDictionary?.path ?? null;
     this.table = new KeyTable(lines.n);
-    for (let i = 0; i < lines.n; i++) if (lines.keyLen[i] !== EXCLUDED) this.table.insert(i, lines.hashes[i], lines);
+  }
+
+  /**
+   * Add every line's path to the table, yielding between slices of `slice` lines.
+   * @param {number} slice
+   * @returns {Generator<void, void, void>}
+   */
+  *fill(slice) {
+    const { lines, table } = this;
+    for (let i = 0; i < lines.n; i++) {
+      if (lines.keyLen[i] !== EXCLUDED) table.insert(i, lines.hashes[i], lines);
+      if (i % slice === slice - 1) yield;
+    }
   }
 
   /**
@@ -43,8 +66,10 @@ export class ManifestIndex {
    * @returns {Generator<void, ManifestIndex, void>}
    */
   static *of(bytes, file, manifestRel) {
-    const { scan, head } = yield* scanManifest(bytes, file, manifestRel);
+    const slice = reloadSlices.lines;
+    const { scan, head } = yield* scanManifest(bytes, file, manifestRel, slice);
     const index = new ManifestIndex(scan, head, file);
+    yield* index.fill(slice);
     if (head.siteDictionary !== undefined) {
       const got = index.parsed(head.siteDictionary?.path);
       validateSiteDictionary(head, got !== null && 'entry' in got ? got.entry.hash : undefined, file);
@@ -129,7 +154,7 @@ export function runIndex(steps) {
 export async function runIndexAsync(steps) {
   let r = steps.next();
   while (!r.done) {
-    await new Promise((resolve) => setImmediate(resolve));
+    await reloadSlices.pause();
     r = steps.next();
   }
   return r.value;

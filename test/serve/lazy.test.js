@@ -1,7 +1,7 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { serveStatic } from '../../lib/serve/middleware.js';
-import { ManifestIndex, runIndex, runIndexAsync } from '../../lib/serve/manifest-index.js';
+import { ManifestIndex, runIndex, runIndexAsync, reloadSlices } from '../../lib/serve/manifest-index.js';
 import { manifestText } from '../../lib/manifest.js';
 import { pathsTouchedBy } from '../../lib/serve/file-events.js';
 import { BodyCache } from '../../lib/serve/body-cache.js';
@@ -111,6 +111,43 @@ test('a new manifest indexed in batches: requests in between get whole, current 
     expectWhole(res, next[n]);
   }
   expect((await s.get('/e/3/f3.txt')).status).toBe(404); // listed, not on disk
+});
+
+test('a reload in slices: between them the old manifest answers whole; the new one at once when done', async () => {
+  const names = Array.from({ length: 10 }, (_, i) => `d/p${i}.txt`);
+  const s = await serve(Object.fromEntries([...names.map((n, i) => [n, textOf(i)]), ['old.txt', textOf(50)]]), { watch: false });
+  for (const n of names.slice(0, 5)) expect((await s.get(`/${n}`, { 'accept-encoding': 'br' })).headers['content-encoding']).toBe('br');
+  // the next manifest: the same files without their br variants, old.txt gone, new.txt (on disk already) in
+  const newTxt = textOf(60);
+  await fs.writeFile(path.join(s.dir, 'new.txt'), newTxt);
+  const files = structuredClone(s.manifest.files);
+  delete files['old.txt'];
+  for (const e of Object.values(files)) delete e.variants.br;
+  files['new.txt'] = { size: Buffer.byteLength(newTxt), mtimeMs: (await fs.stat(path.join(s.dir, 'new.txt'))).mtimeMs, hash: hashOf(Buffer.from(newTxt)), variants: {} };
+  for (let i = 0; i < 300; i++) files[`e/${i % 5}/f${i}.txt`] = { size: 1, mtimeMs: 1, hash: hashOf(Buffer.from('x')), variants: {} };
+  await fs.writeFile(s.manifestPath, [...manifestText({ ...s.manifest, files })].join(''));
+  /** What every path gets now: each listed path whole, with br (old manifest) or gzip (new) */
+  const answers = async () => {
+    const got = await Promise.all(names.map((n) => s.get(`/${n}`, { 'accept-encoding': 'br, gzip' })));
+    got.forEach((res, k) => expectWhole(res, textOf(k)));
+    const encodings = new Set(got.map((res) => res.headers['content-encoding']));
+    expect(encodings.size).toBe(1);
+    return { encoding: [...encodings][0], old: (await s.get('/old.txt')).status, new: (await s.get('/new.txt')).status };
+  };
+  const saved = { ...reloadSlices };
+  /** @type {unknown[]} */
+  const between = [];
+  Object.assign(reloadSlices, { lines: 16, pause: async () => between.push(await answers()) });
+  try {
+    await s.mw.reload();
+  } finally {
+    Object.assign(reloadSlices, saved);
+  }
+  // 311 lines: their scan and their table in slices of 16, each time the old manifest answering
+  expect(between.length).toBeGreaterThanOrEqual(2 * Math.floor(311 / 16));
+  expect(new Set(between.map((b) => JSON.stringify(b)))).toEqual(new Set([JSON.stringify({ encoding: 'br', old: 200, new: 404 })]));
+  expect(await answers()).toEqual({ encoding: 'gzip', old: 404, new: 200 });
+  expectWhole(await s.get('/new.txt'), newTxt);
 });
 
 test('the body cache holds at most memoryBudget bytes under a request mix larger than it', async () => {
