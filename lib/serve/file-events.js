@@ -24,6 +24,7 @@ export function createWatcher({ manifest, onManifest, onFile }) {
   const watchers = new Map();
   const manifestDir = manifest === null ? null : path.dirname(manifest);
   const manifestName = manifest === null ? null : path.basename(manifest);
+  let stopAwaiting = () => {}; // waiting for the manifest's folder to come back
   let closed = false;
 
   /** @param {string} dir */
@@ -45,8 +46,11 @@ export function createWatcher({ manifest, onManifest, onFile }) {
         if (dir === manifestDir && name === manifestName) onManifest();
         onFile(path.join(dir, name));
       });
-    } catch {
-      return; // folder gone or not watchable: the next reload tries again
+    } catch (err) {
+      // gone or not watchable: the next reload tries again, but none comes for a manifest folder gone
+      const gone = /** @type {NodeJS.ErrnoException} */ (err).code === 'ENOENT';
+      if (dir === manifestDir && gone) stopAwaiting = awaitFolder(dir, stopAwaiting, () => [watch(dir), onManifest()]);
+      return;
     }
     w.on('error', () => drop(dir, w));
     watchers.set(dir, { w, dev: st.dev, ino: st.ino });
@@ -68,6 +72,8 @@ export function createWatcher({ manifest, onManifest, onFile }) {
       drop(d, x.w);
       onFile(path.join(d, '*')); // its bodies are not sent again, even if the reload fails (folder gone)
     }
+    // the manifest's folder at once (the new one, or awaited): a reload that finds no manifest watches nothing
+    if (manifestDir !== null && isInside(dir, manifestDir)) watch(manifestDir);
     onManifest();
   }
 
@@ -93,11 +99,46 @@ export function createWatcher({ manifest, onManifest, onFile }) {
 
   function close() {
     closed = true;
+    stopAwaiting();
     for (const { w } of watchers.values()) w.close();
     watchers.clear();
   }
 
   return { update, close, size: () => watchers.size };
+}
+
+/**
+ * Watch the parent of the missing folder `dir` until a folder of that name is there, then call
+ * `back` once (its parent missing too: never). Stops the wait `previous` first.
+ * @param {string} dir
+ * @param {() => void} previous
+ * @param {() => unknown} back
+ * @returns {() => void} stops waiting
+ */
+function awaitFolder(dir, previous, back) {
+  previous();
+  /** @type {fs.FSWatcher | null} */
+  let w = null;
+  let done = false;
+  const stop = () => {
+    done = true;
+    w?.close();
+  };
+  const check = () => {
+    if (done || !fs.existsSync(dir)) return;
+    stop();
+    back();
+  };
+  try {
+    w = fs.watch(path.dirname(dir), { persistent: false }, (_event, name) => {
+      if (name === null || name === undefined || String(name) === path.basename(dir)) check();
+    });
+    w.on('error', stop);
+  } catch {
+    return stop;
+  }
+  queueMicrotask(check); // made before this watch began
+  return stop;
 }
 
 /**
