@@ -77,9 +77,16 @@ export function lower(h) {
  *   one request as the DevTools protocol saw it: headers really sent, response headers, bytes on the wire
  */
 
+/** A fail-safe far above the normal time (milliseconds) for a request's DevTools events to come. */
+const EVENTS_MS = 30_000;
+
 /**
  * Launch Chromium (puppeteer-core) with a profile of its own and one page whose network traffic is
  * recorded into `net` (by request id); `onFinished` sees each request as its body has arrived.
+ * `complete(match, need)` resolves with the request whose URL passes `match` once the parts `need`
+ * (by default the headers sent, the response and its end) have come: the DevTools protocol sends
+ * them apart (the headers really sent may come after the response, even after the page's load
+ * event), so a test reads a request only once what it reads is there.
  * @param {string} executablePath
  * @param {string} userDataDir
  * @param {(r: Seen) => void} [onFinished]
@@ -98,14 +105,40 @@ export async function recordedBrowser(executablePath, userDataDir, onFinished = 
   await cdp.send('Network.enable');
   /** @type {Map<string, Seen>} */
   const net = new Map();
-  const at = (id) => /** @type {Seen} */ (net.get(id) ?? net.set(id, {}).get(id));
-  cdp.on('Network.requestWillBeSent', (e) => void (at(e.requestId).url = e.request.url));
-  cdp.on('Network.requestWillBeSentExtraInfo', (e) => void (at(e.requestId).sent = lower(e.headers)));
-  cdp.on('Network.responseReceived', (e) => void (at(e.requestId).headers = lower(e.response.headers)));
-  cdp.on('Network.loadingFinished', (e) => {
-    const r = at(e.requestId);
+  /** @type {Set<() => void>} */
+  const waiters = new Set();
+  /** @param {string} id @param {(r: Seen) => void} set */
+  const record = (id, set) => {
+    set(/** @type {Seen} */ (net.get(id) ?? net.set(id, {}).get(id)));
+    for (const w of [...waiters]) w();
+  };
+  cdp.on('Network.requestWillBeSent', (e) => record(e.requestId, (r) => void (r.url = e.request.url)));
+  cdp.on('Network.requestWillBeSentExtraInfo', (e) => record(e.requestId, (r) => void (r.sent = lower(e.headers))));
+  cdp.on('Network.responseReceived', (e) => record(e.requestId, (r) => void (r.headers = lower(e.response.headers))));
+  cdp.on('Network.loadingFinished', (e) => record(e.requestId, (r) => {
     r.wire = e.encodedDataLength;
     onFinished(r);
+  }));
+  /**
+   * @param {(url: string) => boolean} match
+   * @param {('sent' | 'headers' | 'wire')[]} [need] a blocked response (a 404 as a script) has no end
+   * @returns {Promise<Seen>}
+   */
+  const complete = (match, need = ['sent', 'headers', 'wire']) => new Promise((resolve, reject) => {
+    const check = () => {
+      const r = [...net.values()].find((x) => x.url !== undefined && match(x.url) && need.every((k) => x[k] !== undefined));
+      if (r === undefined) return;
+      waiters.delete(check);
+      clearTimeout(timer);
+      resolve(r);
+    };
+    const timer = setTimeout(() => {
+      waiters.delete(check);
+      const seen = [...net.values()].filter((x) => x.url !== undefined && match(x.url));
+      reject(new Error(`no complete request within ${EVENTS_MS} ms; matching: ${JSON.stringify(seen)}`));
+    }, EVENTS_MS);
+    waiters.add(check);
+    check();
   });
-  return { browser, page, net };
+  return { browser, page, net, complete };
 }

@@ -23,6 +23,8 @@ else if (!ready) console.warn(`browser test skipped: Node ${process.version} can
 const here = path.dirname(fileURLToPath(import.meta.url));
 const VITE_RUN = path.join(here, '../helpers/vite-run.js');
 const modules = path.resolve(here, '../../node_modules');
+/** Fail-safe for Chromium to store the dictionary (milliseconds; it takes a few probes). */
+const STORE_MS = 30_000;
 
 let work;
 let store;
@@ -68,19 +70,21 @@ async function scenario(name, serve) {
   const dist = await buildApp(root, 'v1', 'preact-v1');
   let served = await serve(dist, 0);
   const { origin } = served;
-  const { browser, page, net } = await recordedBrowser(CHROMIUM, path.join(work, `profile-${name}`));
+  const { browser, page, net, complete } = await recordedBrowser(CHROMIUM, path.join(work, `profile-${name}`));
   try {
     await page.goto(`${origin}/`, { waitUntil: 'load' });
     expect(await page.evaluate(() => /** @type {any} */ (window).__app)).toBe('v1');
     const oldJs = fs.readdirSync(path.join(dist, 'assets')).find((n) => /^index-[^.]*\.js$/.test(n));
-    const oldResponse = [...net.values()].find((r) => r.url?.endsWith(`/assets/${oldJs}`));
+    const oldResponse = await complete((u) => u.endsWith(`/assets/${oldJs}`));
     expect(oldResponse?.headers?.['use-as-dictionary']).toBe('match="index-*.js", match-dest=("script")');
     expect(oldResponse?.headers?.['cache-control']).toBe('public, max-age=31536000, immutable');
 
     // Chromium stores the dictionary once the response is complete: wait until a script request
-    // that matches the pattern carries Available-Dictionary (each probe is a 404).
+    // that matches the pattern carries Available-Dictionary (each probe is a 404, read once its
+    // headers sent have come), up to a fail-safe far above the normal time.
     let stored = false;
-    for (let i = 0; i < 50 && !stored; i++) {
+    const deadline = Date.now() + STORE_MS;
+    for (let i = 0; !stored && Date.now() < deadline; i++) {
       net.clear();
       await page.evaluate((src) => new Promise((resolve) => {
         const s = document.createElement('script');
@@ -88,7 +92,8 @@ async function scenario(name, serve) {
         s.onerror = s.onload = () => resolve(undefined);
         document.head.append(s);
       }), `/assets/index-probe${i}.js`);
-      stored = [...net.values()].some((r) => r.url?.endsWith(`/assets/index-probe${i}.js`) && r.sent?.['available-dictionary'] !== undefined);
+      const probe = await complete((u) => u.endsWith(`/assets/index-probe${i}.js`), ['sent']);
+      stored = probe.sent?.['available-dictionary'] !== undefined;
     }
     expect(stored).toBe(true);
 
@@ -108,7 +113,7 @@ async function scenario(name, serve) {
     expect(await page.evaluate(() => /** @type {any} */ (window).__app)).toBe('v2');
     expect(await page.$eval('#out', (el) => el.textContent)).toBe('app v2, answer 42');
 
-    const js = [...net.values()].find((r) => r.url?.endsWith(`/assets/${newJs}`));
+    const js = await complete((u) => u.endsWith(`/assets/${newJs}`));
     expect(js?.sent?.['available-dictionary']).toBe(`:${dictHash}:`);
     expect(js?.sent?.['accept-encoding']).toMatch(/\bdc[bz]\b/);
     const encoding = js?.headers?.['content-encoding'];

@@ -36,17 +36,17 @@ afterAll(() => fsp.rm(work, { recursive: true, force: true }));
   const served = await expressServer(dist);
   /** @type {(() => void) | null} */
   let onDictionary = null;
-  const { browser, page, net } = await recordedBrowser(CHROMIUM, path.join(work, 'profile'), (r) => {
+  const { browser, page, net, complete } = await recordedBrowser(CHROMIUM, path.join(work, 'profile'), (r) => {
     if (r.url?.endsWith(`/${dictPath}`)) onDictionary?.();
   });
   try {
     const dictionaryLoaded = new Promise((resolve) => void (onDictionary = () => resolve(undefined)));
 
     await page.goto(`${served.origin}/`, { waitUntil: 'load' });
-    const first = [...net.values()].find((r) => r.url === `${served.origin}/`);
+    const first = await complete((u) => u === `${served.origin}/`);
     expect(first?.headers?.link).toBe(`<./${dictPath}>; rel="compression-dictionary"`);
     await dictionaryLoaded;
-    const dict = [...net.values()].find((r) => r.url?.endsWith(`/${dictPath}`));
+    const dict = await complete((u) => u.endsWith(`/${dictPath}`));
     expect(dict?.headers?.['use-as-dictionary']).toBe('match="*", match-dest=("document")');
     expect(dict?.headers?.['cache-control']).toBe('public, max-age=31536000, immutable');
     expect(dict?.headers?.['content-encoding']).toBe('br');
@@ -57,8 +57,8 @@ afterAll(() => fsp.rm(work, { recursive: true, force: true }));
     for (const p of pages.slice(1)) {
       net.clear();
       await page.goto(`${served.origin}/${p.rel}`, { waitUntil: 'load' });
-      const nav = [...net.values()].find((r) => r.url === `${served.origin}/${p.rel}`);
-      if (nav?.sent?.['available-dictionary'] !== undefined) {
+      const nav = await complete((u) => u === `${served.origin}/${p.rel}`);
+      if (nav.sent?.['available-dictionary'] !== undefined) {
         hit = { p, nav };
         break;
       }
