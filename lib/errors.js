@@ -39,3 +39,24 @@ export function describe(value) {
 export function optionError(name, expected, got) {
   return new PrecompressorError('ERR_PRECOMPRESSOR_OPTION', `Expected ${name} to be ${expected}, got ${describe(got)}`);
 }
+
+/**
+ * An error as plain data, to cross to another thread or process (errorFromData() makes it again).
+ * @param {unknown} err
+ * @returns {{ name?: string, code?: string, path?: string, message: string }}
+ */
+export function errorData(err) {
+  const e = /** @type {any} */ (err);
+  return { name: e?.name, code: e?.code, path: e?.path, message: e?.message ?? String(err) };
+}
+
+/**
+ * The error errorData() described: a PrecompressorError keeps its class, code and path.
+ * @param {{ name?: string, code?: string, path?: string, message: string }} e
+ */
+export function errorFromData(e) {
+  if (e.name === 'PrecompressorError' && typeof e.code === 'string') {
+    return new PrecompressorError(e.code, e.message, { path: e.path });
+  }
+  return Object.assign(new Error(e.message), e.code === undefined ? {} : { code: e.code });
+}

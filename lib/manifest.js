@@ -601,11 +601,16 @@ function stepSync(steps, [op, ...args]) {
  * @returns {Manifest}
  */
 export function buildManifest({ tool, settings, files, siteDictionary = null }) {
-  const entries = files instanceof Map ? [...files] : Object.entries(files);
-  entries.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  const map = files instanceof Map ? files : new Map(Object.entries(files));
+  // The paths sorted, not [path, entry] pairs: on a big site those pairs are the peak of a pass.
+  const rels = [...map.keys()].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+  // (fromEntries: a file named `__proto__` is an own key, as JSON.parse makes it)
+  const sorted = Object.fromEntries((function* inOrder() {
+    for (const rel of rels) yield [rel, /** @type {FileEntry} */ (map.get(rel))];
+  })());
   const generatedAt = new Date().toISOString();
   /** @type {Manifest} */
-  const m = { schema: SCHEMA_VERSION, tool, settings, generatedAt, files: Object.fromEntries(entries) };
+  const m = { schema: SCHEMA_VERSION, tool, settings, generatedAt, files: sorted };
   if (siteDictionary !== null) m.siteDictionary = siteDictionary;
   return m;
 }

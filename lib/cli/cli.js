@@ -112,8 +112,8 @@ async function runCompress(argv, stdout, stderr) {
   let report;
   try {
     // loaded here, not at start: `precompressor serve` never needs the compressor
-    const { precompress } = await import('../compress/precompress.js');
-    report = await precompress(String(argv.dir), { ...apiOptionsFromArgv(argv), onProgress });
+    const { precompressInThread } = await import('./compress-thread.js');
+    report = await precompressInThread(String(argv.dir), apiOptionsFromArgv(argv), onProgress);
   } catch (err) {
     stderr.write(`precompressor: ${printable(withFlagNames(/** @type {Error} */ (err).message, CLI_FLAGS))}\n`);
     return 2;

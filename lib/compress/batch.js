@@ -126,7 +126,7 @@ async function finishBatch(p, rels, records, state) {
   await p.cache.finish(p.report, { scan: false }); // a batch costs what it touches: the next whole pass evicts
   // The batch's own entries: its report counts the files it looked at.
   const manifest = buildManifest({ tool: p.tool, settings: p.settings, files: p.entries });
-  const held = p.decisions.filter((d) => d.action === 'hold').map((d) => d.file.rel);
+  const held = p.decisions.map((d) => d.file.rel);
   const report = {
     ...p.report.finish(manifest),
     deltas: deltas.summary, siteDictionary: site?.summary ?? noSiteDictionary(), cache: p.cache.summary(),

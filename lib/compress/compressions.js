@@ -17,7 +17,7 @@ const LONG_JOB_COST = 256 * 1024;
 const MAX_ATTEMPTS = 3;
 
 /** Files under way at once (their tasks submitted to the pool, or about to be): see Admission. */
-const ADMITTED = 512;
+const ADMITTED = 64;
 
 /**
  * @typedef {import('../options.js').Encoding} Encoding
@@ -179,8 +179,11 @@ export class Compressions {
     return this.files.drain();
   }
 
+  /** Stop the workers and remove the temp folder (again: nothing to do). */
   async close() {
     await this.pool.close();
-    if (this.tempDir) await this.tempDir.then(removeTemp, () => {});
+    const { tempDir } = this;
+    this.tempDir = null;
+    if (tempDir) await tempDir.then(removeTemp, () => {});
   }
 }

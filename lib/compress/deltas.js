@@ -151,7 +151,10 @@ export async function addDeltas(input) {
  * @param {Map<string, import("../manifest.js").FileEntry>} entries
  */
 function dictionaryState(entries) {
-  return JSON.stringify([...entries].filter(([, e]) => e.dictionary !== undefined));
+  // One entry at a time: a copy of a big site's entries as pairs would be the pass's peak.
+  let state = '';
+  for (const [rel, e] of entries) if (e.dictionary !== undefined) state += `${JSON.stringify([rel, e])},`;
+  return state;
 }
 
 /**

@@ -12,10 +12,10 @@ import { absPath } from '../paths.js';
  * @typedef {{ opts: import('../options.js').Options, report: import('./report.js').Report,
  *   settings: Manifest['settings'], tool: string, previous: Manifest | null, failed: Set<string>,
  *   removals: { rel: string, why: string }[],
- *   decisions: import('./plan.js').Decision[], fresh: number, encodingsOf(rel: string): readonly string[],
- *   found: Map<string, { dev?: number, ino?: number }> }} PassResult
- *   decisions: all but the fresh ones (`fresh` counts those); found: what the walk found at each path
- *   that may be removed
+ *   decisions: import('./plan.js').Decision[], decided: number, fresh: number,
+ *   encodingsOf(rel: string): readonly string[], found: Map<string, { dev?: number, ino?: number }> }} PassResult
+ *   decisions: the held files' (`hold`); decided: how many decisions were made, all but the fresh ones
+ *   (`fresh` counts those); found: what the walk found at each path that may be removed
  */
 
 /**
@@ -78,7 +78,7 @@ function untouched(pass, deltasChanged) {
   const { previous } = pass;
   if (deltasChanged || previous === null || previous.tool !== pass.tool) return false;
   if (!sameSettings(previous.settings, pass.settings) || pass.removals.length > 0 || pass.failed.size > 0 ||
-    pass.decisions.length > 0) return false;
+    pass.decided > 0) return false;
   let listed = 0;
   for (const rel in previous.files) if (Object.hasOwn(previous.files, rel)) listed++;
   return listed === pass.fresh;
@@ -129,7 +129,7 @@ export async function finishOutputs(pass) {
   const manifest = untouched(pass, changed) ? pass.previous : await writeIfChanged(pass,
     buildManifest({ tool: pass.tool, settings: pass.settings, files: pass.entries, siteDictionary }), changed);
   await pass.cache.finish(pass.report);
-  const held = pass.decisions.filter((d) => d.action === 'hold').map((d) => d.file.rel);
+  const held = pass.decisions.map((d) => d.file.rel);
   const report = {
     ...pass.report.finish(manifest),
     deltas: deltas.summary, siteDictionary: site.summary, cache: pass.cache.summary(),

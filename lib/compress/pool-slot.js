@@ -13,6 +13,9 @@ export const WAITING = 0;
 export const CLAIMED = 1;
 const REVOKED = 2;
 
+/** A worker's young generation, in MB (see spawn()). */
+const YOUNG_MB = 4;
+
 /** One CPU slot: its worker thread (started on demand), the batches in flight on it and their cost. */
 export class Slot {
   /** @type {Worker | null} */
@@ -131,7 +134,7 @@ export class Slot {
   spawn() {
     // A small young generation: a worker allocates little on its heap (its buffers live outside it),
     // and the default one is a large part of what each worker adds to the RSS.
-    const worker = new Worker(this.workerUrl, { resourceLimits: { maxYoungGenerationSizeMb: 12 } });
+    const worker = new Worker(this.workerUrl, { resourceLimits: { maxYoungGenerationSizeMb: YOUNG_MB } });
     this.worker = worker;
     const { events } = this;
     /** @typedef {{ error?: { message: string, code?: string, changed?: boolean }, result?: unknown }} Reply */

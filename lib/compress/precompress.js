@@ -128,9 +128,11 @@ export class Pass {
   /** @type {Promise<void>[]} hashing jobs (skipped files, changed-stat files to verify) */
   hashJobs = [];
   /** @type {Manifest | null} */ previous = null;
-  /** @type {Decision[]} every decision but `fresh` (those are in `entries` as the walk finds them) */
+  /** @type {Decision[]} every decision but `fresh` (those are in `entries` as the walk finds them); from
+   * execute() on, the held ones */
   decisions = [];
   /** number of fresh files */ fresh = 0;
+  /** number of decisions made (all but `fresh`), once execute() has kept only the held ones */ decided = 0;
   /** @type {Map<string, number>} delta files found by the walk (path → size) */
   deltasOnDisk = new Map();
   /** @type {{ user: Set<string>, blocked: Map<string, Set<string>> }} files of the user's at our output paths */
@@ -182,12 +184,17 @@ export class Pass {
       if (d.action === 'compress') toCompress.push(d.file);
       else this.act(d);
     }
+    // Only the held ones are read again (by finish): the others, a walk entry each, are let go.
+    this.decided = this.decisions.length;
+    this.decisions = this.decisions.filter((d) => d.action === 'hold');
     // Largest (most expensive) work first, so that one big bundle does not finish last.
     this.report.plan(toCompress, (rel) => this.encodingsOf(rel));
     for (const file of toCompress) this.work.schedule(file);
     this.work.flush();
     await Promise.all(this.hashJobs);
     await this.work.drain();
+    // The workers' memory is given back before the manifest is built, the peak of a big pass.
+    await this.work.close();
     return this.steps.finish(this);
   }
 

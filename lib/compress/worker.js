@@ -2,12 +2,16 @@ import { parentPort } from 'node:worker_threads';
 import { loadEncoder } from './encode.js';
 import { compressBufferedSync } from './compress-buffered.js';
 import { claimBatch } from './pool.js';
+import { collector, paceCollections } from '../heap-pace.js';
 
 /**
  * Worker thread: compress a batch of files per message, synchronously (compress-buffered.js).
  * Sync zlib in a worker avoids the main-thread round trip per output chunk that async zlib makes,
  * and is not capped by libuv's shared 4-thread pool.
  */
+
+// Paced where the process exposes gc() (the command line's pass does: lib/heap-pace.js).
+paceCollections(collector({ expose: false }));
 
 /** One batch of tasks (see lib/compress/pool.js), one reply with a result or an error per task. */
 parentPort?.on('message', async ({ id, tasks, claim }) => {

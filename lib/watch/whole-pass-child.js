@@ -1,5 +1,6 @@
 import { once } from 'node:events';
 import { passWithLinks } from './pass-links.js';
+import { errorData } from '../errors.js';
 
 /**
  * The child process of lib/watch/whole-pass.js: one whole pass, then the manifest as one JSON
@@ -27,6 +28,5 @@ try {
   const lines = rels.map((rel) => JSON.stringify(files[rel]));
   send({ type: 'done', report, held, head, rels, lines, links });
 } catch (err) {
-  const e = /** @type {any} */ (err);
-  send({ type: 'failed', error: { name: e?.name, code: e?.code, path: e?.path, message: e?.message ?? String(err) } });
+  send({ type: 'failed', error: errorData(err) });
 }

@@ -2,7 +2,7 @@ import { fork } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { passWithLinks } from './pass-links.js';
 import { ManifestRecords } from '../compress/manifest-records.js';
-import { PrecompressorError } from '../errors.js';
+import { errorFromData } from '../errors.js';
 
 /**
  * Watch mode's whole pass (the first, and after events that cannot be trusted) in a child process
@@ -39,7 +39,7 @@ export async function wholePass(root, options, holdOut, manifest) {
       child.on('message', (/** @type {any} */ msg) => {
         if (msg.type === 'hold?') child.send([...holdOut.files.keys()]);
         else if (msg.type === 'done') resolve(msg);
-        else if (msg.type === 'failed') reject(errorOf(msg.error));
+        else if (msg.type === 'failed') reject(errorFromData(msg.error));
       });
       child.once('error', reject);
       child.once('exit', (code, signal) => {
@@ -75,15 +75,4 @@ function sendable(options) {
   } catch {
     return false;
   }
-}
-
-/**
- * The pass's error as thrown in the thread: a PrecompressorError keeps its code and path.
- * @param {{ name?: string, code?: string, path?: string, message: string }} e
- */
-function errorOf(e) {
-  if (e.name === 'PrecompressorError' && typeof e.code === 'string') {
-    return new PrecompressorError(e.code, e.message, { path: e.path });
-  }
-  return Object.assign(new Error(e.message), e.code === undefined ? {} : { code: e.code });
 }

@@ -1,0 +1,19 @@
+import { parentPort, workerData } from 'node:worker_threads';
+import { precompress } from '../compress/precompress.js';
+import { errorData } from '../errors.js';
+import { collector, paceCollections } from '../heap-pace.js';
+
+/** The pass thread of compress-thread.js: one precompress(), its progress, then its report or error. */
+const port = /** @type {import('node:worker_threads').MessagePort} */ (parentPort);
+const { dir, options, progress } = /** @type {{ dir: string, options: object, progress: boolean }} */ (workerData);
+const onProgress = progress
+  ? (/** @type {unknown} */ p) => port.postMessage({ type: 'progress', progress: p })
+  : undefined;
+const stopPacing = paceCollections(collector({ expose: true }));
+try {
+  port.postMessage({ type: 'done', report: await precompress(dir, { ...options, onProgress }) });
+} catch (err) {
+  port.postMessage({ type: 'failed', error: errorData(err) });
+} finally {
+  stopPacing();
+}
