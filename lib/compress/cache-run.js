@@ -51,13 +51,13 @@ async function assertCache(dir) {
 const SHARD_TEMP = /^\.[0-9a-f]{64}\.\d+-[0-9a-f]{12}\.pctmp$/;
 
 /**
- * Every entry of the cache with its size and mtime: regular files named by their key that hold a
- * whole entry of that key, in shard folders that are not symlinks; temps of processes that are
- * gone are removed. Anything else (another tool's blobs, a symlink) is neither counted nor removed.
+ * Visit every entry of the cache with its size and mtime: regular files named by their key that
+ * hold a whole entry of that key, in shard folders that are not symlinks; temps of processes that
+ * are gone are removed. Anything else (another tool's blobs, a symlink) is neither visited nor removed.
  * @param {string} dir
+ * @param {(file: string, size: number, mtimeMs: number) => void} visit
  */
-async function scan(dir) {
-  const entries = [];
+async function scan(dir, visit) {
   const shards = await fsp.readdir(dir, { withFileTypes: true }).catch(() => []);
   for (const shard of shards) {
     if (!SHARD_NAME.test(shard.name) || !shard.isDirectory()) continue; // a symlink is not entered
@@ -70,23 +70,40 @@ async function scan(dir) {
       }
       if (!ENTRY_NAME.test(name) || !name.startsWith(shard.name)) continue;
       const st = await fsp.lstat(file).catch(() => null);
-      if (st?.isFile() && entryRecordAt(file, name) !== null) {
-        entries.push({ file, size: st.size, mtimeMs: st.mtimeMs });
-      }
+      if (st?.isFile() && entryRecordAt(file, name) !== null) visit(file, st.size, st.mtimeMs);
     }
   }
-  return entries;
 }
 
 /**
- * Remove the least recently used entries until the cache holds at most `maxSize` bytes.
+ * How many entries the cache holds and their bytes (one scan, nothing kept per entry).
+ * @param {string} dir
+ */
+async function measure(dir) {
+  let entries = 0;
+  let bytes = 0;
+  await scan(dir, (file, size) => {
+    entries++;
+    bytes += size;
+  });
+  return { entries, bytes };
+}
+
+/**
+ * Remove the least recently used entries until the cache holds at most `maxSize` bytes. A cache
+ * within its cap is only measured: a list of every entry (10^5 after a big site's first build)
+ * is made only when some must go.
  * @param {string} dir
  * @param {number} maxSize
  * @returns {Promise<{ entries: number, bytes: number, removed: number, freed: number }>} what is left, and what went
  */
 export async function prune(dir, maxSize) {
   if (!(await assertCache(dir))) return { entries: 0, bytes: 0, removed: 0, freed: 0 };
-  const entries = await scan(dir);
+  const sum = await measure(dir);
+  if (sum.bytes <= maxSize) return { ...sum, removed: 0, freed: 0 };
+  /** @type {{ file: string, size: number, mtimeMs: number }[]} */
+  const entries = [];
+  await scan(dir, (file, size, mtimeMs) => entries.push({ file, size, mtimeMs }));
   let bytes = entries.reduce((n, e) => n + e.size, 0);
   let removed = 0;
   let freed = 0;
@@ -106,9 +123,9 @@ export async function prune(dir, maxSize) {
  * @param {string} dir
  */
 export async function info(dir) {
-  const entries = await scan(dir);
+  const { entries, bytes } = await measure(dir);
   const lastRun = await fsp.readFile(path.join(dir, LAST_RUN), 'utf8').then(JSON.parse, () => null);
-  return { dir, entries: entries.length, bytes: entries.reduce((n, e) => n + e.size, 0), lastRun };
+  return { dir, entries, bytes, lastRun };
 }
 
 /**
