@@ -4,6 +4,7 @@ import path from 'node:path';
 import crypto from 'node:crypto';
 import { createRequire } from 'node:module';
 import { READ_NOFOLLOW, tempPathFor, writeAtomicSync } from '../fs-atomic.js';
+import { sha256 } from '../manifest.js';
 
 /**
  * The variant cache: compressed bytes kept outside the output folder, content-addressed, so that a
@@ -69,11 +70,9 @@ const KEY_HEAD = `${JSON.stringify([SCHEMA, ENCODERS]).slice(0, -1)},`;
 export function cacheKey(kind, sourceHash, params) {
   // The same bytes as JSON.stringify([SCHEMA, ENCODERS, kind, sourceHash, params]), the constant head serialised once.
   const tail = JSON.stringify([kind, sourceHash, params]).slice(1);
-  return crypto.createHash('sha256').update(KEY_HEAD).update(tail).digest('hex');
+  return sha256(KEY_HEAD + tail, 'hex');
 }
 
-const sha256 = (/** @type {string | NodeJS.ArrayBufferView} */ buf) =>
-  crypto.createHash('sha256').update(buf).digest('hex');
 const entryPath = (/** @type {string} */ dir, /** @type {string} */ key) => path.join(dir, key.slice(0, 2), key);
 
 /**
@@ -246,7 +245,7 @@ export function readBytesSync(entry) {
   } catch {
     data = null;
   }
-  if (data === null || sha256(data) !== entry.sha256) {
+  if (data === null || sha256(data, 'hex') !== entry.sha256) {
     discard(entry.file);
     return null;
   }
@@ -264,7 +263,7 @@ export function readBytesSync(entry) {
 function entryContent(key, data, size, encodeMs) {
   /** @type {EntryRecord} */
   const rec = {
-    key, size, bytes: data === null ? 0 : data.length, sha256: data === null ? null : sha256(data), encodeMs,
+    key, size, bytes: data === null ? 0 : data.length, sha256: data === null ? null : sha256(data, 'hex'), encodeMs,
   };
   return data === null ? trailer(rec) : Buffer.concat([data, trailer(rec)]);
 }
