@@ -20,13 +20,14 @@ import { sha256 } from '../manifest.js';
  * - **Entry** `<dir>/<2 hex>/<64 hex key>`: the compressed bytes, then a trailer: a JSON record
  *   (key, size, SHA-256 of the bytes, encode time), its length (4 bytes) and MAGIC. One file,
  *   written to a temp file beside it and renamed: a reader sees a whole entry or none.
- * - **Use**: the record is read and checked (magic, lengths, key); the entry is copied
- *   (copy-on-write where the file system can) to a temp file, cut to the bytes, and those must
- *   decode to exactly the source's bytes before the temp is renamed into place. The record's own
- *   size and SHA-256 only catch damage: whoever can write the folder can recompute them, so only
- *   the decode proves a variant. Anything that fails is removed from the cache and the variant is
- *   encoded again: neither a damaged nor a rewritten entry reaches the output.
- * - **Bounded**: a hit sets the entry's mtime (least recently used = oldest mtime); after a run
+ * - **Use**: the record is read and checked (magic, lengths, key); the bytes, read through the
+ *   same descriptor, must decode to exactly the source's bytes before they are written to the
+ *   output (lib/compress/cache-take.js). The record's own size and SHA-256 only catch damage:
+ *   whoever can write the folder can recompute them, so only the decode proves a variant. Anything
+ *   that fails is removed from the cache and the variant is encoded again: neither a damaged nor a
+ *   rewritten entry reaches the output.
+ * - **Bounded**: a hit sets the entry's mtime (least recently used = oldest mtime), once per run
+ *   (cache-take.js, markUsed()); after a run
  *   that wrote entries, the oldest are removed until the cache fits `cacheMaxSize`
  *   (lib/compress/cache-run.js: a pass's counters, eviction, info, prune, clear).
  */
