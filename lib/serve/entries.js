@@ -1,6 +1,7 @@
 import path from 'node:path';
 import { checkEntry, runAsync } from './load.js';
 import { buildEntry, settingsTagOf } from './table.js';
+import { SiteLink } from './site-link.js';
 
 /**
  * The entries built from one manifest (one ManifestIndex): a path's entry is built on its first
@@ -44,7 +45,8 @@ export class Entries {
     this.parts = parts;
     this.tctx = {
       root: parts.opts.root, opts: parts.opts, maskOf: parts.maskOf,
-      settingsTag: settingsTagOf(index.settings), siteDictionary: index.siteDictionary,
+      settingsTag: settingsTagOf(index.settings),
+      siteLink: index.siteDictionary === null ? null : new SiteLink(index.siteDictionary),
     };
   }
 
