@@ -15,18 +15,21 @@ import { absPath } from '../paths.js';
  * @typedef {{
  *   encoding: string, file: string, size: number, etag: string, lastModified: string,
  *   mtimeMs: number, body: Buffer | null, head: string[], head304: string[],
- *   stat: { size: number, mtime: Date, mtimeMs: number }, dev: number, ino: number, used: boolean, ringed: boolean,
+ *   stat: { size: number, mtime: Date, mtimeMs: number }, dev: number, ino: number,
+ *   used: boolean, prev: import('./clock.js').Ringed | null, next: import('./clock.js').Ringed | null,
  *   linked: string[][] | null,
  * }} Rep  dev/ino: the file checked at load (a descriptor opened later must be that file; -1 when unknown);
- *   body: held by the body cache (lib/serve/body-cache.js), which also keeps `used` and `ringed`;
+ *   body: held by the body cache (lib/serve/body-cache.js), which also keeps `used`, `prev` and `next`;
  *   linked: `head` with the site dictionary's Link, by URL depth (lib/serve/site-link.js)
  * @typedef {{
  *   rel: string, path: string, src: import('../manifest.js').FileEntry, type: string,
  *   vary: boolean, mask: number, stale: boolean, identity: Rep, reps: Record<string, Rep>,
  *   memory: string[], varyValue: string, deltas: Map<string, { dcb?: Rep, dcz?: Rep }> | null,
  *   link: import('./site-link.js').SiteLink | null,
+ *   used: boolean, prev: import('./clock.js').Ringed | null, next: import('./clock.js').Ringed | null,
  * }} Entry  deltas: by dictionary hash (standard base64), the deploy deltas (lib/serve/dictionary.js);
- *   link: the site dictionary an HTML page links to (its `Link` header, added per response, depends on the URL)
+ *   used, prev, next: kept by Entries (lib/serve/entries.js, its Clock); link: the site dictionary an HTML page
+ *   links to (its `Link` header, added per response, depends on the URL)
  * @typedef {{
  *   stale: boolean, file: string, variants: Record<string, string>, bodies: Record<string, Buffer>,
  *   memory: string[], deltas?: Record<string, string>, ids?: Record<string, { dev: number, ino: number }>,
@@ -117,7 +120,7 @@ function makeRep(encoding, file, size, etag, mtimeMs, body, entryInfo, opts, id 
   const stat = Object.freeze({ size, mtimeMs, mtime: new Date(Math.round(mtimeMs)) });
   return {
     encoding, file, size, etag, lastModified, mtimeMs, body, head, head304, stat,
-    dev: id.dev, ino: id.ino, used: false, ringed: false, linked: null,
+    dev: id.dev, ino: id.ino, used: false, prev: null, next: null, linked: null,
   };
 }
 
@@ -191,7 +194,7 @@ export function buildEntry(rel, src, ctx, check) {
   return {
     rel, path: logical, src, type: info.type, vary: info.vary, mask: ctx.maskOf(present),
     stale: check?.stale ?? false, identity, reps, memory: check?.memory ?? [], varyValue: info.varyValue,
-    deltas: deltas.size > 0 ? deltas : null, link,
+    deltas: deltas.size > 0 ? deltas : null, link, used: false, prev: null, next: null,
   };
 }
 
