@@ -222,8 +222,9 @@ export function lookupSync(dir, key) {
 
 /**
  * Mark an entry as just used (its mtime orders eviction): through `fd`, the descriptor it was read
- * through, else by its path without following a symlink; only while its shard folder is a real
- * folder (inRealShard()). A read-only cache is still used.
+ * through, else (or where a descriptor opened for reading cannot set times: Windows) by its path
+ * without following a symlink; only while its shard folder is a real folder (inRealShard()). A
+ * read-only cache is still used.
  * @param {string} file
  * @param {number} [fd]
  */
@@ -231,10 +232,23 @@ export function touch(file, fd) {
   const now = new Date();
   try {
     if (!inRealShard(file)) return;
-    if (fd === undefined) fs.lutimesSync(file, now, now);
-    else fs.futimesSync(fd, now, now);
+    if (fd !== undefined && trySync(() => fs.futimesSync(fd, now, now))) return;
+    fs.lutimesSync(file, now, now);
   } catch {
     // read-only cache: eviction order is then the order of writing
+  }
+}
+
+/**
+ * Did `fn` run without throwing?
+ * @param {() => void} fn
+ */
+function trySync(fn) {
+  try {
+    fn();
+    return true;
+  } catch {
+    return false;
   }
 }
 
