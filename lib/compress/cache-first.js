@@ -61,6 +61,17 @@ export function poolShares({ left, tried, spentMs }) {
   return tried >= PACE_SAMPLE && (left * spentMs) / tried > SHARE_AFTER_MS;
 }
 
+/**
+ * The task of `missing`, the encodings the cache could not give here: encoded on the pool and added
+ * to the cache, without reading it again (an entry rejected here would be read and rejected twice).
+ * @param {CompressTask} task
+ * @param {Array<'br' | 'gzip' | 'zstd'>} missing
+ * @returns {CompressTask}
+ */
+function rest(task, missing) {
+  return { ...task, encodings: missing, cache: task.cache && { ...task.cache, read: false } };
+}
+
 export class CacheFirst {
   /** still trying files here */
   on;
@@ -128,8 +139,8 @@ export class CacheFirst {
         const here = this.take(job.task);
         const { missing } = here;
         if (missing === undefined) job.resolve(here);
-        else this.onPool({ ...job.task, encodings: missing }, costOf(job.task.sizeHint, missing, this.opts))
-          .then((rest) => joinResults(here, rest)).then(job.resolve, job.reject);
+        else this.onPool(rest(job.task, missing), costOf(job.task.sizeHint, missing, this.opts))
+          .then((r) => joinResults(here, r)).then(job.resolve, job.reject);
       } catch (err) {
         job.reject(err);
       }

@@ -227,20 +227,52 @@ async function evictOverdue(opts) {
 }
 
 /**
+ * The last-run record of the cache in `dir`: null when there is none, `{}` when it cannot be read.
+ * @param {string} dir
+ * @returns {Record<string, unknown> | null}
+ */
+function lastRunSync(dir) {
+  let text;
+  try {
+    text = fs.readFileSync(path.join(dir, LAST_RUN), 'utf8');
+  } catch {
+    return null; // none (or not readable: as none, the cache is then written afresh)
+  }
+  try {
+    return JSON.parse(text) ?? {};
+  } catch {
+    return {};
+  }
+}
+
+/**
+ * Since when an entry counts as marked used (ms): since the last recorded run started, so that a
+ * take marks it once per run that uses it (lib/compress/cache-take.js). Infinity (always marked)
+ * without such a record.
+ * @param {Record<string, unknown> | null} last
+ */
+export function markedSince(last) {
+  const t = typeof last?.started === 'string' ? Date.parse(last.started) : NaN;
+  return Number.isFinite(t) ? t : Infinity;
+}
+
+/**
  * The cache side of one pass: what its tasks take (`task`: null when the cache is off or in a
  * dry run), its counters, and at the end the last-run record and eviction.
  * @param {{ cache: boolean, cacheDir: string, cacheMaxSize: number, dryRun: boolean, force: boolean }} opts
  */
 export function createCacheRun(opts) {
   const on = opts.cache && !opts.dryRun;
+  const started = new Date();
   const stats = { hits: 0, misses: 0, rejected: 0, written: 0, cpuSavedMs: 0 };
   /** @type {string | null} */
   let error = null;
+  const last = on && !opts.force ? lastRunSync(opts.cacheDir) : null;
   return {
-    task: on ? { dir: opts.cacheDir, read: !opts.force } : null,
+    task: on ? { dir: opts.cacheDir, read: !opts.force, markedSince: markedSince(last) } : null,
     /** Can the cache hold anything yet (a run has recorded its use)? A new or emptied one cannot. */
     holdsAny() {
-      return on && !opts.force && fs.existsSync(path.join(opts.cacheDir, LAST_RUN));
+      return last !== null;
     },
     /** @param {ReturnType<typeof import('./cache.js').taskStats> | undefined} s a task's counters */
     add(s) {
@@ -271,7 +303,10 @@ export function createCacheRun(opts) {
         const file = path.join(opts.cacheDir, LAST_RUN);
         const last = await fsp.readFile(file, 'utf8').then(JSON.parse, () => null);
         const size = await sizeAfter(last, stats.written, opts, scan);
-        const record = { at: new Date().toISOString(), ...stats, cpuSavedMs: Math.round(stats.cpuSavedMs), ...size };
+        const record = {
+          at: new Date().toISOString(), started: started.toISOString(), ...stats,
+          cpuSavedMs: Math.round(stats.cpuSavedMs), ...size,
+        };
         // Not fsync'd (writeAtomicSync): figures for `cache info` and the size estimate, whole or the last ones.
         writeAtomicSync(file, Buffer.from(JSON.stringify(record) + '\n'));
       } catch (err) {

@@ -4,6 +4,7 @@ import path from 'node:path';
 import crypto from 'node:crypto';
 import { createRequire } from 'node:module';
 import { READ_NOFOLLOW, tempPathFor, writeAtomicSync } from '../fs-atomic.js';
+import { sha256 } from '../manifest.js';
 
 /**
  * The variant cache: compressed bytes kept outside the output folder, content-addressed, so that a
@@ -19,13 +20,14 @@ import { READ_NOFOLLOW, tempPathFor, writeAtomicSync } from '../fs-atomic.js';
  * - **Entry** `<dir>/<2 hex>/<64 hex key>`: the compressed bytes, then a trailer: a JSON record
  *   (key, size, SHA-256 of the bytes, encode time), its length (4 bytes) and MAGIC. One file,
  *   written to a temp file beside it and renamed: a reader sees a whole entry or none.
- * - **Use**: the record is read and checked (magic, lengths, key); the entry is copied
- *   (copy-on-write where the file system can) to a temp file, cut to the bytes, and those must
- *   decode to exactly the source's bytes before the temp is renamed into place. The record's own
- *   size and SHA-256 only catch damage: whoever can write the folder can recompute them, so only
- *   the decode proves a variant. Anything that fails is removed from the cache and the variant is
- *   encoded again: neither a damaged nor a rewritten entry reaches the output.
- * - **Bounded**: a hit sets the entry's mtime (least recently used = oldest mtime); after a run
+ * - **Use**: the record is read and checked (magic, lengths, key); the bytes, read through the
+ *   same descriptor, must decode to exactly the source's bytes before they are written to the
+ *   output (lib/compress/cache-take.js). The record's own size and SHA-256 only catch damage:
+ *   whoever can write the folder can recompute them, so only the decode proves a variant. Anything
+ *   that fails is removed from the cache and the variant is encoded again: neither a damaged nor a
+ *   rewritten entry reaches the output.
+ * - **Bounded**: a hit sets the entry's mtime (least recently used = oldest mtime), once per run
+ *   (cache-take.js, markUsed()); after a run
  *   that wrote entries, the oldest are removed until the cache fits `cacheMaxSize`
  *   (lib/compress/cache-run.js: a pass's counters, eviction, info, prune, clear).
  */
@@ -69,11 +71,9 @@ const KEY_HEAD = `${JSON.stringify([SCHEMA, ENCODERS]).slice(0, -1)},`;
 export function cacheKey(kind, sourceHash, params) {
   // The same bytes as JSON.stringify([SCHEMA, ENCODERS, kind, sourceHash, params]), the constant head serialised once.
   const tail = JSON.stringify([kind, sourceHash, params]).slice(1);
-  return crypto.createHash('sha256').update(KEY_HEAD).update(tail).digest('hex');
+  return sha256(KEY_HEAD + tail, 'hex');
 }
 
-const sha256 = (/** @type {string | NodeJS.ArrayBufferView} */ buf) =>
-  crypto.createHash('sha256').update(buf).digest('hex');
 const entryPath = (/** @type {string} */ dir, /** @type {string} */ key) => path.join(dir, key.slice(0, 2), key);
 
 /**
@@ -124,38 +124,39 @@ function readRecord(fd, fileSize, key, whole = null) {
 }
 
 /**
- * Remove a damaged entry or a temp file (best effort: another run may have replaced or removed it).
+ * Is the shard folder of `file` (an entry, or a temp file beside one) a real folder, not a symlink
+ * that would take a path operation outside the cache? False also when it does not exist. Checked
+ * right before each operation on a path there (discard(), touch(), a store), not before a read:
+ * an entry read through a symlinked shard is only bytes, proven by decoding before any use.
+ * @param {string} file
+ */
+function inRealShard(file) {
+  return fs.lstatSync(path.dirname(file), { throwIfNoEntry: false })?.isDirectory() ?? false;
+}
+
+/**
+ * Remove a damaged entry or a temp file (best effort: another run may have replaced or removed it),
+ * unless its shard folder is a symlink now (the path leads outside the cache: left there).
  * @param {string} file
  */
 export function discard(file) {
   try {
-    fs.rmSync(file, { force: true });
+    if (inRealShard(file)) fs.rmSync(file, { force: true });
   } catch {
     // left for the next run to find damaged again
   }
 }
 
 /**
- * Is the shard folder of `key` a real folder (not a symlink that would take reads and writes
- * elsewhere)? False also when it does not exist.
- * @param {string} dir
- * @param {string} key
- */
-function shardIsFolder(dir, key) {
-  return fs.lstatSync(path.join(dir, key.slice(0, 2)), { throwIfNoEntry: false })?.isDirectory() ?? false;
-}
-
-/**
  * The entry of `key` open for reading, or null: none, not a whole one (then it is removed), not a
- * regular file or behind a symlink (a cache folder others can write: never followed, never read,
- * so a FIFO planted as an entry cannot block the build). A small entry comes with its bytes
- * (`data`), read with its record. The caller closes `fd`.
+ * regular file (opened without following a symlink and without blocking, then checked: a FIFO
+ * planted as an entry cannot block the build). A small entry comes with its bytes (`data`), read
+ * with its record; `mtimeMs` is when it was last used (touch()). The caller closes `fd`.
  * @param {string} dir
  * @param {string} key
- * @returns {(Entry & { fd: number, data?: Buffer }) | null}
+ * @returns {(Entry & { fd: number, data?: Buffer, mtimeMs: number }) | null}
  */
 export function openEntrySync(dir, key) {
-  if (!shardIsFolder(dir, key)) return null;
   const file = entryPath(dir, key);
   let fd;
   try {
@@ -165,14 +166,18 @@ export function openEntrySync(dir, key) {
   }
   let rec = null;
   let whole = null;
+  let mtimeMs = 0;
   try {
     const st = fs.fstatSync(fd);
+    mtimeMs = st.mtimeMs;
     whole = st.isFile() && st.size <= READ_WHOLE ? preadSync(fd, st.size, 0) : null;
     if (st.isFile()) rec = readRecord(fd, st.size, key, whole);
   } catch {
     rec = null;
   }
-  if (rec !== null) return { ...rec, file, fd, ...(whole === null ? {} : { data: whole.subarray(0, rec.bytes) }) };
+  if (rec !== null) {
+    return { ...rec, file, fd, mtimeMs, ...(whole === null ? {} : { data: whole.subarray(0, rec.bytes) }) };
+  }
   fs.closeSync(fd);
   discard(file);
   return null;
@@ -216,15 +221,34 @@ export function lookupSync(dir, key) {
 }
 
 /**
- * Mark an entry as just used (its mtime orders eviction); a read-only cache is still used.
+ * Mark an entry as just used (its mtime orders eviction): through `fd`, the descriptor it was read
+ * through, else (or where a descriptor opened for reading cannot set times: Windows) by its path
+ * without following a symlink; only while its shard folder is a real folder (inRealShard()). A
+ * read-only cache is still used.
  * @param {string} file
+ * @param {number} [fd]
  */
-export function touch(file) {
+export function touch(file, fd) {
   const now = new Date();
   try {
-    fs.lutimesSync(file, now, now); // never a symlink's target
+    if (!inRealShard(file)) return;
+    if (fd !== undefined && trySync(() => fs.futimesSync(fd, now, now))) return;
+    fs.lutimesSync(file, now, now);
   } catch {
     // read-only cache: eviction order is then the order of writing
+  }
+}
+
+/**
+ * Did `fn` run without throwing?
+ * @param {() => void} fn
+ */
+function trySync(fn) {
+  try {
+    fn();
+    return true;
+  } catch {
+    return false;
   }
 }
 
@@ -240,17 +264,15 @@ export function readBytesSync(entry) {
     try {
       data = Buffer.alloc(entry.bytes);
       if (!fs.fstatSync(fd).isFile() || fs.readSync(fd, data, 0, entry.bytes, 0) !== entry.bytes) data = null;
+      if (data !== null && sha256(data, 'hex') === entry.sha256) touch(entry.file, fd);
+      else data = null;
     } finally {
       fs.closeSync(fd);
     }
   } catch {
     data = null;
   }
-  if (data === null || sha256(data) !== entry.sha256) {
-    discard(entry.file);
-    return null;
-  }
-  touch(entry.file);
+  if (data === null) discard(entry.file);
   return data;
 }
 
@@ -264,7 +286,7 @@ export function readBytesSync(entry) {
 function entryContent(key, data, size, encodeMs) {
   /** @type {EntryRecord} */
   const rec = {
-    key, size, bytes: data === null ? 0 : data.length, sha256: data === null ? null : sha256(data), encodeMs,
+    key, size, bytes: data === null ? 0 : data.length, sha256: data === null ? null : sha256(data, 'hex'), encodeMs,
   };
   return data === null ? trailer(rec) : Buffer.concat([data, trailer(rec)]);
 }
@@ -294,7 +316,7 @@ export function storeSync(dir, key, data, info) {
   const file = entryPath(dir, key);
   const content = entryContent(key, data, info.size, info.encodeMs);
   fs.mkdirSync(path.dirname(file), { recursive: true });
-  if (!shardIsFolder(dir, key)) throw symlinkedShard(file);
+  if (!inRealShard(file)) throw symlinkedShard(file);
   writeAtomicSync(file, content);
   return content.length;
 }
@@ -312,7 +334,7 @@ export function storeSync(dir, key, data, info) {
 export async function storeFile(dir, key, variant, encodeMs, made) {
   const file = entryPath(dir, key);
   await fsp.mkdir(path.dirname(file), { recursive: true });
-  if (!shardIsFolder(dir, key)) throw symlinkedShard(file);
+  if (!inRealShard(file)) throw symlinkedShard(file);
   const tmp = tempPathFor(file);
   try {
     await fsp.copyFile(variant, tmp, fs.constants.COPYFILE_FICLONE);

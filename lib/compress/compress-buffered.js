@@ -119,7 +119,7 @@ export function compressBufferedSync(t, how = {}) {
     const at = { target, keepBelow: size * t.minRatio, mtime: src.mtime, tempDir: ownTempDir(t.tempDir) };
     // A cached variant is written only once it decodes to the bytes just read (see cache.js).
     const proves = (/** @type {Buffer} */ bytes) => decodesToSync(bytes, encoding, src.buf);
-    const hit = key !== null && t.cache?.read ? takeVariantSync(t.cache.dir, key, { ...at, proves }, cache) : null;
+    const hit = key !== null && t.cache?.read ? takeVariantSync(t.cache, key, { ...at, proves }, cache) : null;
     if (hit !== null) {
       out[encoding] = hit.kept;
       cache.hits++;

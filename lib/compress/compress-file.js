@@ -82,9 +82,11 @@ export async function hashFile(abs, streamThreshold, expect) {
  * @typedef {{ abs: string, encodings: Array<'br' | 'gzip' | 'zstd'>, mode: 'text' | 'font' | 'generic',
  *   brotliQuality: number, gzipLevel: number, zstdLevel?: number, zopfli?: boolean, minRatio: number,
  *   streamThreshold: number, sizeHint: number, tempDir?: string | null, rel?: string, cost?: number,
- *   cache?: { dir: string, read: boolean } | null, dev?: number, ino?: number, link?: boolean }} CompressTask
+ *   cache?: { dir: string, read: boolean, markedSince?: number } | null, dev?: number, ino?: number,
+ *   link?: boolean }} CompressTask
  *   rel, cost: the file (relative to the root) and the estimated cost, for progress;
- *   cache: the variant cache's folder, and whether to take variants from it (not with `force`) or only add them;
+ *   cache: the variant cache's folder, and whether to take variants from it (not with `force`) or only add them,
+ *   and since when an entry counts as marked used (lib/compress/cache-take.js);
  *   dev, ino, link: the file the walk found (see source.js), the only one read under that name
  */
 
@@ -128,7 +130,7 @@ async function streamedWithCache(t, encoding) {
   const proves = (/** @type {NodeJS.ReadableStream} */ bytes, /** @type {any} */ out) =>
     copyDecoding(bytes, out, encoding, h);
   const at = { target, keepBelow: h.size * t.minRatio, mtime: new Date(h.mtimeMs), proves };
-  const hit = t.cache.read ? await takeVariant(t.cache.dir, key, at, cache) : null;
+  const hit = t.cache.read ? await takeVariant(t.cache, key, at, cache) : null;
   if (hit !== null) {
     Object.assign(cache, { hits: 1, cpuSavedMs: hit.encodeMs });
     return { hash: h.hash, size: h.size, mtimeMs: h.mtimeMs, out: { [encoding]: hit.kept }, cache };

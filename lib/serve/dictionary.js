@@ -119,24 +119,6 @@ export function useAsDictionary(d) {
   return `match=${sfString(d.match)}${d.dest ? `, match-dest=(${sfString(d.dest)})` : ''}`;
 }
 
-/**
- * The `Link` header of an HTML page that names the site dictionary, so that the browser fetches it
- * at idle time: relative to the URL the page is answered at (a deep URL of the SPA fallback, a folder
- * page), so it holds wherever the folder is mounted.
- * @param {string} dictionary the site dictionary, relative to the root
- * @param {string} pathname the request's path below the mount (`req.url`'s, without the query)
- * @param {string} [whole] the path before a mount removed its prefix (`req.originalUrl`'s)
- */
-export function siteDictionaryLink(dictionary, pathname, whole = pathname) {
-  const href = dictionary.split('/').map(encodeURIComponent).join('/');
-  let up = 0;
-  for (let i = pathname.indexOf('/', 1); i !== -1; i = pathname.indexOf('/', i + 1)) up++;
-  if (up > 0) return `<${'../'.repeat(up)}${href}>; rel="compression-dictionary"`;
-  // the mount's own URL without its slash (`/app` for app.use('/app', ...)): the mount is a folder below
-  const into = pathname === '/' && !whole.endsWith('/') ? `${whole.slice(whole.lastIndexOf('/') + 1)}/` : '';
-  return `<./${into}${href}>; rel="compression-dictionary"`;
-}
-
 /** @type {WeakMap<object, object>} */
 const hashedOpts = new WeakMap();
 

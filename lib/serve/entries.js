@@ -1,18 +1,33 @@
 import path from 'node:path';
 import { checkEntry, runAsync } from './load.js';
 import { buildEntry, settingsTagOf } from './table.js';
+import { SiteLink } from './site-link.js';
+import { Clock } from './clock.js';
 
 /**
  * The entries built from one manifest (one ManifestIndex): a path's entry is built on its first
  * request, after its files are checked on disk (lib/serve/load.js checkEntry()), and kept until
- * an event forgets it; at most MAX_ENTRIES stay built. A reload makes a new Entries and retires
- * this one: what its checks under way find is still answered, never kept.
+ * an event forgets it; at most `maxEntries` stay built, the least recently used out (clock.js, the
+ * policy of the body cache too). A reload makes a new Entries and retires this one: what its
+ * checks under way find is still answered, never kept.
  */
 
-/** Entries kept built at most; the oldest built is forgotten first (rebuilding one costs a check). */
-const MAX_ENTRIES = 16384;
+/** Entries kept built at most (the Site's): rebuilding one costs a check on disk. */
+export const MAX_ENTRIES = 16384;
+
 /** A listed path whose file is missing, not servable, or whose entry is invalid: a miss until an event or a reload. */
-const MISSING = Symbol('missing');
+class Missing {
+  used = false;
+  /** @type {import('./clock.js').Ringed | null} */
+  prev = null;
+  /** @type {import('./clock.js').Ringed | null} */
+  next = null;
+
+  /** @param {string} rel */
+  constructor(rel) {
+    this.rel = rel;
+  }
+}
 
 /**
  * @typedef {import('./table.js').Entry} Entry
@@ -22,12 +37,16 @@ const MISSING = Symbol('missing');
  *   bodies: import('./body-cache.js').BodyCache,
  *   maskOf: (encodings: string[]) => number,
  *   disk: () => { realRoot: string | null, rules: { dotfiles: string, manifestReal: string | null } },
- * }} SiteParts  what the Site lends every generation: options, body cache, negotiator, the real root and rules now
+ *   maxEntries: number,
+ * }} SiteParts  what the Site lends every generation: options, body cache, negotiator, the real root and
+ *   rules now, the number of entries kept built
  */
 
 export class Entries {
-  /** @type {Map<string, Entry | typeof MISSING>} */
+  /** @type {Map<string, Entry | Missing>} */
   built = new Map();
+  /** @type {Clock<Entry | Missing>} */
+  clock = new Clock();
   /** @type {Map<string, Check>} */
   checking = new Map();
   /** replaced by a newer manifest, or the server closed: nothing more is kept */
@@ -44,7 +63,8 @@ export class Entries {
     this.parts = parts;
     this.tctx = {
       root: parts.opts.root, opts: parts.opts, maskOf: parts.maskOf,
-      settingsTag: settingsTagOf(index.settings), siteDictionary: index.siteDictionary,
+      settingsTag: settingsTagOf(index.settings),
+      siteLink: index.siteDictionary === null ? null : new SiteLink(index.siteDictionary),
     };
   }
 
@@ -56,7 +76,10 @@ export class Entries {
    */
   find(rel) {
     const built = this.built.get(rel);
-    if (built !== undefined) return built === MISSING ? undefined : built;
+    if (built !== undefined) {
+      built.used = true;
+      return built instanceof Missing ? undefined : built;
+    }
     const under = this.checking.get(rel);
     if (under !== undefined) return under.promise;
     return this.index.has(rel) ? this.build(rel) : undefined;
@@ -88,7 +111,7 @@ export class Entries {
         return entry;
       }
       if (!this.retired) {
-        this.keep(rel, entry ?? MISSING);
+        this.keep(rel, entry ?? new Missing(rel));
         if (entry !== null && found?.bodies.identity) bodies.add(entry.identity, found.bodies.identity);
       }
       return entry;
@@ -105,7 +128,7 @@ export class Entries {
    */
   invalid(rel, problem) {
     if (this.retired) return;
-    this.keep(rel, MISSING);
+    this.keep(rel, new Missing(rel));
     if (this.said.has(rel)) return;
     this.said.add(rel);
     const warn = this.parts.opts.onWarning;
@@ -113,12 +136,16 @@ export class Entries {
   }
 
   /**
+   * Keep `item` built for `rel`, in place of what was: when the cap is reached, the entry the
+   * Clock's hand stops at is forgotten first.
    * @param {string} rel
-   * @param {Entry | typeof MISSING} entry
+   * @param {Entry | Missing} item
    */
-  keep(rel, entry) {
-    this.built.set(rel, entry);
-    if (this.built.size > MAX_ENTRIES) this.forget(/** @type {string} */ (this.built.keys().next().value));
+  keep(rel, item) {
+    this.drop(rel);
+    if (this.clock.size > 0 && this.clock.size >= this.parts.maxEntries) this.forget(this.clock.evict().rel);
+    this.built.set(rel, item);
+    this.clock.add(item);
   }
 
   /**
@@ -127,13 +154,21 @@ export class Entries {
    * @param {string} rel
    */
   forget(rel) {
-    const e = this.built.get(rel);
-    if (e !== undefined) {
-      this.built.delete(rel);
-      if (e !== MISSING) this.dropBodies(e);
-    }
+    this.drop(rel);
     const c = this.checking.get(rel);
     if (c !== undefined) c.dirty = true;
+  }
+
+  /**
+   * Drop what is built for `rel`: out of the map and the Clock, its bodies out of the body cache.
+   * @param {string} rel
+   */
+  drop(rel) {
+    const e = this.built.get(rel);
+    if (e === undefined) return;
+    this.built.delete(rel);
+    this.clock.remove(e);
+    if (!(e instanceof Missing)) this.dropBodies(e);
   }
 
   /**

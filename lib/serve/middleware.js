@@ -27,7 +27,7 @@ export function serveStatic(root, options = {}) {
   /** @type {any} */
   const middleware = (
     /** @type {Call['req']} */ req, /** @type {Call['res']} */ res, /** @type {Call['next']} */ next,
-  ) => handle({ s, req, res, next });
+  ) => handle({ s, req, res, next, p: null });
   middleware.reload = () => s.reload();
   /** Resolves when pending reloads and first checks of paths have finished. */
   middleware.settled = () => s.settled();
@@ -47,7 +47,8 @@ export function serveStatic(root, options = {}) {
  *   req: import('node:http').IncomingMessage & { originalUrl?: string },
  *   res: import('node:http').ServerResponse,
  *   next?: (err?: unknown) => void,
- * }} Call
+ *   p: import('./request-path.js').PathOk | null,
+ * }} Call  p: the request's path, once parsed (the site dictionary's Link is relative to it)
  */
 
 /** @param {Call} c */
@@ -66,6 +67,7 @@ function handle(c) {
     p.slash = false;
   }
   if (p.dotfile && opts.dotfiles !== 'allow') return pass(c, opts.dotfiles === 'deny' ? 403 : 404);
+  c.p = p;
   serveResolved(c, p, 2 + opts.extensions.length); // the path, then each extension, then a folder's redirect
 }
 

@@ -3,8 +3,7 @@ import { STATUS_CODES } from 'node:http';
 import { appendVary, varyHead } from './table.js';
 import { evaluatePreconditions, evaluateRange } from './conditional.js';
 import { httpError } from './replies.js';
-import { siteDictionaryLink } from './dictionary.js';
-import { splitUrl } from './request-path.js';
+import { linkedHead, placeOf } from './site-link.js';
 
 /**
  * Writing one response for a selected representation: setHeaders hook, header merge, 412/304,
@@ -15,6 +14,8 @@ import { splitUrl } from './request-path.js';
 /** Headers that `setHeaders` (or an earlier middleware) may set and we then leave alone, like send. */
 const OVERRIDABLE = new Set(['Content-Type', 'ETag', 'Cache-Control', 'Last-Modified']);
 const CONTENT_HEADERS = ['content-type', 'content-length', 'content-encoding', 'content-range', 'content-language'];
+/** The place of a request whose path was not parsed. */
+const ROOT = Object.freeze({ rel: '', slash: true });
 /** Bytes per read of a streamed file: fewer trips through libuv's pool (docs/benchmarks.md, "Serving"). */
 const STREAM_CHUNK = 512 * 1024;
 
@@ -103,25 +104,6 @@ function headersFor(res, entry, rep, opts, stat) {
 }
 
 /**
- * `head` with its site-dictionary `Link` made relative to this request's URL, when that is not the
- * page's own (the SPA shell at a deep URL, a mount's URL without its slash); else `head` itself.
- * @param {string[]} head
- * @param {import('node:http').IncomingMessage & { originalUrl?: string }} req
- * @param {string} dictionary
- */
-function linkedHead(head, req, dictionary) {
-  const at = head.indexOf('Link');
-  if (at === -1 || at % 2 !== 0) return head;
-  const pathname = splitUrl(req.url ?? '/').pathname;
-  const whole = req.originalUrl === undefined ? pathname : splitUrl(req.originalUrl).pathname;
-  const link = siteDictionaryLink(dictionary, pathname, whole);
-  if (link === head[at + 1]) return head;
-  const out = [...head];
-  out[at + 1] = link;
-  return out;
-}
-
-/**
  * A 412 or 416 passed to `next(err)` as express.static passes them (an http-errors object): the
  * response keeps the representation's metadata headers, as send leaves them, for the error
  * handler's answer.
@@ -142,14 +124,17 @@ function rejectWith(res, head, status, next, extra) {
 /**
  * The request being answered, as the middleware holds it. A 412 or 416 goes to `next(err)` when
  * there is a `next` (even with fallthrough, as express.static), else it is answered here.
- * @typedef {{ req: import('node:http').IncomingMessage, res: import('node:http').ServerResponse,
- *   next?: (err?: unknown) => void, s: { opts: Readonly<import('./options.js').ServeOptions> } }} RequestContext
+ * @typedef {{ req: import('node:http').IncomingMessage & { originalUrl?: string },
+ *   res: import('node:http').ServerResponse, next?: (err?: unknown) => void,
+ *   s: { opts: Readonly<import('./options.js').ServeOptions> }, p: { rel: string, slash: boolean } | null,
+ * }} RequestContext  p: the request's path (null: not parsed, answered as the root's)
  */
 
 /**
  * Answer `c` with `rep` of `entry`: preconditions, then the whole body or a range.
  * @param {RequestContext} c
- * @param {{ path: string, vary: boolean, link?: string | null }} entry link: the site dictionary of an HTML page
+ * @param {{ path: string, vary: boolean, link?: import('./site-link.js').SiteLink | null }} entry link: the
+ *   site dictionary an HTML page links to
  * @param {import('./table.js').Rep} rep
  * @param {number | null} fd open descriptor of rep.file, or null when rep.body is in memory
  * @param {import('node:fs').Stats} [stat] fstat of fd, passed to setHeaders
@@ -159,7 +144,7 @@ export function respond(c, entry, rep, fd, stat) {
   const next = typeof c.next === 'function' ? c.next : undefined;
   const h = headersFor(res, entry, rep, opts, stat);
   // h may be rep itself: never written to
-  const head = entry.link ? linkedHead(h.head, req, entry.link) : h.head;
+  const head = entry.link ? linkedHead(h.head, rep, entry.link, placeOf(c.p ?? ROOT, req.originalUrl), res) : h.head;
   // a status set before (an error page served from a file) is kept, and never turned into a 304
   const status = res.statusCode;
   const cachable = (status >= 200 && status < 300) || status === 304;

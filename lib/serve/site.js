@@ -8,7 +8,7 @@ import { readWhole } from './open.js';
 import { watchSite, watchedDirs } from './site-watch.js';
 import { createUnlistedLookup } from './unlisted.js';
 import { ManifestIndex, runIndex, runIndexAsync } from './manifest-index.js';
-import { Entries } from './entries.js';
+import { Entries, MAX_ENTRIES } from './entries.js';
 import { BodyCache } from './body-cache.js';
 import { auditSite } from './audit.js';
 
@@ -44,6 +44,7 @@ export class Site {
     this.parts = {
       opts, bodies: this.bodies, maskOf: this.neg.maskOf,
       disk: () => ({ realRoot: this.realRoot ??= realRootOf(opts.root), rules: this.rules }),
+      maxEntries: MAX_ENTRIES,
     };
     const { manifest, maxManifestBytes } = opts;
     const bytes = manifest === null ? null : readManifestBytesSync(manifest, { maxBytes: maxManifestBytes });

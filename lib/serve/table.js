@@ -2,7 +2,7 @@ import path from 'node:path';
 import crypto from 'node:crypto';
 import mime from 'mime-types';
 import { variantPath } from '../encodings.js';
-import { DELTA_VARY, deltaFilesOf, optionsForHashed, useAsDictionary, siteDictionaryLink } from './dictionary.js';
+import { DELTA_VARY, deltaFilesOf, optionsForHashed, useAsDictionary } from './dictionary.js';
 import { absPath } from '../paths.js';
 
 /**
@@ -15,15 +15,21 @@ import { absPath } from '../paths.js';
  * @typedef {{
  *   encoding: string, file: string, size: number, etag: string, lastModified: string,
  *   mtimeMs: number, body: Buffer | null, head: string[], head304: string[],
- *   stat: { size: number, mtime: Date, mtimeMs: number }, dev: number, ino: number, used: boolean, ringed: boolean,
+ *   stat: { size: number, mtime: Date, mtimeMs: number }, dev: number, ino: number,
+ *   used: boolean, prev: import('./clock.js').Ringed | null, next: import('./clock.js').Ringed | null,
+ *   linked: string[][] | null,
  * }} Rep  dev/ino: the file checked at load (a descriptor opened later must be that file; -1 when unknown);
- *   body: held by the body cache (lib/serve/body-cache.js), which also keeps `used` and `ringed`
+ *   body: held by the body cache (lib/serve/body-cache.js), which also keeps `used`, `prev` and `next`;
+ *   linked: `head` with the site dictionary's Link, by URL depth (lib/serve/site-link.js)
  * @typedef {{
  *   rel: string, path: string, src: import('../manifest.js').FileEntry, type: string,
  *   vary: boolean, mask: number, stale: boolean, identity: Rep, reps: Record<string, Rep>,
- *   memory: string[], varyValue: string, deltas: Map<string, { dcb?: Rep, dcz?: Rep }> | null, link: string | null,
+ *   memory: string[], varyValue: string, deltas: Map<string, { dcb?: Rep, dcz?: Rep }> | null,
+ *   link: import('./site-link.js').SiteLink | null,
+ *   used: boolean, prev: import('./clock.js').Ringed | null, next: import('./clock.js').Ringed | null,
  * }} Entry  deltas: by dictionary hash (standard base64), the deploy deltas (lib/serve/dictionary.js);
- *   link: the site dictionary an HTML page links to (its `Link` header depends on the request's URL)
+ *   used, prev, next: kept by Entries (lib/serve/entries.js, its Clock); link: the site dictionary an HTML page
+ *   links to (its `Link` header, added per response, depends on the URL)
  * @typedef {{
  *   stale: boolean, file: string, variants: Record<string, string>, bodies: Record<string, Buffer>,
  *   memory: string[], deltas?: Record<string, string>, ids?: Record<string, { dev: number, ino: number }>,
@@ -31,8 +37,8 @@ import { absPath } from '../paths.js';
  *   ids: by encoding ('identity' included) or delta file name, the dev/ino of the file checked)
  * @typedef {{
  *   root: string, opts: Readonly<import('./options.js').ServeOptions>,
- *   maskOf: (encodings: string[]) => number, settingsTag: string, siteDictionary?: string | null,
- * }} TableContext  siteDictionary: the manifest's site dictionary path (HTML responses link to it)
+ *   maskOf: (encodings: string[]) => number, settingsTag: string, siteLink?: import('./site-link.js').SiteLink | null,
+ * }} TableContext  siteLink: the manifest's site dictionary (HTML responses link to it)
  */
 
 /**
@@ -114,7 +120,7 @@ function makeRep(encoding, file, size, etag, mtimeMs, body, entryInfo, opts, id 
   const stat = Object.freeze({ size, mtimeMs, mtime: new Date(Math.round(mtimeMs)) });
   return {
     encoding, file, size, etag, lastModified, mtimeMs, body, head, head304, stat,
-    dev: id.dev, ino: id.ino, used: false, ringed: false,
+    dev: id.dev, ino: id.ino, used: false, prev: null, next: null, linked: null,
   };
 }
 
@@ -155,9 +161,8 @@ export function buildEntry(rel, src, ctx, check) {
     : [];
   const type = typeof src.type === 'string' && src.type !== '' ? src.type : contentTypeOf(rel);
   const extra = dict ? ['Use-As-Dictionary', useAsDictionary(dict)] : [];
-  // the Link for the page's own URL; respond() rewrites it for another one (an SPA deep URL)
-  const link = ctx.opts.dictionaries && ctx.siteDictionary && type.startsWith('text/html') ? ctx.siteDictionary : null;
-  if (link !== null) extra.push('Link', siteDictionaryLink(link, `/${rel}`));
+  // not in the heads: the Link depends on the URL a page is answered at (respond.js adds it)
+  const link = ctx.opts.dictionaries && ctx.siteLink && type.startsWith('text/html') ? ctx.siteLink : null;
   const info = {
     type,
     vary: listed.length > 0 || deltaFiles.length > 0,
@@ -189,7 +194,7 @@ export function buildEntry(rel, src, ctx, check) {
   return {
     rel, path: logical, src, type: info.type, vary: info.vary, mask: ctx.maskOf(present),
     stale: check?.stale ?? false, identity, reps, memory: check?.memory ?? [], varyValue: info.varyValue,
-    deltas: deltas.size > 0 ? deltas : null, link,
+    deltas: deltas.size > 0 ? deltas : null, link, used: false, prev: null, next: null,
   };
 }
 

@@ -145,24 +145,53 @@ describe('a cache folder others can write (#17, item 4)', () => {
     expect(await expectIntact(dist)).toBe(6);
   });
 
-  test('a shard folder replaced by a symlink is neither read nor written through', async () => {
-    const dist = path.join(tmp, 'dist');
-    await build(dist);
-    await precompress(dist, { cacheDir });
+  /** Every shard of the cache replaced by a symlink to a folder elsewhere holding the same files. */
+  function symlinkShards() {
     const elsewhere = path.join(tmp, 'elsewhere');
     fsSync.mkdirSync(elsewhere);
-    // Every shard replaced by a symlink to a folder holding the same (valid) entries.
     for (const shard of fsSync.readdirSync(cacheDir).filter((n) => /^[0-9a-f]{2}$/.test(n))) {
-      fsSync.cpSync(path.join(cacheDir, shard), path.join(elsewhere, shard), { recursive: true });
+      fsSync.cpSync(path.join(cacheDir, shard), path.join(elsewhere, shard), { recursive: true, preserveTimestamps: true });
       fsSync.rmSync(path.join(cacheDir, shard), { recursive: true });
       fsSync.symlinkSync(path.join(elsewhere, shard), path.join(cacheDir, shard));
     }
-    const before = fsSync.readdirSync(elsewhere, { recursive: true }).map(String).sort();
+    return elsewhere;
+  }
+
+  /** The files under `dir` with their content and mtime: what must not change there. */
+  function stateOf(dir) {
+    return fsSync.readdirSync(dir, { recursive: true }).map(String).sort().map((rel) => {
+      const st = fsSync.lstatSync(path.join(dir, rel));
+      return [rel, st.mtimeMs, st.isFile() ? fsSync.readFileSync(path.join(dir, rel)).toString('base64') : null];
+    });
+  }
+
+  test('through a shard folder replaced by a symlink, entries are only read (and proven): nothing there is removed, touched or written', async () => {
+    const dist = path.join(tmp, 'dist');
+    await build(dist);
+    await precompress(dist, { cacheDir });
+    // Entries made old, so that a take would mark them used (cache-take.js).
+    for (const f of entryFiles(cacheDir)) fsSync.utimesSync(f, new Date(2000, 0, 1), new Date(2000, 0, 1));
+    const elsewhere = symlinkShards();
+    const before = stateOf(elsewhere);
     await build(dist);
     const r = await precompress(dist, { cacheDir });
-    expect(r.cache).toMatchObject({ hits: 0, misses: 6 });
+    expect(r.cache).toMatchObject({ hits: 6, misses: 0 }); // read and proven, as any entry
+    expect(stateOf(elsewhere)).toEqual(before); // not touched (mtimes), removed nor written
+    expect(await expectIntact(dist)).toBe(6);
+  });
+
+  test('a rewritten entry behind a symlinked shard is rejected and encoded, but neither removed there nor replaced through it', async () => {
+    const dist = path.join(tmp, 'dist');
+    await build(dist);
+    await precompress(dist, { cacheDir });
+    expect(forgeAll()).toBe(6);
+    const elsewhere = symlinkShards();
+    const before = stateOf(elsewhere);
+    await build(dist);
+    const r = await precompress(dist, { cacheDir });
+    expect(r.cache).toMatchObject({ hits: 0, misses: 6, rejected: 6 });
     expect(r.warnings.some((w) => w.path === cacheDir && /cache not fully written \(.*is not a folder \(a symlink\?\)/.test(w.message))).toBe(true);
-    expect(fsSync.readdirSync(elsewhere, { recursive: true }).map(String).sort()).toEqual(before); // nothing written there
+    expect(stateOf(elsewhere)).toEqual(before); // the forged files stay: removing them would act outside the cache
     expect(await expectIntact(dist)).toBe(6);
   });
 

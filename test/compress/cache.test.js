@@ -211,6 +211,24 @@ test('the cap evicts the least recently used entries at the end of a run', async
   expect((await precompress(two, { cacheDir })).cache).toMatchObject({ hits: 0, misses: 4 });
 });
 
+test('a hit marks its entry used once per run: an entry used since the last run started keeps its mtime', async () => {
+  const dist = path.join(tmp, 'dist');
+  await build(dist);
+  await precompress(dist, { cacheDir });
+  const old = new Date(2000, 0, 1);
+  for (const f of entryFiles(cacheDir)) fsSync.utimesSync(f, old, old);
+  await build(dist);
+  expect((await precompress(dist, { cacheDir })).cache).toMatchObject({ hits: 10, misses: 0 });
+  // Used by that run, and not since the run before it started: marked.
+  const marked = new Map(entryFiles(cacheDir).map((f) => [f, fsSync.statSync(f).mtimeMs]));
+  expect(marked.size).toBe(10);
+  for (const t of marked.values()) expect(t).toBeGreaterThan(old.getTime());
+  await build(dist);
+  expect((await precompress(dist, { cacheDir })).cache).toMatchObject({ hits: 10, misses: 0 });
+  // Used again: already marked since the last run started, so not marked again (no write to the cache).
+  for (const [f, t] of marked) expect(fsSync.statSync(f).mtimeMs).toBe(t);
+});
+
 test('--no-cache neither reads nor writes the cache; --force re-encodes but refills it', async () => {
   const dist = path.join(tmp, 'dist');
   await build(dist);

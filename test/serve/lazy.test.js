@@ -171,7 +171,7 @@ test('the body cache holds at most memoryBudget bytes under a request mix larger
 });
 
 describe('BodyCache', () => {
-  const holder = () => ({ body: null });
+  const holder = () => ({ body: null, used: false, prev: null, next: null });
   test('keeps the bytes under the cap and evicts what was not used since the hand passed', () => {
     const c = new BodyCache(100);
     const hs = Array.from({ length: 10 }, holder);

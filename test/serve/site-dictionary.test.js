@@ -8,7 +8,12 @@ import { precompress } from '../../lib/compress/precompress.js';
 import { deltaEncoders } from '../../lib/compress/delta.js';
 import { decodeDelta } from '../helpers/delta.js';
 import { chooseDictionary, segmentsOf, sharedSegments, skeletonDictionary } from '../../lib/compress/site-dictionary.js';
-import { siteDictionaryLink } from '../../lib/serve/dictionary.js';
+import { SiteLink, placeOf, linkedHead } from '../../lib/serve/site-link.js';
+import { buildEntry } from '../../lib/serve/table.js';
+import { normalizeServeOptions } from '../../lib/serve/options.js';
+import { IncomingMessage, ServerResponse } from 'node:http';
+import { Socket } from 'node:net';
+import { parseRequestPath } from '../../lib/serve/request-path.js';
 import { validateManifest, deltaPath } from '../../lib/manifest.js';
 import { listen, request } from '../helpers/serve-site.js';
 import { tempDir, writeTree } from '../helpers/tmp.js';
@@ -77,12 +82,49 @@ describe('choosing the dictionary (pure)', () => {
 
   test('the Link header names the dictionary relative to the URL the page is answered at', () => {
     const link = (href) => `<${href}>; rel="compression-dictionary"`;
-    expect(siteDictionaryLink('precompressor-dictionary.0123456789abcdef.dict', '/index.html')).toBe(link('./precompressor-dictionary.0123456789abcdef.dict'));
-    expect(siteDictionaryLink('d.dict', '/a/b/c.html')).toBe(link('../../d.dict'));
-    expect(siteDictionaryLink('d.dict', '/a/b/')).toBe(link('../../d.dict'));
+    /** The Link value at `url` (below a mount: `original` is Express's originalUrl). */
+    const at = (dict, url, original) => {
+      const p = /** @type {{ rel: string, slash: boolean }} */ (parseRequestPath(url));
+      if (p.rel === '' && original !== undefined && !original.endsWith('/')) p.slash = false; // as middleware.js does
+      return new SiteLink(dict).value(placeOf(p, original));
+    };
+    expect(at('precompressor-dictionary.0123456789abcdef.dict', '/index.html')).toBe(link('./precompressor-dictionary.0123456789abcdef.dict'));
+    expect(at('d.dict', '/a/b/c.html')).toBe(link('../../d.dict'));
+    expect(at('d.dict', '/a/b/')).toBe(link('../../d.dict'));
+    expect(at('d.dict', '/a/b/c?x=/y/z')).toBe(link('../../d.dict'));
+    expect(at('d.dict', 'http://example.com/a/b/c')).toBe(link('../../d.dict'));
+    expect(at('sub/d ü.dict', '/a/%C3%BC/c')).toBe(link('../../sub/d%20%C3%BC.dict'));
+    const deep = `/${'x/'.repeat(20)}page`;
+    expect(at('d.dict', deep)).toBe(link(`${'../'.repeat(20)}d.dict`));
     // Express's app.use('/app', ...) asked for `/app` (its req.url is `/`): the dictionary is below `app/`
-    expect(siteDictionaryLink('d.dict', '/', '/app')).toBe(link('./app/d.dict'));
-    expect(siteDictionaryLink('d.dict', '/', '/app/')).toBe(link('./d.dict'));
+    expect(at('d.dict', '/', '/app')).toBe(link('./app/d.dict'));
+    expect(at('d.dict', '/', '/app?x')).toBe(link('./app/d.dict'));
+    expect(at('d.dict', '/', '/app/')).toBe(link('./d.dict'));
+    expect(at('d.dict', '/')).toBe(link('./d.dict'));
+  });
+  test('the heads of an entry carry no Link: it is added per response, its array built once per representation and depth', () => {
+    const opts = normalizeServeOptions('/srv', {});
+    const link = new SiteLink('d.dict');
+    const ctx = { root: '/srv', opts, maskOf: () => 1, settingsTag: 't', siteLink: link };
+    const src = { size: 9, mtimeMs: 1, hash: 'sha256-x', variants: { br: { size: 5 } } };
+    const page = buildEntry('a/b.html', src, ctx);
+    expect(page.link).toBe(link);
+    const reps = [page.identity, page.reps.br];
+    expect(reps.every((r) => !r.head.includes('Link') && !r.head304.includes('Link'))).toBe(true);
+    expect(buildEntry('a/b.js', src, ctx).link).toBeNull();
+    expect(buildEntry('a/b.html', src, { ...ctx, opts: normalizeServeOptions('/srv', { dictionaries: false }) }).link).toBeNull();
+    const res = () => new ServerResponse(new IncomingMessage(new Socket()));
+    const rep = page.reps.br;
+    const own = linkedHead(rep.head, rep, link, { up: 1, into: '' }, res());
+    expect(own).toEqual([...rep.head, 'Link', '<../d.dict>; rel="compression-dictionary"']);
+    expect(linkedHead(rep.head, rep, link, { up: 1, into: '' }, res())).toBe(own);
+    expect(linkedHead(rep.head, rep, link, { up: 0, into: '' }, res()).at(-1)).toBe('<./d.dict>; rel="compression-dictionary"');
+    const set = res();
+    set.setHeader('Link', '</s.css>; rel=preload');
+    const joined = linkedHead(rep.head, rep, link, { up: 1, into: '' }, set);
+    expect(joined.at(-1)).toBe('</s.css>; rel=preload, <../d.dict>; rel="compression-dictionary"');
+    expect(linkedHead(rep.head, rep, link, { up: 1, into: '' }, res())).toBe(own);
+    expect(rep.head.includes('Link')).toBe(false);
   });
 });
 
@@ -317,4 +359,46 @@ test('a schema-3 manifest whose siteDictionary is not a listed file with that ha
   const withDeltas = { 'a.html': { size: 1, mtimeMs: 1, hash: h, variants: {}, deltas: { [sha('d')]: { dcz: { size: 5, hash: h } } } } };
   expect(() => validateManifest({ schema: 3, files: withDeltas })).not.toThrow();
   expect(() => validateManifest({ schema: 2, files: withDeltas })).toThrow(/deltas but no dictionary/);
+});
+
+it('the Link is one header per response: joined to a Link set before (setHeaders, an earlier middleware); on HEAD and 206, not on 304', async () => {
+  await writeSite(dir, 8);
+  await precompress(dir, { cache: false, deltas: false });
+  const rel = (await manifestOf()).siteDictionary.path;
+  const ours = (href) => `<${href}>; rel="compression-dictionary"`;
+  const preload = '</style.css>; rel=preload; as=style';
+  const br = { 'accept-encoding': 'br' };
+  await served(async (port) => {
+    const page = await request(port, '/docs/page-2.html', { headers: br });
+    expect([page.status, page.headers.link]).toEqual([200, ours(`../${rel}`)]);
+    const head = await request(port, '/docs/page-2.html', { method: 'HEAD', headers: br });
+    expect([head.status, head.headers.link, head.body.length]).toEqual([200, ours(`../${rel}`), 0]);
+    const part = await request(port, '/docs/page-2.html', { headers: { ...br, range: 'bytes=0-9' } });
+    expect([part.status, part.headers.link, part.body.length]).toEqual([206, ours(`../${rel}`), 10]);
+    const again = await request(port, '/docs/page-2.html', { headers: { ...br, 'if-none-match': page.headers.etag } });
+    expect([again.status, again.headers.link]).toEqual([304, undefined]);
+  });
+  await served(async (port) => {
+    const page = await request(port, '/docs/page-2.html', { headers: br });
+    expect([page.status, page.headers.link]).toEqual([200, `${preload}, ${ours(`../${rel}`)}`]);
+  }, { setHeaders: (res) => res.setHeader('Link', preload) });
+  const app = express();
+  const mw = serveStatic(dir, { watch: false, spa: true, redirect: false });
+  app.use((req, res, next) => {
+    res.setHeader('Link', [preload, '</app.js>; rel=modulepreload']);
+    next();
+  });
+  app.use('/app', mw);
+  const srv = await listen(app);
+  try {
+    const deep = await request(srv.port, '/app/users/42', { headers: { ...br, accept: 'text/html' } });
+    expect([deep.status, deep.headers.link])
+      .toEqual([200, `${preload}, </app.js>; rel=modulepreload, ${ours(`../${rel}`)}`]);
+    // the mount's own URL without its slash (no redirect): the dictionary is below `app/`
+    const mount = await request(srv.port, '/app', { headers: { ...br, accept: 'text/html' } });
+    expect([mount.status, mount.headers.link]).toEqual([200, `${preload}, </app.js>; rel=modulepreload, ${ours(`./app/${rel}`)}`]);
+  } finally {
+    mw.close();
+    await srv.close();
+  }
 });
