@@ -113,7 +113,9 @@ async function runCompress(argv, stdout, stderr) {
   try {
     // loaded here, not at start: `precompressor serve` never needs the compressor
     const { precompressInThread } = await import('./compress-thread.js');
-    report = await precompressInThread(String(argv.dir), apiOptionsFromArgv(argv), onProgress);
+    // The list of changes is printed only by --json and --dry-run.
+    const changes = Boolean(argv.json || argv['dry-run']);
+    report = await precompressInThread(String(argv.dir), apiOptionsFromArgv(argv), onProgress, { changes });
   } catch (err) {
     stderr.write(`precompressor: ${printable(withFlagNames(/** @type {Error} */ (err).message, CLI_FLAGS))}\n`);
     return 2;

@@ -5,13 +5,15 @@ import { collector, paceCollections } from '../heap-pace.js';
 
 /** The pass thread of compress-thread.js: one precompress(), its progress, then its report or error. */
 const port = /** @type {import('node:worker_threads').MessagePort} */ (parentPort);
-const { dir, options, progress } = /** @type {{ dir: string, options: object, progress: boolean }} */ (workerData);
+const { dir, options, progress, changes } =
+  /** @type {{ dir: string, options: object, progress: boolean, changes: boolean }} */ (workerData);
 const onProgress = progress
   ? (/** @type {unknown} */ p) => port.postMessage({ type: 'progress', progress: p })
   : undefined;
 const stopPacing = paceCollections(collector({ expose: true }));
 try {
-  port.postMessage({ type: 'done', report: await precompress(dir, { ...options, onProgress }) });
+  const report = await precompress(dir, { ...options, onProgress });
+  port.postMessage({ type: 'done', report: changes ? report : { ...report, changes: [] } });
 } catch (err) {
   port.postMessage({ type: 'failed', error: errorData(err) });
 } finally {

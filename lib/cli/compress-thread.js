@@ -17,12 +17,14 @@ const YOUNG_MB = 16;
  * @param {string} dir
  * @param {import('../types.js').PrecompressOptions} options plain data (what the command line sets)
  * @param {((p: import('../format.js').Progress) => void) | undefined} onProgress
+ * @param {{ changes?: boolean }} [want] changes: the report's list of changes (one object per file
+ *   changed: on a big first build, a copy of 10^5 objects made for this thread); else it comes empty
  * @returns {Promise<import('../types.js').Report>}
  */
-export function precompressInThread(dir, options, onProgress) {
+export function precompressInThread(dir, options, onProgress, { changes = true } = {}) {
   return new Promise((resolve, reject) => {
     const worker = new Worker(new URL('./compress-thread-worker.js', import.meta.url), {
-      workerData: { dir, options, progress: onProgress !== undefined },
+      workerData: { dir, options, progress: onProgress !== undefined, changes },
       resourceLimits: { maxYoungGenerationSizeMb: YOUNG_MB },
     });
     worker.on('message', (/** @type {{ type: string, progress?: any, report?: any, error?: any }} */ m) => {
