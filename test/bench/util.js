@@ -143,6 +143,22 @@ export function machineInfo() {
   };
 }
 
+/**
+ * The scheduling priority the processes a benchmark starts inherit: its nice value and, on Linux
+ * with autogroups (kernel.sched_autogroup_enabled), its session's autogroup. There nice only orders
+ * the threads of one session: against other sessions' load it is the autogroup's nice that counts
+ * (docs/benchmarks.md, "Rebuild from the cache: a second thread, again").
+ */
+export function schedulingInfo() {
+  let group = null;
+  try {
+    group = fs.readFileSync('/proc/self/autogroup', 'utf8').trim();
+  } catch {
+    // not Linux, or no autogroups
+  }
+  return `nice ${os.getPriority()}${group === null ? '' : `, ${group}`}`;
+}
+
 /** Format bytes with thousands separators. */
 export const fmtInt = (n) => (n === null || n === undefined ? null : Math.round(n).toLocaleString('en-US'));
 /** Format a number with `d` decimals. */
