@@ -3,6 +3,7 @@ import { CLI_FLAGS, CLI_OUTPUT_FLAGS, apiOptionsFromArgv, withFlagNames } from '
 import { formatProgress, formatSummary, printable } from '../format.js';
 import { serveBuilder, serveCommand } from './serve.js';
 import { cacheBuilder, cacheCommand } from './cache.js';
+import { endPassThread, precompressInThread } from './compress-thread.js';
 
 const SERVE_ABOUT = 'Preview a compressed folder with serveStatic (its own options: serve --help)';
 const CACHE_ABOUT = 'Show (info), trim (prune) or empty (clear) the variant cache (cache --help)';
@@ -51,6 +52,8 @@ export async function main(args, io = {}) {
   } catch (err) {
     stderr.write(`precompressor: ${printable(/** @type {Error} */ (err).message)}\n`);
     return 2;
+  } finally {
+    await endPassThread(); // started ahead for a command that turned out not to compress
   }
   return code;
 }
@@ -111,8 +114,7 @@ async function runCompress(argv, stdout, stderr) {
       };
   let report;
   try {
-    // loaded here, not at start: `precompressor serve` never needs the compressor
-    const { precompressInThread } = await import('./compress-thread.js');
+    // the compressor loads in the pass thread: `precompressor serve` never needs it
     // The list of changes is printed only by --json and --dry-run.
     const changes = Boolean(argv.json || argv['dry-run']);
     report = await precompressInThread(String(argv.dir), apiOptionsFromArgv(argv), onProgress, { changes });

@@ -1,12 +1,16 @@
-import { parentPort, workerData } from 'node:worker_threads';
+import { once } from 'node:events';
+import { parentPort } from 'node:worker_threads';
 import { precompress } from '../compress/precompress.js';
 import { errorData } from '../errors.js';
 import { collector, paceCollections } from '../heap-pace.js';
 
-/** The pass thread of compress-thread.js: one precompress(), its progress, then its report or error. */
+/**
+ * The pass thread of compress-thread.js: its modules load as it starts; then one pass, given by
+ * the first message, its progress, and its report or error.
+ */
 const port = /** @type {import('node:worker_threads').MessagePort} */ (parentPort);
-const { dir, options, progress, changes } =
-  /** @type {{ dir: string, options: object, progress: boolean, changes: boolean }} */ (workerData);
+const [{ dir, options, progress, changes }] =
+  /** @type {[{ dir: string, options: object, progress: boolean, changes: boolean }]} */ (await once(port, 'message'));
 const onProgress = progress
   ? (/** @type {unknown} */ p) => port.postMessage({ type: 'progress', progress: p })
   : undefined;
