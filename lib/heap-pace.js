@@ -17,6 +17,23 @@ const GROWTH = 1.5;
 /** ...plus this much, so that a small heap is not collected over and over. */
 const SLACK = 8 * 1024 * 1024;
 
+/** A pass of at least this many files to compress... */
+const BIG_PASS = 20_000;
+/** ...has each worker collect after this many files. */
+const WORKER_EVERY = 512;
+
+/**
+ * After how many files a worker collects fully, for a pass of `files` files to compress; 0: never
+ * by count (pure). The encoders' native memory and the buffers that outlive a young generation are
+ * freed only by a full collection, and the heap's growth alone calls one too late: on 40,000 small
+ * files the process held 264-271 MB without, 208-219 MB with a collection every 384-512 files, for
+ * about 5 % more CPU; below BIG_PASS the memory is small anyway and the CPU is not spent.
+ * @param {number} files
+ */
+export function workerCollectEvery(files) {
+  return files >= BIG_PASS ? WORKER_EVERY : 0;
+}
+
 /**
  * Collect now? (pure)
  * @param {number} used bytes in the heap now

@@ -1,6 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { collector, paceCollections, shouldCollect } from '../lib/heap-pace.js';
+import { collector, paceCollections, shouldCollect, workerCollectEvery } from '../lib/heap-pace.js';
 
 const MB = 1024 * 1024;
 const paceModule = fileURLToPath(new URL('../lib/heap-pace.js', import.meta.url));
@@ -10,6 +10,13 @@ test('a collection is due once the heap holds 1.5 × what was live after the las
   expect(shouldCollect(8 * MB + 1, 0)).toBe(true);
   expect(shouldCollect(158 * MB, 100 * MB)).toBe(false);
   expect(shouldCollect(158 * MB + 1, 100 * MB)).toBe(true);
+});
+
+test('workers collect every 512 files in a pass of 20,000 files or more, never by count below', () => {
+  expect(workerCollectEvery(0)).toBe(0);
+  expect(workerCollectEvery(19_999)).toBe(0);
+  expect(workerCollectEvery(20_000)).toBe(512);
+  expect(workerCollectEvery(1_000_000)).toBe(512);
 });
 
 test('paceCollections() calls gc once the heap has grown, and not at all without one', async () => {

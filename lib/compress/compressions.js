@@ -5,6 +5,7 @@ import { createPool } from './pool.js';
 import { absPath } from '../paths.js';
 import { retryWhileChanged } from '../flow.js';
 import { Admission } from './admission.js';
+import { workerCollectEvery } from '../heap-pace.js';
 import { CacheFirst } from './cache-first.js';
 import { changedError, costOf, entryFrom, sameContent, splitTasks } from './file-tasks.js';
 
@@ -162,7 +163,10 @@ export class Compressions {
 
   /** Start the files scheduled (most expensive first) and submit their tasks. */
   flush() {
-    if (!this.files.ordered) this.first.plan(this.files.waiting.length);
+    if (!this.files.ordered) {
+      this.first.plan(this.files.waiting.length);
+      this.pool.collectEvery = workerCollectEvery(this.files.waiting.length);
+    }
     this.files.admit();
     this.submit();
   }

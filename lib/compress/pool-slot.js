@@ -76,12 +76,13 @@ export class Slot {
    * @param {Worker} worker
    * @param {number} id
    * @param {Job[]} jobs
+   * @param {number} [collectEvery] the worker collects fully after this many tasks (0: never by count)
    */
-  send(worker, id, jobs) {
+  send(worker, id, jobs, collectEvery = 0) {
     const claim = new Int32Array(new SharedArrayBuffer(4));
     this.inflight.set(id, { jobs, claim });
     for (const j of jobs) this.cost += this.counted(j);
-    worker.postMessage({ id, tasks: jobs.map((j) => j.task), claim });
+    worker.postMessage({ id, tasks: jobs.map((j) => j.task), claim, collectEvery });
   }
 
   /**

@@ -58,6 +58,8 @@ class Pool {
   queue = new JobQueue();
   nextId = 0;
   closed = false;
+  /** each worker collects fully after this many tasks (lib/heap-pace.js), 0: never by count */
+  collectEvery = 0;
 
   /**
    * @param {number} size
@@ -112,7 +114,7 @@ class Pool {
       if (worker === undefined) continue;
       const jobs = this.queue.takeBatch(slot.room(this.batchCost));
       for (const j of jobs) this.started(j);
-      slot.send(worker, this.nextId++, jobs);
+      slot.send(worker, this.nextId++, jobs, this.collectEvery);
     }
   }
 

@@ -10,11 +10,14 @@ import { collector, paceCollections } from '../heap-pace.js';
  * and is not capped by libuv's shared 4-thread pool.
  */
 
-// Paced where the process exposes gc() (the command line's pass does: lib/heap-pace.js).
-paceCollections(collector({ expose: false }));
+// Paced where the process exposes gc() (the command line's pass does: lib/heap-pace.js), and in
+// a big pass also every `collectEvery` files (workerCollectEvery()).
+const gc = collector({ expose: false });
+paceCollections(gc);
+let sinceCollected = 0;
 
 /** One batch of tasks (see lib/compress/pool.js), one reply with a result or an error per task. */
-parentPort?.on('message', async ({ id, tasks, claim }) => {
+parentPort?.on('message', async ({ id, tasks, claim, collectEvery }) => {
   if (!claimBatch(claim)) return; // taken back by the pool for an idle worker
   const results = [];
   for (const task of tasks) {
@@ -22,6 +25,10 @@ parentPort?.on('message', async ({ id, tasks, claim }) => {
       // The WebAssembly encoders (zopfli; zstd on Node < 22.15) load once per worker, asynchronously.
       for (const encoding of task.encodings) await loadEncoder(encoding, task);
       results.push({ result: compressBufferedSync(task) });
+      if (gc !== null && collectEvery > 0 && ++sinceCollected >= collectEvery) {
+        sinceCollected = 0;
+        gc();
+      }
     } catch (err) {
       const e = /** @type {any} */ (err);
       results.push({ error: { message: e.message, code: e.code, changed: !!e.changed } });
