@@ -1,6 +1,6 @@
 import { isTempPath } from '../fs-atomic.js';
 import { manifestText, parseManifest, validateHead } from '../manifest.js';
-import { keyHash, FNV_SEED, FNV_PRIME } from './key-table.js';
+import { keyHash, hashByte, FNV_SEED } from './key-table.js';
 import { LineFolders } from './line-folders.js';
 
 /**
@@ -115,7 +115,7 @@ export class LineScan {
     let slash = -1;
     let dirHash = 0;
     for (let c = b[q]; c !== QUOTE && c !== BACKSLASH && c !== NEWLINE && q < end; c = b[++q]) {
-      h = Math.imul(h ^ c, FNV_PRIME);
+      h = hashByte(h, c);
       if (c === SLASH) {
         slash = q;
         dirHash = h;
