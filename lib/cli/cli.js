@@ -114,8 +114,8 @@ async function runCompress(argv, stdout, stderr) {
       };
   let report;
   try {
-    // the compressor loads in the pass thread: `precompressor serve` never needs it
-    // The list of changes is printed only by --json and --dry-run.
+    // The compressor loads on the pass thread only (`serve` never needs it); the list of changes
+    // crosses back only for what prints it: --json and --dry-run's summary.
     const changes = Boolean(argv.json || argv['dry-run']);
     report = await precompressInThread(String(argv.dir), apiOptionsFromArgv(argv), onProgress, { changes });
   } catch (err) {
