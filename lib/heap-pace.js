@@ -5,9 +5,9 @@ import vm from 'node:vm';
  * Full garbage collections paced by the heap's growth, for the threads of a long pass on the
  * command line: the compression thread (lib/cli/compress-thread.js) and the pool's workers. A pass
  * allocates per file; objects that live while a worker has their file outlive a young generation,
- * and V8 lets the old generation grow to several times what is live before it collects: on a tree
- * of 10^5 files, hundreds of MB of garbage. A collection once the heap holds 1.5 × what was live
- * after the last one keeps each collection's work in proportion to what was allocated since.
+ * and V8 lets the old generation grow to several times what is live before it collects. A
+ * collection once the heap holds 1.5 × what was live after the last one keeps each collection's
+ * work in proportion to what was allocated since.
  */
 
 /** How often the heap is looked at (one call, no walk of the heap). */
@@ -25,9 +25,9 @@ const WORKER_EVERY = 512;
 /**
  * After how many files a worker collects fully, for a pass of `files` files to compress; 0: never
  * by count (pure). The encoders' native memory and the buffers that outlive a young generation are
- * freed only by a full collection, and the heap's growth alone calls one too late: on 40,000 small
- * files the process held 264-271 MB without, 208-219 MB with a collection every 384-512 files, for
- * about 5 % more CPU; below BIG_PASS the memory is small anyway and the CPU is not spent.
+ * freed only by a full collection, and the heap's growth alone calls one too late; below BIG_PASS
+ * the memory is small anyway and the CPU is not spent (figures: docs/benchmarks.md, "The CLI's cold
+ * run: the pass on a thread of its own").
  * @param {number} files
  */
 export function workerCollectEvery(files) {

@@ -3,8 +3,8 @@ import { errorFromData } from '../errors.js';
 
 /**
  * The command line's pass, on a thread of its own (compress-thread-worker.js) with a young
- * generation of YOUNG_MB: on the main thread V8 sizes it from the machine's memory (128 MB
- * committed on a machine of 24 GiB), and a pass over 10^5 files grows it to the full size. The
+ * generation of YOUNG_MB: on the main thread V8 sizes it from the machine's memory, and a long
+ * pass grows it to the full size (docs/benchmarks.md, "The CLI's cold run"). The
  * thread also paces its collections (lib/heap-pace.js). bin/precompressor.js starts it ahead,
  * before it loads the argument parser, so that its start and module loading run on another core
  * meanwhile. Progress comes back as messages; the report, or the error (its class, code and path
