@@ -45,16 +45,19 @@ test('without the flag, collector() takes only a gc() the context already has', 
 });
 
 test('collector({ expose: true }) gives a gc() to this thread and to the threads started after it', () => {
+  // What a pool worker does (lib/compress/worker.js): take the gc() the process exposed, if any.
+  const inWorker = 'import { parentPort } from "node:worker_threads"; ' +
+    `const { collector } = await import(${JSON.stringify(paceModule)}); ` +
+    'parentPort.postMessage([typeof gc, typeof collector({ expose: false })]);';
   // In a process of its own: the flag is process-wide.
   const script = `
     const { collector } = await import(${JSON.stringify(paceModule)});
     const { Worker } = await import('node:worker_threads');
-    const before = typeof globalThis.gc;
+    const before = [typeof globalThis.gc, collector({ expose: false })];
     const gc = collector({ expose: true });
     gc();
-    const w = new Worker('import { parentPort } from "node:worker_threads"; parentPort.postMessage(typeof gc);',
-      { eval: true });
-    w.once('message', (inWorker) => { console.log(JSON.stringify([before, typeof gc, inWorker])); w.terminate(); });`;
+    const w = new Worker(${JSON.stringify(inWorker)}, { eval: true });
+    w.once('message', (seen) => { console.log(JSON.stringify([...before, typeof gc, ...seen])); w.terminate(); });`;
   const out = execFileSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8' });
-  expect(JSON.parse(out)).toEqual(['undefined', 'function', 'function']);
+  expect(JSON.parse(out)).toEqual(['undefined', null, 'function', 'function', 'function']);
 });
