@@ -13,6 +13,47 @@ const C = fsSync.constants;
 export const READ_NOFOLLOW = C.O_RDONLY | (C.O_NOFOLLOW ?? 0) | (C.O_NONBLOCK ?? 0);
 
 /**
+ * Is `dir` a folder itself, not a symlink to one (false also when missing)? Checked right before a
+ * path operation in a store that others may write (the variant cache's shards, the dictionary
+ * store's folders): a folder swapped for a symlink would take a write or a removal outside it.
+ * @param {string} dir
+ */
+export function isRealFolder(dir) {
+  return fsSync.lstatSync(dir, { throwIfNoEntry: false })?.isDirectory() ?? false;
+}
+
+/** The error of a write refused by isRealFolder(). @param {string} dir */
+export function notRealFolder(dir) {
+  return new Error(`${dir} is not a folder (a symlink?): not written`);
+}
+
+/**
+ * The whole content of `file` if it is a regular file of at most `maxBytes`, else null (missing, a
+ * symlink, a FIFO or device, too big, unreadable): opened with READ_NOFOLLOW, so neither a symlink
+ * nor a FIFO planted in a store others may write can redirect or block the build, and read through
+ * that descriptor.
+ * @param {string} file
+ * @param {number} maxBytes
+ * @returns {Promise<Buffer | null>}
+ */
+export async function readRegularFile(file, maxBytes) {
+  let fh;
+  try {
+    fh = await fs.open(file, READ_NOFOLLOW);
+    const st = await fh.stat();
+    if (!st.isFile() || st.size > maxBytes) return null;
+    const buf = Buffer.allocUnsafe(st.size);
+    let got = 0;
+    for (let r = -1; got < st.size && r !== 0; got += r) r = (await fh.read(buf, got, st.size - got, got)).bytesRead;
+    return got === st.size ? buf : null;
+  } catch {
+    return null;
+  } finally {
+    await fh?.close().catch(() => {});
+  }
+}
+
+/**
  * Throw (ERR_PRECOMPRESSOR_FILE) unless the folder of `target` is where its path says: no
  * component of it is a symlink now, so its real path is itself. Called right before a rename or a
  * remove in the compressed folder, whose paths are built from its real path: a folder swapped for
