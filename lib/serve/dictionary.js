@@ -1,4 +1,5 @@
 import { deltaPath } from '../manifest.js';
+import { IMMUTABLE_CACHE_CONTROL } from '../site-policy.js';
 
 /**
  * Serving deploy deltas (RFC 9842): the `Use-As-Dictionary` header of files with a family, and
@@ -6,9 +7,6 @@ import { deltaPath } from '../manifest.js';
  * table entry in, a representation (or null) out. The delta files are checked against the
  * manifest with the other variants (lib/serve/load.js) and on open (size), never per request.
  */
-
-/** Cache-Control of hashed assets when `immutableHashed` (browsers store only fresh dictionaries). */
-const IMMUTABLE_CACHE_CONTROL = 'public, max-age=31536000, immutable';
 
 /** Vary of every response of a file that has deltas. */
 export const DELTA_VARY = 'Accept-Encoding, Available-Dictionary';
