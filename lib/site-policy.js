@@ -1,4 +1,5 @@
 import path from 'node:path';
+import mime from 'mime-types';
 import { MANIFEST_NAME } from './options.js';
 import { TEMP_SUFFIX, isTempPath } from './fs-atomic.js';
 import { ENCODINGS } from './encodings.js';
@@ -28,6 +29,14 @@ export const INDEX_FILES = Object.freeze(['index.html']);
 
 /** The extensions tried for a path without one by `precompressor serve` and the generated configurations. */
 export const PREVIEW_EXTENSIONS = Object.freeze(['html']);
+
+/**
+ * Content-Type of a file from its (original) name: mime-types, with charset for text.
+ * @param {string} rel
+ */
+export function contentTypeOf(rel) {
+  return mime.contentType(path.posix.extname(rel)) || 'application/octet-stream';
+}
 
 // ---- what is internal ----
 
@@ -89,6 +98,23 @@ export function internalKind(rel, { listed = false, manifestRel = MANIFEST_NAME,
  */
 export function isImmutable(entry) {
   return entry.dictionary?.hashed === true;
+}
+
+/**
+ * RFC 8941 sf-string: quoted, with `\` and `"` escaped (the patterns are ASCII).
+ * @param {string} s
+ */
+function sfString(s) {
+  return `"${s.replace(/[\\"]/g, (c) => `\\${c}`)}"`;
+}
+
+/**
+ * The `Use-As-Dictionary` value of a file's dictionary record: `match="<URLPattern>"` (relative to
+ * the file's URL, so that it holds wherever the folder is mounted) and `match-dest` when known.
+ * @param {import('./manifest.js').DictionaryEntry} d
+ */
+export function useAsDictionary(d) {
+  return `match=${sfString(d.match)}${d.dest ? `, match-dest=(${sfString(d.dest)})` : ''}`;
 }
 
 /** Cache-Control of the responses of an immutable file (browsers store only fresh dictionaries). */

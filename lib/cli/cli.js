@@ -3,9 +3,12 @@ import { CLI_FLAGS, CLI_OUTPUT_FLAGS, apiOptionsFromArgv, withFlagNames } from '
 import { formatProgress, formatSummary, printable } from '../format.js';
 import { serveBuilder, serveCommand } from './serve.js';
 import { cacheBuilder, cacheCommand } from './cache.js';
+import { afterBuild, configBuilder, configCommand } from './config.js';
 import { endPassThread, precompressInThread } from './compress-thread.js';
 
 const SERVE_ABOUT = 'Preview a compressed folder with serveStatic (its own options: serve --help)';
+const CONFIG_ABOUT = 'Write the nginx or Caddy configuration of a built folder ' +
+  '(config nginx|caddy <dir> --out <folder>; to compress a folder named config: ./config)';
 const CACHE_ABOUT = 'Show (info), trim (prune) or empty (clear) the variant cache (cache --help)';
 
 /**
@@ -34,10 +37,14 @@ export async function main(args, io = {}) {
     .command('cache <action>', CACHE_ABOUT, cacheBuilder, async (argv) => {
       code = await cacheCommand(argv, stdout, stderr);
     })
+    .command('config <server> <dir>', CONFIG_ABOUT, configBuilder, async (argv) => {
+      code = await configCommand(argv, stdout, stderr);
+    })
     .example('$0 dist', 'compress dist/ (e.g. as "postbuild": "precompressor dist")')
     .example('$0 dist --exclude "**/*.map" --json', 'skip source maps, print a JSON report')
     .example('$0 dist --watch', 'compress, then recompress what changes')
     .example('$0 cache info', 'where the variant cache is, its size and the last run\'s hit rate')
+    .example('$0 config nginx dist --out /etc/nginx/site', 'write http.conf and server.conf (docs/servers.md)')
     .example('$0 serve dist --spa', 'preview dist/ with the precompressed variants at http://127.0.0.1:8080/')
     .strict()
     .help()
@@ -123,6 +130,14 @@ async function runCompress(argv, stdout, stderr) {
     return 2;
   } finally {
     if (tty) stderr.write('\r\x1b[2K');
+  }
+  try {
+    for (const f of await afterBuild(String(argv.dir), apiOptionsFromArgv(argv))) {
+      if (!quiet && !argv.json) stderr.write(`server configuration: ${printable(f)}\n`);
+    }
+  } catch (err) {
+    stderr.write(`precompressor: ${printable(/** @type {Error} */ (err).message)}\n`);
+    return 2;
   }
   for (const w of report.warnings) if (!quiet) stderr.write(`warning: ${printable(w.path)}: ${printable(w.message)}\n`);
   for (const f of report.failures) stderr.write(`error: ${printable(f.path)}: ${printable(f.message)}\n`);

@@ -28,7 +28,7 @@ const spawn = () => new Worker(new URL('./compress-thread-worker.js', import.met
  */
 export function asksForCompression(args) {
   const first = args.find((a) => !a.startsWith('-'));
-  if (first === 'serve' || first === 'cache') return false;
+  if (first === 'serve' || first === 'cache' || first === 'config') return false;
   return !args.some((a) => a === '--help' || a === '-h' || a === '--version');
 }
 

@@ -100,22 +100,7 @@ export function chooseDelta(headers, deltas) {
   return dcb ?? dcz ?? null;
 }
 
-/**
- * RFC 8941 sf-string: quoted, with `\` and `"` escaped (the patterns are ASCII).
- * @param {string} s
- */
-function sfString(s) {
-  return `"${s.replace(/[\\"]/g, (c) => `\\${c}`)}"`;
-}
-
-/**
- * The `Use-As-Dictionary` value of a file's dictionary record: `match="<URLPattern>"` (relative to
- * the file's URL, so that it holds wherever the folder is mounted) and `match-dest` when known.
- * @param {import('../manifest.js').DictionaryEntry} d
- */
-export function useAsDictionary(d) {
-  return `match=${sfString(d.match)}${d.dest ? `, match-dest=(${sfString(d.dest)})` : ''}`;
-}
+export { useAsDictionary } from '../site-policy.js';
 
 /** @type {WeakMap<object, object>} */
 const hashedOpts = new WeakMap();

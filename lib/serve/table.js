@@ -1,10 +1,9 @@
 import path from 'node:path';
 import crypto from 'node:crypto';
-import mime from 'mime-types';
 import { variantPath } from '../encodings.js';
 import { DELTA_VARY, deltaFilesOf, optionsForHashed, useAsDictionary } from './dictionary.js';
 import { absPath } from '../paths.js';
-import { isImmutable, LOOKUP_ORDER } from '../site-policy.js';
+import { contentTypeOf, isImmutable, LOOKUP_ORDER } from '../site-policy.js';
 
 /**
  * A listed path's entry with the response headers of every representation precomputed as flat
@@ -57,13 +56,7 @@ export function appendVary(existing, add = 'Accept-Encoding') {
   return missing.length === 0 ? value : `${value}, ${missing.join(', ')}`;
 }
 
-/**
- * Content-Type of a file from its (original) name: mime-types, with charset for text.
- * @param {string} rel
- */
-export function contentTypeOf(rel) {
-  return mime.contentType(path.posix.extname(rel)) || 'application/octet-stream';
-}
+export { contentTypeOf } from '../site-policy.js';
 
 /**
  * Short tag of the compressor settings, so that variants made with other settings get other ETags.
