@@ -42,9 +42,13 @@ function caddyfile(f) {
   const link = f.siteDictionaryLink === null ? ''
     : `\t@pc_html path *.html */\n\theader @pc_html Link ${q(f.siteDictionaryLink)}\n`;
   const deltaExts = f.deltaTypes.flatMap((d) => d.extensions.filter((e) => SAFE_EXTENSION.test(e)));
-  const varied = q(`(?i)\\.(?:${deltaExts.join('|')})$|/$`);
-  const vary = deltaExts.length === 0 ? ''
-    : `\t@pc_dictionary_vary path_regexp ${varied}\n\theader @pc_dictionary_vary Vary Available-Dictionary\n`;
+  // Vary on every response of a type with variants (Caddy adds its own only to some), and deltas
+  const ofTypes = (/** @type {string[]} */ exts) => q(`(?i)\\.(?:${exts.join('|')})$|/$`);
+  const vary = (f.variantExtensions.length === 0 ? ''
+    : `\t@pc_vary path_regexp ${ofTypes(f.variantExtensions)}\n\theader @pc_vary Vary Accept-Encoding\n`) +
+    (deltaExts.length === 0 ? ''
+      : `\t@pc_dictionary_vary path_regexp ${ofTypes(deltaExts)}\n` +
+        '\theader @pc_dictionary_vary +Vary Available-Dictionary\n');
   return `${HEADER}
 # Available-Dictionary (RFC 9842) → the 16 hex digits of the delta files made against that dictionary
 map {http.request.header.Available-Dictionary} {pc_dict} {

@@ -16,6 +16,7 @@ import { ENCODING_NAMES } from '../encodings.js';
  *   hashed: { uri: string, useAsDictionary: string }[],
  *   types: Map<string, string>,
  *   variantTypes: Set<string>,
+ *   variantExtensions: string[],
  *   deltaTypes: { type: string, extensions: string[], encodings: ('dcb' | 'dcz')[] }[],
  *   encodings: string[],
  *   siteDictionary: string | null,
@@ -55,6 +56,8 @@ export function siteFacts(manifest, { manifestRel }) {
   /** @type {Map<string, string>} */
   const types = new Map();
   const variantTypes = new Set();
+  /** @type {Set<string>} */
+  const variantExtensions = new Set();
   /** @type {Map<string, { type: string, extensions: Set<string>, encodings: Set<'dcb' | 'dcz'> }>} */
   const deltaTypes = new Map();
   /** @type {string[]} */
@@ -64,7 +67,10 @@ export function siteFacts(manifest, { manifestRel }) {
     const ext = extensionOf(rel);
     const type = contentTypeOf(rel);
     if (!types.has(ext)) types.set(ext, type);
-    if (Object.keys(e.variants).length > 0) variantTypes.add(type);
+    if (Object.keys(e.variants).length > 0) {
+      variantTypes.add(type);
+      variantExtensions.add(ext);
+    }
     for (const enc of Object.keys(e.variants)) encodings.add(enc);
     if (e.dictionary && isImmutable(e)) hashed.push({ uri: `/${rel}`, useAsDictionary: useAsDictionary(e.dictionary) });
     for (const [key, byEnc] of Object.entries(e.deltas ?? {})) {
@@ -83,6 +89,7 @@ export function siteFacts(manifest, { manifestRel }) {
     hashed,
     types,
     variantTypes,
+    variantExtensions: [...variantExtensions].filter((e) => SAFE_EXTENSION.test(e)).sort(),
     deltaTypes: [...deltaTypes.values()].map((d) => ({
       type: d.type, extensions: [...d.extensions].sort(), encodings: [...d.encodings].sort(),
     })).sort((a, b) => (a.type < b.type ? -1 : 1)),
