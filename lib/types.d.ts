@@ -75,7 +75,8 @@ export interface PrecompressOptions {
   deltaExtensions?: string[] | string;
   /**
    * After each build, write the nginx (`http.conf`, `server.conf`) and Caddy (`precompressor.caddy`)
-   * configurations of the folder into this folder, which must be outside it (docs/servers.md). Default none.
+   * configurations of the folder into this folder, which must be outside it (docs/servers.md). Read by the
+   * CLI (`--server-config`) and the plugins; `precompress()` checks it but writes none. Default none.
    */
   serverConfig?: string | null;
   /**

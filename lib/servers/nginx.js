@@ -108,6 +108,7 @@ absolute_redirect off;
 server_tokens off;
 gzip off;
 gzip_static on;
+gzip_proxied any;
 brotli_static on;
 gzip_vary off;
 etag on;
