@@ -4,6 +4,8 @@ import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { EventEmitter } from 'node:events';
 
 export type Encoding = 'br' | 'gzip' | 'zstd';
+/** An encoding against a dictionary (RFC 9842 deploy deltas). */
+export type DeltaEncoding = 'dcb' | 'dcz';
 
 /** Options of `precompress(dir, options)`; the CLI flags map to them one to one. */
 export interface PrecompressOptions {
@@ -110,7 +112,7 @@ export interface SiteDictionarySummary {
 
 export interface DeltaSummary {
   /** The delta encodings this Node could make (`dcb`, `dcz`), probed at run time. */
-  encoders: ('dcb' | 'dcz')[];
+  encoders: DeltaEncoding[];
   /** Files with at least one delta. */
   files: number;
   written: number;
@@ -228,7 +230,7 @@ export interface ManifestFileEntry {
   /** Schema 2: the file as a dictionary (`Use-As-Dictionary`). `hash`: SHA-256 in standard base64. */
   dictionary?: { hash: string; match: string; dest: string | null; hashed: boolean };
   /** Schema 2: deltas by the dictionary's SHA-256 (standard base64), at `<file>.<16 hex of it>.<dcb|dcz>`. */
-  deltas?: Record<string, Partial<Record<'dcb' | 'dcz', { size: number; hash: string }>>>;
+  deltas?: Record<string, Partial<Record<DeltaEncoding, { size: number; hash: string }>>>;
 }
 
 export interface Manifest {
@@ -320,8 +322,11 @@ export interface ServeStaticMiddleware {
   close(): void;
   /** Number of paths served from the manifest. */
   size(): number;
-  /** What is held now: bodies in memory (at most `memoryBudget` bytes) and entries built. */
-  memory(): { bodies: number; bodyBytes: number; entries: number };
+  /**
+   * What is held now: bodies in memory (at most `memoryBudget` bytes) and entries built; and how many
+   * files were hashed because their mtime alone moved (a deploy copy that kept whole seconds).
+   */
+  memory(): { bodies: number; bodyBytes: number; entries: number; hashed: number };
 }
 
 /** Options of `startPreview()`: the folder, where to listen, and serveStatic's options. */
