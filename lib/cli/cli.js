@@ -1,9 +1,6 @@
-import yargs from 'yargs';
+import { fastCompressArgv } from './fast-args.js';
 import { CLI_FLAGS, CLI_OUTPUT_FLAGS, apiOptionsFromArgv, withFlagNames } from './options.js';
 import { formatProgress, formatSummary, printable } from '../format.js';
-import { serveBuilder, serveCommand } from './serve.js';
-import { cacheBuilder, cacheCommand } from './cache.js';
-import { afterBuild, configBuilder, configCommand } from './config.js';
 import { endPassThread, precompressInThread } from './compress-thread.js';
 
 const SERVE_ABOUT = 'Preview a compressed folder with serveStatic (its own options: serve --help)';
@@ -22,6 +19,11 @@ const CACHE_ABOUT = 'Show (info), trim (prune) or empty (clear) the variant cach
 export async function main(args, io = {}) {
   const stdout = io.stdout ?? process.stdout;
   const stderr = io.stderr ?? process.stderr;
+  const plain = fastCompressArgv(args);
+  if (plain) return runCompress(plain, stdout, stderr);
+  const [{ default: yargs }, { serveBuilder, serveCommand }, { cacheBuilder, cacheCommand }, config] =
+    await Promise.all([import('yargs'), import('./serve.js'), import('./cache.js'), import('./config.js')]);
+  const { configBuilder, configCommand } = config;
   let code = 0;
   const y = yargs(args)
     .scriptName('precompressor')
@@ -85,7 +87,7 @@ export function unknownFlagsMessage(msg, args) {
 }
 
 /** The compression flags, on `precompressor <dir>` only. @param {import('yargs').Argv} c */
-function compressBuilder(c) {
+export function compressBuilder(c) {
   c.positional('dir', { type: 'string', describe: 'Folder to compress (your build output)' });
   for (const f of [...CLI_FLAGS, ...CLI_OUTPUT_FLAGS]) {
     const shown = f.default === '' ? 'none' : f.default;
@@ -131,10 +133,11 @@ async function runCompress(argv, stdout, stderr) {
   } finally {
     if (tty) stderr.write('\r\x1b[2K');
   }
+  const api = apiOptionsFromArgv(argv);
   try {
-    for (const f of await afterBuild(String(argv.dir), apiOptionsFromArgv(argv))) {
-      if (!quiet && !argv.json) stderr.write(`server configuration: ${printable(f)}\n`);
-    }
+    // loaded only when asked for: a plain run's start-up stays as it is (#31)
+    const written = api.serverConfig ? await (await import('./config.js')).afterBuild(String(argv.dir), api) : [];
+    for (const f of written) if (!quiet && !argv.json) stderr.write(`server configuration: ${printable(f)}\n`);
   } catch (err) {
     stderr.write(`precompressor: ${printable(/** @type {Error} */ (err).message)}\n`);
     return 2;

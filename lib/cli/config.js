@@ -36,9 +36,9 @@ export async function configCommand(argv, stdout, stderr) {
 /**
  * After a build with `serverConfig`: both servers' files, rewritten. Returns the paths written.
  * @param {string} dir
- * @param {{ serverConfig?: string | null, manifest?: string | null, dryRun?: boolean }} api
+ * @param {{ serverConfig?: string | null, manifest?: string | null, dryRun?: boolean, shard?: unknown }} api
  */
 export async function afterBuild(dir, api) {
-  if (!api.serverConfig || api.dryRun) return [];
+  if (!api.serverConfig || api.dryRun || api.shard) return []; // a shard writes no manifest
   return writeServerConfigs(dir, { out: api.serverConfig, manifest: api.manifest ?? undefined });
 }
