@@ -1,5 +1,6 @@
 import { IMMUTABLE_CACHE_CONTROL, INDEX_FILES, LOOKUP_ORDER, PREVIEW_EXTENSIONS } from '../site-policy.js';
 import { SAFE_EXTENSION, acceptsToken, extensionOf } from './site-facts.js';
+import { DELTA_NAMES } from '../encodings.js';
 
 /**
  * The Caddy configuration of a built site (pure: SiteFacts in, file text out): `precompressor.caddy`,
@@ -83,7 +84,7 @@ ${vary}${deltaRoutes(f)}\tfile_server {
 function deltaRoutes(f) {
   /** @type {string[]} */
   const out = [];
-  for (const enc of /** @type {const} */ (['dcb', 'dcz'])) {
+  for (const enc of DELTA_NAMES) {
     for (const d of f.deltaTypes) {
       const exts = d.extensions.filter((e) => SAFE_EXTENSION.test(e));
       if (exts.length === 0 || !d.encodings.includes(enc)) continue;

@@ -1,5 +1,6 @@
 import { IMMUTABLE_CACHE_CONTROL, LOOKUP_ORDER, PREVIEW_EXTENSIONS } from '../site-policy.js';
 import { SAFE_EXTENSION, acceptsToken } from './site-facts.js';
+import { DELTA_NAMES } from '../encodings.js';
 
 /**
  * The nginx configuration of a built site (pure: SiteFacts in, file texts out), for a stock nginx with
@@ -36,7 +37,7 @@ export function nginxConfig(facts) {
 }
 
 /** The delta maps: the suffix of this request's delta file, "/" (never a file) when none applies. */
-const DELTA_MAPS = ['dcb', 'dcz'].map((enc) => `map $http_accept_encoding $pc_${enc}_ok {
+const DELTA_MAPS = DELTA_NAMES.map((enc) => `map $http_accept_encoding $pc_${enc}_ok {
   default 0;
   ${q(`~*${acceptsToken(enc)}`)} 1;
 }
@@ -100,8 +101,8 @@ const COMMON_HEADERS = ['Cache-Control $pc_cache_control', 'Use-As-Dictionary $p
 /** @param {import('./site-facts.js').SiteFacts} f */
 function serverConf(f) {
   const types = [...f.types].filter(([ext]) => SAFE_EXTENSION.test(ext)).sort(([a], [b]) => (a < b ? -1 : 1));
-  const rewrites = ['dcb', 'dcz']
-    .filter((enc) => f.deltaTypes.some((d) => d.encodings.includes(/** @type {'dcb'} */ (enc))))
+  const rewrites = DELTA_NAMES
+    .filter((enc) => f.deltaTypes.some((d) => d.encodings.includes(enc)))
     .map((enc) => `  if (-f $request_filename$pc_${enc}) {\n    rewrite ^ $uri$pc_${enc} last;\n  }\n`);
   return `${HEADER}# Include in the server {} whose root is the site folder (after http.conf in http {}).
 absolute_redirect off;

@@ -1,6 +1,8 @@
 import path from 'node:path';
 import { INTERNAL_NAMES, contentTypeOf, internalKind, isImmutable, useAsDictionary } from '../site-policy.js';
-import { ENCODING_NAMES } from '../encodings.js';
+import { DELTA_NAMES, ENCODING_NAMES } from '../encodings.js';
+
+/** @typedef {import('../encodings.js').DeltaEncoding} DeltaEncoding */
 
 /**
  * What a generated server configuration needs to know of a built site, from its manifest (pure):
@@ -17,7 +19,7 @@ import { ENCODING_NAMES } from '../encodings.js';
  *   types: Map<string, string>,
  *   variantTypes: Set<string>,
  *   variantExtensions: string[],
- *   deltaTypes: { type: string, extensions: string[], encodings: ('dcb' | 'dcz')[] }[],
+ *   deltaTypes: { type: string, extensions: string[], encodings: DeltaEncoding[] }[],
  *   encodings: string[],
  *   siteDictionary: string | null,
  *   siteDictionaryLink: string | null,
@@ -58,7 +60,7 @@ export function siteFacts(manifest, { manifestRel }) {
   const variantTypes = new Set();
   /** @type {Set<string>} */
   const variantExtensions = new Set();
-  /** @type {Map<string, { type: string, extensions: Set<string>, encodings: Set<'dcb' | 'dcz'> }>} */
+  /** @type {Map<string, { type: string, extensions: Set<string>, encodings: Set<DeltaEncoding> }>} */
   const deltaTypes = new Map();
   /** @type {string[]} */
   const listedInternal = [];
@@ -78,7 +80,7 @@ export function siteFacts(manifest, { manifestRel }) {
       let d = deltaTypes.get(type);
       if (d === undefined) deltaTypes.set(type, (d = { type, extensions: new Set(), encodings: new Set() }));
       d.extensions.add(ext);
-      for (const enc of /** @type {const} */ (['dcb', 'dcz'])) if (byEnc[enc]) d.encodings.add(enc);
+      for (const enc of DELTA_NAMES) if (byEnc[enc]) d.encodings.add(enc);
     }
     if (internalKind(rel, { manifestRel }) !== null && internalKind(rel, { manifestRel, listed: true }) === null) {
       listedInternal.push(`/${rel}`);
