@@ -1,7 +1,9 @@
 import fs from 'node:fs/promises';
 import crypto from 'node:crypto';
 import pLimit from 'p-limit';
-import { familyOf, escapeUrlPattern, dictionaryHashOf, deltaEncoders, encodeDelta, verifyDelta, DELTA_MAX_SIZE } from './delta.js';
+import {
+  familyOf, escapeUrlPattern, dictionaryHashOf, deltaEncoders, encodeDelta, verifyDelta, DELTA_MAX_SIZE,
+} from './delta.js';
 import { openStore, storeFolderFor } from './dictionary-store.js';
 import { contentHash, deltaPath, entryOf } from '../manifest.js';
 import { writeAtomic, removeIfPresent } from '../fs-atomic.js';
@@ -44,7 +46,8 @@ export function deltaFamilyOf(rel, opts) {
   const ext = base.includes('.') ? base.slice(base.indexOf('.')) : '';
   const { dest } = /** @type {import('./delta.js').Family} */ (familyOf(rel, () => null));
   // no named family's key starts its base name with `*`: the folder's key cannot be one of theirs
-  return { key: `${rel.slice(0, slash + 1)}*${ext}`, match: `*${escapeUrlPattern(ext)}`, dest, hashed: true, byContent: true };
+  const key = `${rel.slice(0, slash + 1)}*${ext}`;
+  return { key, match: `*${escapeUrlPattern(ext)}`, dest, hashed: true, byContent: true };
 }
 
 /**
