@@ -301,8 +301,11 @@ export interface ServeStaticMiddleware {
   close(): void;
   /** Number of paths served from the manifest. */
   size(): number;
-  /** What is held now: bodies in memory (at most `memoryBudget` bytes) and entries built. */
-  memory(): { bodies: number; bodyBytes: number; entries: number };
+  /**
+   * What is held now: bodies in memory (at most `memoryBudget` bytes) and entries built; and how many
+   * files were hashed because their mtime alone moved (a deploy copy that kept whole seconds).
+   */
+  memory(): { bodies: number; bodyBytes: number; entries: number; hashed: number };
 }
 
 /**

@@ -1,8 +1,6 @@
-import yargs from 'yargs';
+import { fastCompressArgv } from './fast-args.js';
 import { CLI_FLAGS, CLI_OUTPUT_FLAGS, apiOptionsFromArgv, withFlagNames } from './options.js';
 import { formatProgress, formatSummary, printable } from '../format.js';
-import { serveBuilder, serveCommand } from './serve.js';
-import { cacheBuilder, cacheCommand } from './cache.js';
 import { endPassThread, precompressInThread } from './compress-thread.js';
 
 const SERVE_ABOUT = 'Preview a compressed folder with serveStatic (its own options: serve --help)';
@@ -19,6 +17,10 @@ const CACHE_ABOUT = 'Show (info), trim (prune) or empty (clear) the variant cach
 export async function main(args, io = {}) {
   const stdout = io.stdout ?? process.stdout;
   const stderr = io.stderr ?? process.stderr;
+  const plain = fastCompressArgv(args);
+  if (plain) return runCompress(plain, stdout, stderr);
+  const [{ default: yargs }, { serveBuilder, serveCommand }, { cacheBuilder, cacheCommand }] =
+    await Promise.all([import('yargs'), import('./serve.js'), import('./cache.js')]);
   let code = 0;
   const y = yargs(args)
     .scriptName('precompressor')
@@ -78,7 +80,7 @@ export function unknownFlagsMessage(msg, args) {
 }
 
 /** The compression flags, on `precompressor <dir>` only. @param {import('yargs').Argv} c */
-function compressBuilder(c) {
+export function compressBuilder(c) {
   c.positional('dir', { type: 'string', describe: 'Folder to compress (your build output)' });
   for (const f of [...CLI_FLAGS, ...CLI_OUTPUT_FLAGS]) {
     const shown = f.default === '' ? 'none' : f.default;

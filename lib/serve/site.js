@@ -10,6 +10,7 @@ import { createUnlistedLookup } from './unlisted.js';
 import { ManifestIndex, runIndex, runIndexAsync } from './manifest-index.js';
 import { Entries, MAX_ENTRIES } from './entries.js';
 import { BodyCache } from './body-cache.js';
+import { ContentHashes } from './content-hashes.js';
 import { auditSite } from './audit.js';
 
 /**
@@ -44,7 +45,7 @@ export class Site {
     this.parts = {
       opts, bodies: this.bodies, maskOf: this.neg.maskOf,
       disk: () => ({ realRoot: this.realRoot ??= realRootOf(opts.root), rules: this.rules }),
-      maxEntries: MAX_ENTRIES,
+      maxEntries: MAX_ENTRIES, hashes: new ContentHashes(),
     };
     const { manifest, maxManifestBytes } = opts;
     const bytes = manifest === null ? null : readManifestBytesSync(manifest, { maxBytes: maxManifestBytes });
@@ -144,9 +145,10 @@ export class Site {
     this.watcher?.update(watchedDirs(this));
   }
 
-  /** Bodies and bytes held in memory, and entries built. */
+  /** Bodies and bytes held in memory, entries built, and files hashed because their mtime alone moved. */
   memory() {
-    return { bodies: this.bodies.live, bodyBytes: this.bodies.bytes, entries: this.entries.built.size };
+    const { bodies, entries, parts } = this;
+    return { bodies: bodies.live, bodyBytes: bodies.bytes, entries: entries.built.size, hashed: parts.hashes.hashed };
   }
 
   /** Resolves when the reloads and first checks under way have finished. */

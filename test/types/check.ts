@@ -6,6 +6,7 @@ import vitePlugin from 'precompressor/vite';
 import { precompressed } from 'precompressor/sveltekit';
 import astroIntegration from 'precompressor/astro';
 import nuxtModule from 'precompressor/nuxt';
+import PrecompressorPlugin from 'precompressor/webpack';
 import { fetchHandler, type FetchHandler, type ResponseHeaders } from 'precompressor/fetch';
 import fastifyPlugin, { precompressor as namedPlugin } from 'precompressor/fastify';
 import Fastify from 'fastify';
@@ -17,6 +18,8 @@ async function main(): Promise<void> {
   const integration = astroIntegration({ exclude: ['**/*.map'] });
   const integrationName: 'precompressor' = integration.name;
   void integrationName;
+  const webpackPlugins: { apply(compiler: any): void }[] = [new PrecompressorPlugin({ encodings: ['br', 'gzip'], verbose: true, exclude: ['**/*.map'] })];
+  void webpackPlugins;
   const nuxtModules: [typeof nuxtModule, { encodings: ('br' | 'gzip')[] }][] = [[nuxtModule, { encodings: ['br', 'gzip'] }]];
   void nuxtModules;
   const report: Report = await precompress('dist', { encodings: ['br', 'gzip'], exclude: ['**/*.map'], concurrency: 2, onProgress: (p) => void p.filesDone });
