@@ -3,6 +3,7 @@ import { normalizeServeOptions } from './options.js';
 import { decide } from './core.js';
 import { httpError, statusReply } from './replies.js';
 import { Site } from './site.js';
+import { whenSending } from './socket-turn.js';
 
 /**
  * serveStatic: the serving core (core.js) on node:http and connect-style middleware. This adapter
@@ -31,8 +32,10 @@ const STREAM_CHUNK = 512 * 1024;
 export function serveStatic(root, options = {}) {
   const s = new Site(normalizeServeOptions(root, options));
   /** @type {any} */
-  const middleware = (/** @type {Req} */ req, /** @type {Res} */ res, /** @type {Next} */ next) => decide(
-    { s, req, res, gone: isGone, done: write, x: typeof next === 'function' ? next : undefined, p: null });
+  const middleware = (/** @type {Req} */ req, /** @type {Res} */ res, /** @type {Next} */ next) => {
+    const x = typeof next === 'function' ? next : undefined;
+    whenSending(req, res, () => decide({ s, req, res, gone: isGone, done: write, x, p: null }));
+  };
   middleware.reload = () => s.reload();
   /** Resolves when pending reloads and first checks of paths have finished. */
   middleware.settled = () => s.settled();
