@@ -54,6 +54,12 @@ export interface PrecompressOptions {
   /** The variant cache's cap, in bytes or a string such as `"512MB"`; least recently used entries are removed above it. Default 512 MiB. */
   cacheMaxSize?: number | string;
   /**
+   * Compress only slice `"<i>/<n>"` of the files (balanced by expected work; the same slice on every
+   * machine given the same tree and options) into the caches, and write no manifest, deltas or site
+   * dictionary: a normal run after all n shards takes every variant from the cache. Default none. See docs/ci.md.
+   */
+  shard?: string | null;
+  /**
    * Deploy deltas (RFC 9842): record each eligible file's dictionary family and write `dcz`/`dcb`
    * deltas against the earlier versions of its family, where this Node can encode them. Default true.
    */
@@ -186,6 +192,19 @@ export interface Report {
   siteDictionary: SiteDictionarySummary;
   /** The variant cache in this run: outputs (variants and deltas) taken from it and encoded, and the encode time the hits saved. */
   cache: CacheSummary;
+  /** With `shard`: the slice this run compressed (no manifest was written). */
+  shard?: ShardSummary;
+}
+
+export interface ShardSummary {
+  /** From 1 to `count`. */
+  index: number;
+  count: number;
+  /** Files in this slice, of `of` files to compress in all. */
+  files: number;
+  of: number;
+  /** This slice's share of the whole expected work, 0-1. */
+  share: number;
 }
 
 export interface CacheSummary {
