@@ -8,17 +8,18 @@ import { discard, entryPath, openEntrySync, preadSync, storeFile, storeSync, tou
  * hop to libuv's pool. An entry is read, and marked used, through the one descriptor it was opened with.
  */
 
+// The types of the interface are spelled out here: lib/compress/variant-store.js makes this store
+// and checks it against them, and a module it imports cannot import it back.
 /**
- * @typedef {import('./variant-store.js').GetOptions} GetOptions
- * @typedef {ReturnType<typeof openEntrySync> & {}} OpenEntry
+ * @typedef {{ below?: number, touchOlderThan?: number }} GetOptions
+ * @typedef {{ size: number, encodeMs: number, sha256: string | null }} EntryInfo
  */
 
 export class FolderStore {
   /** @param {string} dir */
   constructor(dir) {
     this.dir = dir;
-    /** @type {import('./variant-store.js').StoreDescriptor} */
-    this.descriptor = Object.freeze({ kind: 'folder', dir });
+    this.descriptor = Object.freeze({ kind: /** @type {const} */ ('folder'), dir });
   }
 
   /**
@@ -42,7 +43,7 @@ export class FolderStore {
   /**
    * @param {string} key
    * @param {GetOptions} [how]
-   * @returns {Promise<import('./variant-store.js').Stored | null>}
+   * @returns {Promise<EntryInfo & { bytes: Buffer | null } | null>}
    */
   async get(key, how = {}) {
     const o = this.open(key, how);
@@ -65,7 +66,7 @@ export class FolderStore {
   /**
    * @param {string} key
    * @param {GetOptions} [how]
-   * @returns {Promise<import('./variant-store.js').StoredStream | null>}
+   * @returns {Promise<EntryInfo & { stream: import('node:stream').Readable | null } | null>}
    */
   async getStream(key, how = {}) {
     const o = this.open(key, how);
