@@ -4,6 +4,8 @@ import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { EventEmitter } from 'node:events';
 
 export type Encoding = 'br' | 'gzip' | 'zstd';
+/** An encoding against a dictionary (RFC 9842 deploy deltas). */
+export type DeltaEncoding = 'dcb' | 'dcz';
 
 /** Options of `precompress(dir, options)`; the CLI flags map to them one to one. */
 export interface PrecompressOptions {
@@ -51,6 +53,12 @@ export interface PrecompressOptions {
   cacheDir?: string | null;
   /** The variant cache's cap, in bytes or a string such as `"512MB"`; least recently used entries are removed above it. Default 512 MiB. */
   cacheMaxSize?: number | string;
+  /**
+   * Compress only slice `"<i>/<n>"` of the files (balanced by expected work; the same slice on every
+   * machine given the same tree and options) into the caches, and write no manifest, deltas or site
+   * dictionary: a normal run after all n shards takes every variant from the cache. Default none. See docs/ci.md.
+   */
+  shard?: string | null;
   /**
    * Deploy deltas (RFC 9842): record each eligible file's dictionary family and write `dcz`/`dcb`
    * deltas against the earlier versions of its family, where this Node can encode them. Default true.
@@ -104,7 +112,7 @@ export interface SiteDictionarySummary {
 
 export interface DeltaSummary {
   /** The delta encodings this Node could make (`dcb`, `dcz`), probed at run time. */
-  encoders: ('dcb' | 'dcz')[];
+  encoders: DeltaEncoding[];
   /** Files with at least one delta. */
   files: number;
   written: number;
@@ -184,6 +192,19 @@ export interface Report {
   siteDictionary: SiteDictionarySummary;
   /** The variant cache in this run: outputs (variants and deltas) taken from it and encoded, and the encode time the hits saved. */
   cache: CacheSummary;
+  /** With `shard`: the slice this run compressed (no manifest was written). */
+  shard?: ShardSummary;
+}
+
+export interface ShardSummary {
+  /** From 1 to `count`. */
+  index: number;
+  count: number;
+  /** Files in this slice, of `of` files to compress in all. */
+  files: number;
+  of: number;
+  /** This slice's share of the whole expected work, 0-1. */
+  share: number;
 }
 
 export interface CacheSummary {
@@ -209,7 +230,7 @@ export interface ManifestFileEntry {
   /** Schema 2: the file as a dictionary (`Use-As-Dictionary`). `hash`: SHA-256 in standard base64. */
   dictionary?: { hash: string; match: string; dest: string | null; hashed: boolean };
   /** Schema 2: deltas by the dictionary's SHA-256 (standard base64), at `<file>.<16 hex of it>.<dcb|dcz>`. */
-  deltas?: Record<string, Partial<Record<'dcb' | 'dcz', { size: number; hash: string }>>>;
+  deltas?: Record<string, Partial<Record<DeltaEncoding, { size: number; hash: string }>>>;
 }
 
 export interface Manifest {

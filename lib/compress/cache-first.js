@@ -65,7 +65,7 @@ export function poolShares({ left, tried, spentMs }) {
  * The task of `missing`, the encodings the cache could not give here: encoded on the pool and added
  * to the cache, without reading it again (an entry rejected here would be read and rejected twice).
  * @param {CompressTask} task
- * @param {Array<'br' | 'gzip' | 'zstd'>} missing
+ * @param {Array<import('../encodings.js').Encoding>} missing
  * @returns {CompressTask}
  */
 function rest(task, missing) {

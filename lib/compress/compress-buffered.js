@@ -69,7 +69,7 @@ function ownTempDir(runTemp) {
  * Encode `buf` and write or remove the variant, and add it to the cache under `key`.
  * @param {Buffer} buf
  * @param {string | null} key
- * @param {{ encoding: 'br' | 'gzip' | 'zstd', options: any, target: string, keepBelow: number, mtime: Date,
+ * @param {{ encoding: import('../encodings.js').Encoding, options: any, target: string, keepBelow: number, mtime: Date,
  *   tempDir: string | null }} at
  * @param {{ dir: string } | null | undefined} cacheTo
  * @param {ReturnType<typeof taskStats>} stats
@@ -110,7 +110,7 @@ export function compressBufferedSync(t, how = {}) {
   const cache = taskStats();
   /** @type {Record<string, number | null>} */
   const out = {};
-  /** @type {Array<'br' | 'gzip' | 'zstd'>} */
+  /** @type {Array<import('../encodings.js').Encoding>} */
   const missing = [];
   for (const encoding of t.encodings) {
     const target = variantPath(t.abs, encoding);

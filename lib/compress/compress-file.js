@@ -20,7 +20,7 @@ import { openSource, reidentify } from './source.js';
  * write it atomically or remove it when it would not be small enough.
  *
  * @typedef {{ hash: string, size: number, mtimeMs: number, out: Record<string, number | null>,
- *   cache?: ReturnType<typeof taskStats>, missing?: Array<'br' | 'gzip' | 'zstd'> }} TaskResult
+ *   cache?: ReturnType<typeof taskStats>, missing?: Array<import('../encodings.js').Encoding> }} TaskResult
  *   `out`: per encoding, the variant's size, or null when it was not kept (not small enough);
  *   `cache`: the task's variants taken from the cache (hits) or added to it (misses, bytes written);
  *   `missing`: encodings left to do (a take from the cache only: lib/compress/cache-first.js)
@@ -79,7 +79,7 @@ export async function hashFile(abs, streamThreshold, expect) {
 }
 
 /**
- * @typedef {{ abs: string, encodings: Array<'br' | 'gzip' | 'zstd'>, mode: 'text' | 'font' | 'generic',
+ * @typedef {{ abs: string, encodings: Array<import('../encodings.js').Encoding>, mode: 'text' | 'font' | 'generic',
  *   brotliQuality: number, gzipLevel: number, zstdLevel?: number, zopfli?: boolean, minRatio: number,
  *   streamThreshold: number, sizeHint: number, tempDir?: string | null, rel?: string, cost?: number,
  *   cache?: { dir: string, read: boolean, markedSince?: number } | null, dev?: number, ino?: number,
@@ -117,7 +117,7 @@ export async function compressFile(t, pool, cost) {
  * A streamed variant through the cache: the source is hashed first (its key needs the hash); on
  * a miss the variant is streamed as without a cache, then copied into it.
  * @param {CompressTask} t
- * @param {'br' | 'gzip' | 'zstd'} encoding
+ * @param {import('../encodings.js').Encoding} encoding
  * @returns {Promise<TaskResult>}
  */
 async function streamedWithCache(t, encoding) {
@@ -151,7 +151,7 @@ async function streamedWithCache(t, encoding) {
 
 /**
  * @param {CompressTask} t
- * @param {'br' | 'gzip' | 'zstd'} encoding
+ * @param {import('../encodings.js').Encoding} encoding
  */
 async function compressStreamed(t, encoding) {
   const target = variantPath(t.abs, encoding);

@@ -12,6 +12,8 @@ import { performance } from 'node:perf_hooks';
 import { userFileMessage } from './ownership.js';
 import { absPath } from '../paths.js';
 
+/** @typedef {import('../encodings.js').DeltaEncoding} DeltaEncoding */
+
 /**
  * The deploy-delta step of a pass, after the ordinary variants: give every eligible file its
  * `dictionary` (family match pattern) and make its deltas against the earlier versions of its
@@ -21,7 +23,7 @@ import { absPath } from '../paths.js';
  * @typedef {import('../options.js').Options} Options
  * @typedef {Awaited<ReturnType<typeof openStore>>} Store
  * @typedef {{ hash: string, bytes: Buffer }} PreviousVersion
- * @typedef {{ encoders: ('dcb' | 'dcz')[], files: number, written: number, reused: number, removed: number,
+ * @typedef {{ encoders: DeltaEncoding[], files: number, written: number, reused: number, removed: number,
  *   bytes: number, savedBytes: number, unavailable: string | null }} DeltaSummary
  *   files: files with at least one delta; bytes: their deltas against the newest earlier version;
  *   savedBytes: what a returning visitor (holding that version) saves on them against the best variant
@@ -87,7 +89,7 @@ async function previousVersions(opts, previous, keys) {
  *   cache?: { task: { dir: string, read: boolean } | null, add(s: ReturnType<typeof taskStats>): void },
  *   userFiles?: { has(rel: string): boolean } }} DeltaInput
  *   onDisk: the delta files found by the walk (path → size); userFiles: files of the user's at our paths, never written
- * @typedef {DeltaInput & { encoders: readonly ('dcb' | 'dcz')[], summary: DeltaSummary, keep: Set<string> }} DeltaRun
+ * @typedef {DeltaInput & { encoders: readonly DeltaEncoding[], summary: DeltaSummary, keep: Set<string> }} DeltaRun
  */
 
 /**
@@ -270,7 +272,7 @@ export async function encodeAll(run, rel, data, dict, dictKey, best) {
  * and added to it. `out` null: this Node could not make it.
  * @param {Pick<DeltaRun, 'cache'>} run
  * @returns {Promise<{ out: Buffer | null, cached: boolean }>}
- * @param {'dcb' | 'dcz'} enc
+ * @param {DeltaEncoding} enc
  * @param {Buffer} data
  * @param {Buffer} dict
  * @param {Buffer} digest

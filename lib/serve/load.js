@@ -81,7 +81,7 @@ export function* checkEntry(rel, src, ctx, memory) {
   const variants = {};
   if (!stale) {
     for (const enc of ctx.encodings) {
-      const v = src.variants[/** @type {'br'} */ (enc)];
+      const v = src.variants[/** @type {import('../encodings.js').Encoding} */ (enc)];
       if (!v) continue;
       const found = yield* resolve(variantPath(base, enc), memory.includes(enc) ? v.size : -1);
       if (found === null || found.st.size !== v.size) continue;

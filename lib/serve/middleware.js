@@ -9,6 +9,7 @@ import { httpError, redirectReply, methodNotAllowed } from './replies.js';
 import { Site } from './site.js';
 import { OPEN_FLAGS, realOf } from './open.js';
 import { absPath } from '../paths.js';
+import { whenSending } from './socket-turn.js';
 
 // ENXIO: a socket planted where a file was
 const GONE = new Set(['ENOENT', 'ENOTDIR', 'ELOOP', 'EISDIR', 'ENXIO']);
@@ -27,7 +28,7 @@ export function serveStatic(root, options = {}) {
   /** @type {any} */
   const middleware = (
     /** @type {Call['req']} */ req, /** @type {Call['res']} */ res, /** @type {Call['next']} */ next,
-  ) => handle({ s, req, res, next, p: null });
+  ) => whenSending(req, res, () => handle({ s, req, res, next, p: null }));
   middleware.reload = () => s.reload();
   /** Resolves when pending reloads and first checks of paths have finished. */
   middleware.settled = () => s.settled();

@@ -117,7 +117,7 @@ function names(o, k, { strip, subpaths }) {
 }
 
 /**
- * @typedef {'br' | 'zstd' | 'gzip'} Encoding
+ * @typedef {import('../encodings.js').Encoding} Encoding
  * @typedef {(res: import('node:http').ServerResponse, path: string,
  *   stat: { size: number, mtime: Date, mtimeMs: number }, encoding: string) => void} SetHeaders
  * @typedef {{

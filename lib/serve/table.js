@@ -5,6 +5,8 @@ import { variantPath } from '../encodings.js';
 import { DELTA_VARY, deltaFilesOf, optionsForHashed, useAsDictionary } from './dictionary.js';
 import { absPath } from '../paths.js';
 
+/** @typedef {import('../encodings.js').Encoding} Encoding */
+
 /**
  * A listed path's entry with the response headers of every representation precomputed as flat
  * arrays for `res.writeHead(status, array)`, and the lookup of a request path. Pure: the disk
@@ -178,7 +180,7 @@ export function buildEntry(rel, src, ctx, check) {
   /** @type {Record<string, Rep>} */
   const reps = {};
   for (const e of present) {
-    const size = /** @type {{ size: number }} */ (src.variants[/** @type {'br'} */ (e)]).size;
+    const size = /** @type {{ size: number }} */ (src.variants[/** @type {Encoding} */ (e)]).size;
     const vfile = check ? check.variants[e] : variantPath(file, e);
     const etag = etagOf(src.hash, e, size, ctx.settingsTag);
     reps[e] = makeRep(e, vfile, size, etag, mtimeMs, bodies[e] ?? null, info, opts, check?.ids?.[e]);
