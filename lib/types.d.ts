@@ -441,7 +441,7 @@ export interface WatchBatch extends Report {
 export interface Watcher extends EventEmitter {
   readonly root: string;
   readonly manifest: string;
-  /** Resolves with the first pass's report once watching; rejects if the folder is missing. */
+  /** Resolves with the first pass's report once watching; rejects if the folder is missing or one of its folders cannot be watched (`ERR_PRECOMPRESSOR_WATCH`). */
   readonly ready: Promise<WatchBatch>;
   /** Stop watching after the batch in flight; the manifest then matches the files on disk. */
   close(): Promise<void>;
