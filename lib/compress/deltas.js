@@ -3,12 +3,13 @@ import crypto from 'node:crypto';
 import pLimit from 'p-limit';
 import { dictionaryHashOf, deltaEncoders, encodeDelta, verifyDelta, DELTA_MAX_SIZE } from './delta.js';
 import { escapeUrlPattern, familyOf } from '../site-policy.js';
-import { openStore, storeFolderFor } from './dictionary-store.js';
-import { contentHash, deltaPath, entryOf } from '../manifest.js';
+import { openDictionaryStore } from './dictionary-store.js';
+import { contentHash, deltaPath, entryOf, sha256 } from '../manifest.js';
 import { writeAtomic, removeIfPresent } from '../fs-atomic.js';
 import { extensionOf } from './plan.js';
 import { walk } from './walk.js';
-import { cacheKey, lookupSync, readBytesSync, storeSync, taskStats } from './cache.js';
+import { cacheKey, taskStats } from './cache.js';
+import { storeOf } from './variant-store.js';
 import { performance } from 'node:perf_hooks';
 import { userFileMessage } from './ownership.js';
 import { absPath } from '../paths.js';
@@ -23,7 +24,7 @@ import { pairByContent, sketchOf } from './similarity.js';
  * remove the delta files no entry records; then record this build's versions in the store.
  *
  * @typedef {import('../options.js').Options} Options
- * @typedef {Awaited<ReturnType<typeof openStore>>} Store
+ * @typedef {import('./dictionary-store.js').DictionaryStore} Store
  * @typedef {{ hash: string, bytes: Buffer }} PreviousVersion
  * @typedef {{ encoders: DeltaEncoding[], files: number, written: number, reused: number, removed: number,
  *   bytes: number, savedBytes: number, unavailable: string | null }} DeltaSummary
@@ -108,7 +109,7 @@ async function previousVersions(opts, previous, keys) {
  * @typedef {{ opts: Options, entries: Map<string, import('../manifest.js').FileEntry>,
  *   previous: import('../manifest.js').Manifest | null, onDisk: Map<string, number>,
  *   report: { warn(p: string, m: string): void, change(p: string, a: string): void, fail(f: object): void },
- *   cache?: { task: { dir: string, read: boolean } | null, add(s: ReturnType<typeof taskStats>): void },
+ *   cache?: { task: import('./cache-take.js').From | null, add(s: ReturnType<typeof taskStats>): void },
  *   userFiles?: { has(rel: string): boolean } }} DeltaInput
  *   onDisk: the delta files found by the walk (path → size); userFiles: files of the user's at our paths, never written
  * @typedef {DeltaInput & { encoders: readonly DeltaEncoding[], summary: DeltaSummary, keep: Set<string> }} DeltaRun
@@ -133,7 +134,7 @@ export async function addDeltas(input) {
   const before = dictionaryState(entries);
   const { members, byContent } = assignFamilies(entries, opts);
   // No encoder, no store: versions kept for deltas this Node can never make would only cost disk.
-  const store = encoders.length > 0 ? await openStore(storeFolderFor(opts.dictionaryStore, opts.root)) : null;
+  const store = encoders.length > 0 ? await openDictionaryStore(opts) : null;
   /** @type {DeltaRun} */
   const run = { ...input, encoders, summary, keep: new Set() };
   if (store) {
@@ -340,10 +341,14 @@ async function cachedDelta(run, enc, data, dict, digest) {
   if (!c) return { out: await encodeDelta(enc, data, dict, digest), cached: false };
   const stats = taskStats();
   const key = cacheKey(enc, contentHash(data), digest.toString('hex'));
-  const entry = c.read ? lookupSync(c.dir, key) : null;
-  const hit = entry !== null && entry.bytes > 0 ? readBytesSync(entry) : null;
+  const store = storeOf(c.store);
+  const stored = c.read ? await store.get(key) : null;
+  // A delta is proven by decoding after (verifyDelta()); its digest only catches damage, as a miss.
+  const bytes = stored?.bytes ?? null;
+  const hit = bytes !== null && sha256(bytes, 'hex') === stored?.sha256 ? bytes : null;
+  if (bytes !== null && hit === null) await store.evict(key);
   if (hit !== null) {
-    Object.assign(stats, { hits: 1, cpuSavedMs: /** @type {any} */ (entry).encodeMs });
+    Object.assign(stats, { hits: 1, cpuSavedMs: /** @type {any} */ (stored).encodeMs });
     run.cache?.add(stats);
     return { out: hit, cached: true };
   }
@@ -352,7 +357,7 @@ async function cachedDelta(run, enc, data, dict, digest) {
   stats.misses = 1;
   if (out !== null) {
     try {
-      stats.written = storeSync(c.dir, key, out, { size: out.length, encodeMs: performance.now() - started });
+      stats.written = await store.put(key, out, { size: out.length, encodeMs: performance.now() - started });
     } catch (err) {
       stats.error = /** @type {Error} */ (err).message;
     }
