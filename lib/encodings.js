@@ -1,20 +1,69 @@
 /**
- * The encodings a variant can have, best first (the server's default preference, and the order of
- * the compressor's `encodings`): the Content-Encoding token and the suffix of the variant's file.
- * @typedef {'br' | 'zstd' | 'gzip'} Encoding
- * @type {readonly Readonly<{ name: Encoding, suffix: string }>[]}
+ * The encoding registry: one entry per encoding, the only place that names them (with negotiation).
+ * What the manifest, the options and the server know of an encoding is here; how the compressor
+ * makes and checks one is its codec, under the same name (lib/compress/encode.js).
  */
+
+/**
+ * @typedef {import('./types.js').Encoding} Encoding a variant's encoding (a file beside its source)
+ * @typedef {import('./types.js').DeltaEncoding} DeltaEncoding an encoding against a dictionary (RFC 9842)
+ * @typedef {Readonly<{ option: string, min: number, max: number, default: number, describe: string }>} Level
+ *   the option that sets the encoder's level, its range and default, and its line in `--help`
+ * @typedef {Readonly<{ name: Encoding, token: string, suffix: string, dictionary: false, byDefault: boolean,
+ *   level: Level }>} EncodingSpec
+ *   token: the Content-Encoding value; suffix: of the variant's file; byDefault: written without
+ *   `encodings` (an encoding that is not gets a `--<name>` flag that adds it)
+ * @typedef {Readonly<{ name: DeltaEncoding, token: string, suffix: string, dictionary: true }>} DeltaEncodingSpec
+ */
+
+/** @type {(e: EncodingSpec) => EncodingSpec} */
+const variant = (e) => Object.freeze(e);
+/** @type {(e: DeltaEncodingSpec) => DeltaEncodingSpec} */
+const delta = (e) => Object.freeze(e);
+
+/** The variant encodings, best first: the server's default preference and the order of `encodings`. */
 export const ENCODINGS = Object.freeze([
-  Object.freeze({ name: 'br', suffix: '.br' }),
-  Object.freeze({ name: 'zstd', suffix: '.zst' }),
-  Object.freeze({ name: 'gzip', suffix: '.gz' }),
+  variant({
+    name: 'br', token: 'br', suffix: '.br', dictionary: false, byDefault: true,
+    level: Object.freeze({ option: 'brotliQuality', min: 0, max: 11, default: 11, describe: 'Brotli quality, 0-11' }),
+  }),
+  variant({
+    name: 'zstd', token: 'zstd', suffix: '.zst', dictionary: false, byDefault: false,
+    // Levels 20-22 exist to use windows above 8 MB, which HTTP forbids (RFC 9659).
+    level: Object.freeze({ option: 'zstdLevel', min: 1, max: 19, default: 19,
+      describe: 'zstd level, 1-19 (the window is capped at 8 MB for HTTP whatever the level)' }),
+  }),
+  variant({
+    name: 'gzip', token: 'gzip', suffix: '.gz', dictionary: false, byDefault: true,
+    level: Object.freeze({ option: 'gzipLevel', min: 1, max: 9, default: 9, describe: 'gzip level, 1-9' }),
+  }),
 ]);
 
-/** The names, best first. */
-export const ENCODING_NAMES = Object.freeze(ENCODINGS.map((e) => e.name));
+/** The dictionary encodings of deploy deltas, the server's preference first (the smaller wins when both are kept). */
+export const DELTA_ENCODINGS = Object.freeze([
+  delta({ name: 'dcb', token: 'dcb', suffix: '.dcb', dictionary: true }),
+  delta({ name: 'dcz', token: 'dcz', suffix: '.dcz', dictionary: true }),
+]);
 
+/** The variant encodings' names, best first. */
+export const ENCODING_NAMES = Object.freeze(ENCODINGS.map((e) => e.name));
+/** The delta encodings' names, preferred first. */
+export const DELTA_NAMES = Object.freeze(DELTA_ENCODINGS.map((e) => e.name));
+/** The encodings written when `encodings` is not given. */
+export const DEFAULT_ENCODINGS = Object.freeze(ENCODINGS.filter((e) => e.byDefault).map((e) => e.name));
+
+/** @type {ReadonlyMap<string, EncodingSpec | DeltaEncodingSpec>} */
+const BY_NAME = new Map([...ENCODINGS, ...DELTA_ENCODINGS].map((e) => [e.name, e]));
 const SUFFIX = new Map(ENCODINGS.map((e) => [e.name, e.suffix]));
 const BY_SUFFIX = new Map(ENCODINGS.map((e) => [e.suffix, e.name]));
+
+/**
+ * The registry's entry of `name` (variant or delta encoding), or undefined.
+ * @param {string} name
+ */
+export function encodingSpec(name) {
+  return BY_NAME.get(name);
+}
 
 /**
  * @param {unknown} name
@@ -22,6 +71,14 @@ const BY_SUFFIX = new Map(ENCODINGS.map((e) => [e.suffix, e.name]));
  */
 export function isEncoding(name) {
   return SUFFIX.has(/** @type {Encoding} */ (name));
+}
+
+/**
+ * @param {unknown} name
+ * @returns {name is DeltaEncoding}
+ */
+export function isDeltaEncoding(name) {
+  return BY_NAME.get(/** @type {string} */ (name))?.dictionary === true;
 }
 
 /**

@@ -5,7 +5,7 @@ import path from 'node:path';
 import { PrecompressorError } from './errors.js';
 import { StringDecoder } from 'node:string_decoder';
 import { writeAtomic } from './fs-atomic.js';
-import { isEncoding } from './encodings.js';
+import { DELTA_NAMES, isDeltaEncoding, isEncoding } from './encodings.js';
 import { ManifestLines } from './manifest-lines.js';
 
 /**
@@ -22,13 +22,13 @@ const READABLE_SCHEMAS = [1, 2, 3];
  * @typedef {{ hash: string, match: string, dest: string | null, hashed: boolean }} DictionaryEntry
  *   hash: SHA-256 of the identity bytes in standard base64, as `Available-Dictionary` carries it;
  *   match: URLPattern relative to the file's URL, for `Use-As-Dictionary`; dest: `match-dest` or null
- * @typedef {Partial<Record<'dcb' | 'dcz', { size: number, hash: string }>>} DeltaEntry
+ * @typedef {Partial<Record<import('./encodings.js').DeltaEncoding, { size: number, hash: string }>>} DeltaEntry
  * @typedef {{
  *   size: number,
  *   mtimeMs: number,
  *   hash: string,
  *   type?: string,
- *   variants: Partial<Record<'br' | 'gzip' | 'zstd', VariantEntry>>,
+ *   variants: Partial<Record<import('./encodings.js').Encoding, VariantEntry>>,
  *   skipped?: 'excluded' | 'compressed-format' | 'not-smaller' | 'empty',
  *   dictionary?: DictionaryEntry,
  *   deltas?: Record<string, DeltaEntry>,
@@ -192,7 +192,6 @@ export function entryProblem(rel, e, schema) {
 }
 
 const B64_SHA256 = /^[A-Za-z0-9+/]{43}=$/;
-const DELTA_SUFFIXES = Object.freeze(/** @type {const} */ (['dcb', 'dcz']));
 
 /**
  * What is wrong with an entry's `dictionary` and `deltas`, or null (before schema 3, deltas need a dictionary).
@@ -219,7 +218,7 @@ function dictionaryProblem(e, schema) {
       return `has an invalid delta key ${JSON.stringify(dict)}`;
     }
     for (const [enc, v] of Object.entries(byEnc)) {
-      if (!(/** @type {readonly string[]} */ (DELTA_SUFFIXES)).includes(enc) || v === null || typeof v !== 'object' ||
+      if (!isDeltaEncoding(enc) || v === null || typeof v !== 'object' ||
         !Number.isSafeInteger(v.size) || v.size < 1 || typeof v.hash !== 'string') {
         return `has an invalid ${JSON.stringify(enc)} delta`;
       }
@@ -233,7 +232,7 @@ function dictionaryProblem(e, schema) {
  * `<rel>.<first 16 hex digits of the hash>.<dcb|dcz>`.
  * @param {string} rel
  * @param {string} dictHash
- * @param {'dcb' | 'dcz'} encoding
+ * @param {import('./encodings.js').DeltaEncoding} encoding
  */
 export function deltaPath(rel, dictHash, encoding) {
   return `${rel}.${Buffer.from(dictHash, 'base64').toString('hex').slice(0, 16)}.${encoding}`;
@@ -249,7 +248,7 @@ export function siteDictionaryPath(hash) {
   return `precompressor-dictionary.${hex.slice(0, 16)}.dict`;
 }
 
-const DELTA_NAME = /^(.+)\.[0-9a-f]{16}\.(?:dcb|dcz)$/;
+const DELTA_NAME = new RegExp(`^(.+)\\.[0-9a-f]{16}\\.(?:${DELTA_NAMES.join('|')})$`);
 
 /**
  * The file a delta path belongs to (`a.js` for `a.js.0123456789abcdef.dcz`), or null.
@@ -266,10 +265,10 @@ export function deltaStem(rel) {
  * @param {FileEntry | undefined} entry
  */
 export function deltasOf(rel, entry) {
-  /** @type {[string, 'dcb' | 'dcz', string][]} */
+  /** @type {[string, import('./encodings.js').DeltaEncoding, string][]} */
   const out = [];
   for (const [dict, byEnc] of Object.entries(entry?.deltas ?? {})) {
-    for (const enc of DELTA_SUFFIXES) if (byEnc[enc]) out.push([dict, enc, deltaPath(rel, dict, enc)]);
+    for (const enc of DELTA_NAMES) if (byEnc[enc]) out.push([dict, enc, deltaPath(rel, dict, enc)]);
   }
   return out;
 }

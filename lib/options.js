@@ -2,7 +2,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { optionError } from './errors.js';
 import { cacheRoot } from './paths.js';
-import { ENCODING_NAMES, isEncoding } from './encodings.js';
+import { DEFAULT_ENCODINGS, ENCODINGS, ENCODING_NAMES, isEncoding } from './encodings.js';
 
 /**
  * @typedef {import('./encodings.js').Encoding} Encoding
@@ -14,13 +14,11 @@ import { ENCODING_NAMES, isEncoding } from './encodings.js';
  *   cacheDir: string, cacheMaxSize: number, deltas: boolean, siteDictionary: boolean, previous: string | null,
  *   dictionaryStore: string,
  *   dictionaryVersions: number, deltaMinSize: number, deltaMargin: number, deltaExtensions: ReadonlySet<string>,
- *   hashPattern: RegExp | HashSpan | null, allowSystemDir: boolean }>} Options
+ *   hashPattern: RegExp | HashSpan | null, allowSystemDir: boolean, shard: Shard | null }>} Options
  *   the normalized options of `precompress()`
  * @typedef {(path: string) => [number, number] | null | undefined} HashSpan where a file's hash is in its base name
+ * @typedef {{ index: number, count: number }} Shard `--shard <index>/<count>`, index from 1 (lib/compress/shard.js)
  */
-
-/** Highest level whose window fits 8 MB without setting the window explicitly. */
-const ZSTD_MAX_LEVEL = 19;
 
 /** The manifest's default file name, inside the compressed folder. */
 export const MANIFEST_NAME = 'precompressor-manifest.json';
@@ -44,18 +42,19 @@ const CACHE_MAX_SIZE = 512 * 1024 * 1024;
  * Extensions of formats that are already compressed (images, fonts, audio, video, archives,
  * office documents): compressing them again costs CPU and saves nothing.
  */
-export const DEFAULT_SKIP_EXTENSIONS = Object.freeze([
+export const DEFAULT_SKIP_EXTENSIONS = Object.freeze([...new Set([
   // images
   'png', 'apng', 'jpg', 'jpeg', 'jfif', 'pjpeg', 'gif', 'webp', 'avif', 'heic', 'heif', 'jxl',
   // fonts (woff is zlib inside, woff2 is brotli inside)
   'woff', 'woff2',
   // audio and video
   'mp3', 'mp4', 'm4a', 'm4v', 'aac', 'ogg', 'oga', 'ogv', 'opus', 'flac', 'webm', 'mov', 'mkv', 'avi',
-  // archives and compressed streams
-  'zip', 'gz', 'tgz', 'br', 'zst', 'bz2', 'xz', 'lz', 'lz4', 'lzma', '7z', 'rar', 'jar', 'apk',
+  // archives and compressed streams (and our own variants' suffixes, below)
+  'zip', 'gz', 'tgz', 'zst', 'bz2', 'xz', 'lz', 'lz4', 'lzma', '7z', 'rar', 'jar', 'apk',
   // zip-based documents
   'docx', 'xlsx', 'pptx', 'odt', 'ods', 'odp', 'epub',
-]);
+  ...ENCODINGS.map((e) => e.suffix.slice(1)),
+])]);
 
 /**
  * @typedef {{ default: unknown, describe: string,
@@ -84,10 +83,8 @@ export const OPTIONS = Object.freeze({
   exclude: opt(Object.freeze([]), 'Glob of files not to compress (still listed in the manifest); repeatable', 'array'),
   skipExtensions: opt(DEFAULT_SKIP_EXTENSIONS, 'Comma-separated extensions of already-compressed formats to skip; ' +
     'replaces the built-in list ("" skips none)', 'string', '(built-in list)'),
-  encodings: opt(Object.freeze(['br', 'gzip']), 'Comma-separated encodings to write: br, zstd, gzip', 'string'),
-  brotliQuality: opt(11, 'Brotli quality, 0-11', 'number'),
-  gzipLevel: opt(9, 'gzip level, 1-9', 'number'),
-  zstdLevel: opt(19, 'zstd level, 1-19 (the window is capped at 8 MB for HTTP whatever the level)', 'number'),
+  encodings: opt(DEFAULT_ENCODINGS, `Comma-separated encodings to write: ${ENCODING_NAMES.join(', ')}`, 'string'),
+  ...Object.fromEntries(ENCODINGS.map(({ level: l }) => [l.option, opt(l.default, l.describe, 'number')])),
   zopfli: opt(false, 'Write the .gz variants with zopfli: typically 4-8 % smaller than gzip 9, much slower', 'boolean'),
   minRatio: opt(1, 'Keep a variant only if compressed < original × ratio (0 < ratio ≤ 1)', 'number'),
   concurrency: opt(null, 'Files compressed at once; default os.availableParallelism()', 'number', '(cores)'),
@@ -105,6 +102,8 @@ export const OPTIONS = Object.freeze({
     'node_modules/.cache/precompressor/variants'),
   cacheMaxSize: opt(CACHE_MAX_SIZE, 'Cap of the variant cache (bytes, or 500MB, 1GiB...); ' +
     'least recently used entries go first', 'string', '512MiB'),
+  shard: opt(null, 'Compress only slice i of n ("1/4"), balanced by work, into the caches; no manifest, ' +
+    'no deltas: a normal run after all n takes every variant from the cache (docs/ci.md)', 'string'),
   deltas: opt(true, 'Deploy deltas (RFC 9842, dcz/dcb) against earlier versions of each file; ' +
     '--no-deltas turns them off', 'boolean'),
   siteDictionary: opt(true, 'A dictionary made from the HTML pages, and each page as dcz/dcb against it; ' +
@@ -230,15 +229,11 @@ export function normalizeOptions(dir, options = {}) {
   if (typeof dir !== 'string' || dir === '') throw optionError('dir', 'a non-empty string', dir);
   const o = fillOptions(options, OPTION_DEFAULTS);
   const encodings = encodingList(o.encodings);
-  if (!isInt(o.brotliQuality) || o.brotliQuality < 0 || o.brotliQuality > 11) {
-    throw optionError('options.brotliQuality', 'an integer from 0 to 11', o.brotliQuality);
-  }
-  if (!isInt(o.gzipLevel) || o.gzipLevel < 1 || o.gzipLevel > 9) {
-    throw optionError('options.gzipLevel', 'an integer from 1 to 9', o.gzipLevel);
-  }
-  // Levels 20-22 exist to use windows above 8 MB, which HTTP forbids (RFC 9659).
-  if (!isInt(o.zstdLevel) || o.zstdLevel < 1 || o.zstdLevel > ZSTD_MAX_LEVEL) {
-    throw optionError('options.zstdLevel', `an integer from 1 to ${ZSTD_MAX_LEVEL}`, o.zstdLevel);
+  for (const { level: l } of ENCODINGS) {
+    const v = o[l.option];
+    if (!isInt(v) || v < l.min || v > l.max) {
+      throw optionError(`options.${l.option}`, `an integer from ${l.min} to ${l.max}`, v);
+    }
   }
   if (typeof o.minRatio !== 'number' || !(o.minRatio > 0 && o.minRatio <= 1)) {
     throw optionError('options.minRatio', 'a number greater than 0 and at most 1', o.minRatio);
@@ -302,6 +297,19 @@ export function parseSize(v) {
 }
 
 /**
+ * A shard from `"<i>/<n>"`, or null when the text is not one (1 ≤ i ≤ n ≤ 10,000).
+ * @param {unknown} value
+ * @returns {Shard | null}
+ */
+export function parseShard(value) {
+  const m = typeof value === 'string' ? /^\s*(\d{1,5})\s*\/\s*(\d{1,5})\s*$/.exec(value) : null;
+  if (m === null) return null;
+  const index = Number(m[1]);
+  const count = Number(m[2]);
+  return index >= 1 && count >= 1 && index <= count && count <= 10_000 ? Object.freeze({ index, count }) : null;
+}
+
+/**
  * The variant cache's options of `precompress()`, validated and filled (part of normalizeOptions()).
  * @param {Record<string, any>} o
  */
@@ -315,7 +323,15 @@ function cacheOptions(o) {
     const expected = 'a size in bytes (a non-negative integer, or a string such as "512MB")';
     throw optionError('options.cacheMaxSize', expected, o.cacheMaxSize);
   }
-  return { cache: o.cache, cacheDir: path.resolve(o.cacheDir ?? defaultCacheDir()), cacheMaxSize };
+  const shard = o.shard === null ? null : parseShard(o.shard);
+  if (o.shard !== null && shard === null) {
+    throw optionError('options.shard', 'a slice "<i>/<n>" with 1 <= i <= n <= 10000', o.shard);
+  }
+  if (shard !== null && (!o.cache || o.dryRun)) {
+    // A slice's only product is what it adds to the cache.
+    throw optionError('options.shard', 'used with the cache on and without dryRun', o.shard);
+  }
+  return { cache: o.cache, cacheDir: path.resolve(o.cacheDir ?? defaultCacheDir()), cacheMaxSize, shard };
 }
 
 /**

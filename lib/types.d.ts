@@ -4,6 +4,8 @@ import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { EventEmitter } from 'node:events';
 
 export type Encoding = 'br' | 'gzip' | 'zstd';
+/** An encoding against a dictionary (RFC 9842 deploy deltas). */
+export type DeltaEncoding = 'dcb' | 'dcz';
 
 /** Options of `precompress(dir, options)`; the CLI flags map to them one to one. */
 export interface PrecompressOptions {
@@ -51,6 +53,12 @@ export interface PrecompressOptions {
   cacheDir?: string | null;
   /** The variant cache's cap, in bytes or a string such as `"512MB"`; least recently used entries are removed above it. Default 512 MiB. */
   cacheMaxSize?: number | string;
+  /**
+   * Compress only slice `"<i>/<n>"` of the files (balanced by expected work; the same slice on every
+   * machine given the same tree and options) into the caches, and write no manifest, deltas or site
+   * dictionary: a normal run after all n shards takes every variant from the cache. Default none. See docs/ci.md.
+   */
+  shard?: string | null;
   /**
    * Deploy deltas (RFC 9842): record each eligible file's dictionary family and write `dcz`/`dcb`
    * deltas against the earlier versions of its family, where this Node can encode them. Default true.
@@ -104,7 +112,7 @@ export interface SiteDictionarySummary {
 
 export interface DeltaSummary {
   /** The delta encodings this Node could make (`dcb`, `dcz`), probed at run time. */
-  encoders: ('dcb' | 'dcz')[];
+  encoders: DeltaEncoding[];
   /** Files with at least one delta. */
   files: number;
   written: number;
@@ -184,6 +192,19 @@ export interface Report {
   siteDictionary: SiteDictionarySummary;
   /** The variant cache in this run: outputs (variants and deltas) taken from it and encoded, and the encode time the hits saved. */
   cache: CacheSummary;
+  /** With `shard`: the slice this run compressed (no manifest was written). */
+  shard?: ShardSummary;
+}
+
+export interface ShardSummary {
+  /** From 1 to `count`. */
+  index: number;
+  count: number;
+  /** Files in this slice, of `of` files to compress in all. */
+  files: number;
+  of: number;
+  /** This slice's share of the whole expected work, 0-1. */
+  share: number;
 }
 
 export interface CacheSummary {
@@ -209,7 +230,7 @@ export interface ManifestFileEntry {
   /** Schema 2: the file as a dictionary (`Use-As-Dictionary`). `hash`: SHA-256 in standard base64. */
   dictionary?: { hash: string; match: string; dest: string | null; hashed: boolean };
   /** Schema 2: deltas by the dictionary's SHA-256 (standard base64), at `<file>.<16 hex of it>.<dcb|dcz>`. */
-  deltas?: Record<string, Partial<Record<'dcb' | 'dcz', { size: number; hash: string }>>>;
+  deltas?: Record<string, Partial<Record<DeltaEncoding, { size: number; hash: string }>>>;
 }
 
 export interface Manifest {
@@ -301,8 +322,56 @@ export interface ServeStaticMiddleware {
   close(): void;
   /** Number of paths served from the manifest. */
   size(): number;
+  /**
+   * What is held now: bodies in memory (at most `memoryBudget` bytes) and entries built; and how many
+   * files were hashed because their mtime alone moved (a deploy copy that kept whole seconds).
+   */
+  memory(): { bodies: number; bodyBytes: number; entries: number; hashed: number };
+}
+
+/**
+ * The response headers set before a reply, which `setHeaders` reads and sets: node's ServerResponse
+ * for serveStatic; for `precompressor/fetch` and `precompressor/fastify`, a store of them that the reply joins.
+ */
+export interface ResponseHeaders {
+  statusCode: number;
+  getHeader(name: string): number | string | string[] | undefined;
+  hasHeader(name: string): boolean;
+  setHeader(name: string, value: number | string | readonly string[]): unknown;
+  removeHeader(name: string): void;
+}
+
+/** serveStatic's options for the adapters that are not node:http: `setHeaders` gets the response headers so far. */
+export interface AdapterServeOptions extends Omit<ServeOptions, 'setHeaders'> {
+  /** Called before each file response, as express.static's (it may set headers). Default `null`. */
+  setHeaders?: ((headers: ResponseHeaders, path: string, stat: { size: number; mtime: Date; mtimeMs: number }, encoding: string) => void) | null;
+}
+
+/**
+ * `fetchHandler(root, options)`: a Web fetch handler. Resolves to undefined for a request that is
+ * not ours (a miss with `fallthrough`, another method), so the app goes on; rejects with a 500
+ * error (http-errors) for a system error, and with the abort reason when the client went away.
+ */
+export interface FetchHandler {
+  (request: Request): Promise<Response | undefined>;
+  /** Re-read the manifest; its paths are checked again as they are asked for. */
+  reload(): Promise<void>;
+  /** Resolves when reloads and first checks of paths under way have finished. */
+  settled(): Promise<void>;
+  /** Stop the watchers. */
+  close(): void;
+  /** Number of paths served from the manifest. */
+  size(): number;
   /** What is held now: bodies in memory (at most `memoryBudget` bytes) and entries built. */
   memory(): { bodies: number; bodyBytes: number; entries: number };
+}
+
+/** Options of `app.register(precompressor, options)` (`precompressor/fastify`): the folder and serveStatic's options. */
+export interface FastifyPrecompressorOptions extends AdapterServeOptions {
+  /** The folder to serve (compressed by `precompress()` first). */
+  root: string;
+  /** Fastify's own: the URL prefix the files are served under. */
+  prefix?: string;
 }
 
 /** Options of `startPreview()`: the folder, where to listen, and serveStatic's options. */
@@ -372,7 +441,7 @@ export interface WatchBatch extends Report {
 export interface Watcher extends EventEmitter {
   readonly root: string;
   readonly manifest: string;
-  /** Resolves with the first pass's report once watching; rejects if the folder is missing. */
+  /** Resolves with the first pass's report once watching; rejects if the folder is missing or one of its folders cannot be watched (`ERR_PRECOMPRESSOR_WATCH`). */
   readonly ready: Promise<WatchBatch>;
   /** Stop watching after the batch in flight; the manifest then matches the files on disk. */
   close(): Promise<void>;

@@ -1,4 +1,5 @@
 import { OPTIONS, OPTION_DEFAULTS, commaList } from '../options.js';
+import { ENCODINGS } from '../encodings.js';
 
 const kebab = (/** @type {string} */ name) => name.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
 
@@ -6,11 +7,11 @@ const kebab = (/** @type {string} */ name) => name.replace(/[A-Z]/g, (c) => `-${
 const shownDefault = (o) => o.flag?.shown ??
   (Array.isArray(o.default) ? o.default.join(',') : /** @type {string | number | boolean | null} */ (o.default) ?? '');
 
-/** `--zstd`: a shorthand, not an option of its own. */
-const ZSTD_FLAG = {
-  flag: 'zstd', option: 'encodings', type: 'boolean', default: false,
-  describe: 'Also write .zst (zstd) variants: shorthand that adds zstd to --encodings',
-};
+/** `--zstd` and any encoding not written by default: a shorthand that adds it, not an option of its own. */
+const ADD_FLAGS = ENCODINGS.filter((e) => !e.byDefault).map((e) => ({
+  flag: e.name, option: 'encodings', type: 'boolean', default: false, adds: e.name,
+  describe: `Also write ${e.suffix} (${e.name}) variants: shorthand that adds ${e.name} to --encodings`,
+}));
 
 /**
  * The CLI flags of `precompressor <dir>`, from the options table (lib/options.js OPTIONS): each
@@ -19,7 +20,7 @@ const ZSTD_FLAG = {
 export const CLI_FLAGS = Object.freeze(Object.entries(OPTIONS).flatMap(([option, o]) => {
   if (!o.flag) return [];
   const f = { flag: kebab(option), option, type: o.flag.type, default: shownDefault(o), describe: o.describe };
-  return option === 'encodings' ? [f, ZSTD_FLAG] : [f];
+  return option === 'encodings' ? [f, ...ADD_FLAGS] : [f];
 }));
 
 /** Output flags of the CLI that are not API options. */
@@ -42,9 +43,9 @@ export function apiOptionsFromArgv(argv) {
   for (const f of CLI_FLAGS) {
     const v = argv[f.flag];
     if (v === undefined) continue;
-    if (f.flag === 'zstd') {
+    if ('adds' in f) {
       const before = out.encodings ?? /** @type {readonly string[]} */ (OPTION_DEFAULTS.encodings);
-      if (v === true) out.encodings = [...new Set([...before, 'zstd'])];
+      if (v === true) out.encodings = [...new Set([...before, f.adds])];
     } else if (f.option === 'encodings') out.encodings = commaList(v);
     else if (f.option === 'skipExtensions') out.skipExtensions = commaList(v);
     else if (f.option === 'include' || f.option === 'exclude') out[f.option] = /** @type {unknown[]} */ (v).map(String);

@@ -1,6 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import { canDecode } from './decode-check.js';
-import { compressBufferedSync } from './compress-buffered.js';
+import { compressBuffered } from './compress-buffered.js';
 import { SPLIT_THRESHOLD, costOf, joinResults } from './file-tasks.js';
 
 /**
@@ -71,7 +71,7 @@ export function poolShares({ left, tried, spentMs }) {
  * The task of `missing`, the encodings the cache could not give here: encoded on the pool and added
  * to the cache, without reading it again (an entry rejected here would be read and rejected twice).
  * @param {CompressTask} task
- * @param {Array<'br' | 'gzip' | 'zstd'>} missing
+ * @param {Array<import('../encodings.js').Encoding>} missing
  * @returns {CompressTask}
  */
 function rest(task, missing) {
@@ -147,7 +147,7 @@ export class CacheFirst {
         continue;
       }
       try {
-        const here = this.take(job.task);
+        const here = await this.take(job.task);
         const { missing } = here;
         if (missing === undefined) job.resolve(here);
         else this.onPool(rest(job.task, missing), costOf(job.task.sizeHint, missing, this.opts))
@@ -186,8 +186,8 @@ export class CacheFirst {
    * Throws as a worker's task would (a file changed meanwhile).
    * @param {CompressTask} task
    */
-  take(task) {
-    const r = compressBufferedSync(task, { cachedOnly: !this.small });
+  async take(task) {
+    const r = await compressBuffered(task, { cachedOnly: !this.small });
     if (r.missing) this.misses++;
     else this.hits++;
     const tried = this.hits + this.misses;

@@ -1,9 +1,9 @@
-import zlib from 'node:zlib';
 import { createReadStream, createWriteStream } from 'node:fs';
 import { Transform, Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { createHasher } from '../manifest.js';
 import { decodeBufferSync } from './encode.js';
+import { codecOf } from './encode.js';
 
 /**
  * Proof that a variant holds its source: it decodes to exactly the source's bytes. Used wherever a
@@ -12,24 +12,12 @@ import { decodeBufferSync } from './encode.js';
  * so a decompression bomb costs neither memory nor time.
  */
 
-const Zx = /** @type {any} */ (zlib);
-
-/**
- * A streaming decoder for `encoding`, or null when this Node has none (zstd before Node 22.15).
- * @param {string} encoding
- */
-function createDecoder(encoding) {
-  if (encoding === 'br') return zlib.createBrotliDecompress();
-  if (encoding === 'gzip') return zlib.createGunzip();
-  return typeof Zx.createZstdDecompress === 'function' ? Zx.createZstdDecompress() : null;
-}
-
 /**
  * Can this Node decode `encoding` as a stream?
  * @param {string} encoding
  */
 export function canDecode(encoding) {
-  return encoding !== 'zstd' || typeof Zx.createZstdDecompress === 'function';
+  return codecOf(encoding).createDecoder !== null;
 }
 
 /**
@@ -53,7 +41,7 @@ export function decodesToSync(variant, encoding, source) {
  * @param {number} maxSize
  */
 function decodingHasher(encoding, maxSize) {
-  const decoder = createDecoder(encoding);
+  const decoder = codecOf(encoding).createDecoder?.() ?? null;
   if (decoder === null) return null;
   const hasher = createHasher();
   let size = 0;

@@ -1,6 +1,8 @@
 import { entryOf, deltaStem, deltasOf } from '../manifest.js';
 import { variantPath, suffixOf, suffixEncoding, stemOf } from '../encodings.js';
 
+/** @typedef {import('../encodings.js').Encoding} Encoding */
+
 /**
  * Whose is a file at one of our output paths (`X.br`, `X.gz`, `X.zst`, a deploy delta
  * `X.<16 hex>.dcb|dcz`)? Pure: no disk, no clock. precompressor writes or removes such a file
@@ -57,7 +59,7 @@ export function recordedOurs(file, previous, at = writtenAt(previous)) {
   const e = entryOf(previous, stemOf(file.rel, enc));
   const notNewer = e !== undefined && file.mtimeMs <= Math.max(at, (e.mtimeMs ?? -Infinity) + MTIME_SLACK_MS);
   const v = notNewer ? e.variants : undefined;
-  return v !== undefined && Object.hasOwn(v, enc) && v[/** @type {'br'} */ (enc)]?.size === file.size;
+  return v !== undefined && Object.hasOwn(v, enc) && v[/** @type {Encoding} */ (enc)]?.size === file.size;
 }
 
 /**
@@ -139,7 +141,7 @@ export function userFileWarnings(decisions) {
   for (const d of decisions) {
     if (!d.blocked || d.action === 'skip' || d.action === 'hold') continue;
     for (const enc of d.blocked) {
-      const rel = variantPath(d.file.rel, /** @type {'br'} */ (enc));
+      const rel = variantPath(d.file.rel, /** @type {Encoding} */ (enc));
       out.push({ path: rel, message: userFileMessage(rel, d.file.rel, `${suffixOf(enc)} variant`) });
     }
   }

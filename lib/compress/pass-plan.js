@@ -85,7 +85,9 @@ function folderPlan(ctx, holdOut, previous) {
   return new FolderPlan({
     manifestRel: relInside(opts.root, opts.manifest), previous, adoptable, onFresh: ctx.onFresh,
     decideCtx: {
-      settings: ctx.settings, tool: ctx.tool, force: opts.force, eligible, holdOut, encodings: opts.encodings,
+      // A shard compresses its whole slice whatever the manifest says: its product is what the caches get.
+      settings: ctx.settings, tool: ctx.tool, force: opts.force || opts.shard !== null, eligible, holdOut,
+      encodings: opts.encodings,
     },
   });
 }

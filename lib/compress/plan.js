@@ -2,6 +2,7 @@ import path from 'node:path';
 import picomatch from 'picomatch';
 import { entryOf, deltaStem } from '../manifest.js';
 import { variantPath, suffixEncoding, stemOf } from '../encodings.js';
+import { codecOf } from './encode.js';
 import { recordedOurs } from './ownership.js';
 
 /**
@@ -242,6 +243,6 @@ function unblocked(rel, prev, previous, ctx) {
  * @param {{ zopfli?: boolean }} [opts]
  */
 export function estimatedCost(size, encoding, opts = {}) {
-  const perByte = encoding === 'br' ? 1 : encoding === 'zstd' ? 0.3 : opts.zopfli ? 2.5 : 0.08;
+  const perByte = codecOf(encoding).costPerByte(opts);
   return 2048 * perByte + size * perByte;
 }

@@ -1,6 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import { estimatedCost } from './plan.js';
 import { entryOf } from '../manifest.js';
+import { ENCODINGS } from '../encodings.js';
 
 /** @type {Record<string, 'notSmaller' | 'compressedFormat' | 'excluded' | 'empty' | 'unchanged'>} */
 const KEY = {
@@ -164,8 +165,9 @@ export class Report {
  */
 function bytesOf(entries, encodings) {
   /** @type {Record<string, number> & { original: number, compressible: number }} */
-  const bytes = { original: 0, compressible: 0, br: 0, gzip: 0 };
-  if (encodings.includes('zstd')) bytes.zstd = 0;
+  const bytes = { original: 0, compressible: 0 };
+  // The default encodings always have a figure; others when asked for.
+  for (const e of ENCODINGS) if (e.byDefault || encodings.includes(e.name)) bytes[e.name] = 0;
   for (const e of entries) {
     bytes.original += e.size;
     if (Object.keys(e.variants).length) bytes.compressible += e.size;

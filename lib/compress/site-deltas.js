@@ -8,8 +8,11 @@ import { variantPath } from '../encodings.js';
 import { absPath } from '../paths.js';
 import { writeAtomic, removeIfPresent } from '../fs-atomic.js';
 import { encodeBuffer, zlibOptions } from './encode.js';
-import { openStore, storeFolderFor } from './dictionary-store.js';
+import { openDictionaryStore } from './dictionary-store.js';
 import { extensionOf } from './plan.js';
+import { deltaCodecOf } from './encode.js';
+
+/** @typedef {import('../encodings.js').DeltaEncoding} DeltaEncoding */
 
 /**
  * The site-dictionary step of a pass (RFC 9842): one dictionary chosen from the site's HTML pages
@@ -87,7 +90,7 @@ export async function addSiteDictionary(input) {
     summary.unavailable = `Node ${process.version} has no zstd or Brotli encoder that takes a dictionary`;
   }
   // The store keeps the dictionary across builds that empty the folder (Vite), so that it can be kept.
-  const store = encoders.length > 0 ? await openStore(storeFolderFor(opts.dictionaryStore, opts.root)) : null;
+  const store = encoders.length > 0 ? await openDictionaryStore(opts) : null;
   const choice = store ? await choose(opts, pages, encoders, await previousDictionary(input, store)) : null;
   summary.method = choice?.method ?? 'none';
   const dict = choice?.bytes ?? null;
@@ -167,7 +170,7 @@ export async function keepSiteDictionary(input, sd, dictEntry) {
  * The previous build's dictionary: the file the previous manifest names, if it is still there
  * unchanged, else the newest one in the store (the folder was emptied); null when neither.
  * @param {DeltaInput} input
- * @param {Awaited<ReturnType<typeof openStore>>} store
+ * @param {import('./dictionary-store.js').DictionaryStore} store
  */
 async function previousDictionary(input, store) {
   const sd = input.previous?.siteDictionary;
@@ -185,7 +188,7 @@ async function previousDictionary(input, store) {
  * site of thousands of pages is not held in memory), or null when fewer than two can be read.
  * @param {import('../options.js').Options} opts
  * @param {[string, FileEntry][]} pages
- * @param {readonly ('dcb' | 'dcz')[]} encoders
+ * @param {readonly DeltaEncoding[]} encoders
  * @param {Buffer | null} previous the previous build's dictionary, kept while nearly as good
  */
 async function choose(opts, pages, encoders, previous) {
@@ -196,7 +199,7 @@ async function choose(opts, pages, encoders, previous) {
   const ok = sample.filter((_, i) => read[i] !== null);
   if (ok.length < 2) return null;
   const pageBytes = /** @type {Buffer[]} */ (read.filter((b) => b !== null));
-  const via = encoders.includes('dcz') ? 'dcz' : 'dcb';
+  const via = encoders.find((e) => deltaCodecOf(e).scoresFast) ?? encoders[0];
   return chooseDictionary(pageBytes, ok.map(([, e]) => bestOrdinary(e)), via, previous);
 }
 
@@ -222,7 +225,7 @@ async function encodePages(run, pages, dict, dictKey, summary) {
     const rec = old ?? (await encodeAll(run, page, /** @type {Buffer} */ (data), dict, dictKey, bestOrdinary(e)));
     if (Object.keys(rec).length === 0) return;
     records.set(page, rec);
-    for (const enc of Object.keys(rec)) keep.add(deltaPath(page, dictKey, /** @type {'dcb' | 'dcz'} */ (enc)));
+    for (const enc of Object.keys(rec)) keep.add(deltaPath(page, dictKey, /** @type {DeltaEncoding} */ (enc)));
   }).catch((err) => run.report.warn(page, `no variant against the site dictionary (${err.message})`))));
   return { records, keep };
 }

@@ -1,4 +1,5 @@
 import zlib from 'node:zlib';
+import { deltaCodecOf } from './encode.js';
 
 /**
  * The site dictionary (RFC 9842): one dictionary for all the pages of a site, made from what they
@@ -8,6 +9,8 @@ import zlib from 'node:zlib';
  * it: the dictionary's own Brotli bytes plus VISIT_PAGES pages compressed against it.
  */
 
+/** @typedef {import('../encodings.js').DeltaEncoding} DeltaEncoding */
+
 /** Pages of a visit after the first that the dictionary's own bytes are weighed against. */
 const VISIT_PAGES = 5;
 /** Smallest and largest dictionary tried (the largest also bounded by what the pages share). */
@@ -15,8 +18,6 @@ const MIN_DICTIONARY = 8 * 1024;
 const MAX_DICTIONARY = 1024 * 1024;
 /** Pages measured per candidate (evenly spread over the sorted list). */
 const SAMPLE = 12;
-/** zstd level for scoring candidates: their ranking, not the final sizes (the variants use 19). */
-const SCORE_LEVEL = 9;
 /** Brotli quality for the dictionary's own size while scoring (the served variant is quality 11). */
 const SCORE_BROTLI = 9;
 /**
@@ -24,8 +25,6 @@ const SCORE_BROTLI = 9;
  * candidate's: returning visitors hold it already, and a new one costs each of them a download.
  */
 const KEEP_MARGIN = 0.05;
-/** dcz header bytes, counted per page. */
-const DCZ_HEADER = 40;
 
 /**
  * The segments of a page: cut before every `<`, so a tag and the text after it are one segment
@@ -105,25 +104,17 @@ function representative(segs, df) {
   return best;
 }
 
-const Zx = /** @type {any} */ (zlib);
-
 /**
- * Bytes of `page` compressed against `dict` for scoring: zstd (dcz) where this Node has it with a
- * dictionary, else Brotli (dcb).
- * @param {'dcz' | 'dcb'} via
+ * Bytes of `page` compressed against `dict` for scoring (the codec's quick options: their ranking,
+ * not the final sizes), with the delta's header.
+ * @param {DeltaEncoding} via
  * @param {Buffer} page
  * @param {Buffer} dict
  * @returns {number}
  */
 function scoredSize(via, page, dict) {
-  const Z = /** @type {Record<string, number>} */ (/** @type {unknown} */ (zlib.constants));
-  if (via === 'dcz') {
-    const params = { [Z.ZSTD_c_compressionLevel]: SCORE_LEVEL };
-    return Zx.zstdCompressSync(page, { dictionary: dict, params }).length + DCZ_HEADER;
-  }
-  const params = { [Z.BROTLI_PARAM_QUALITY]: 5, [Z.BROTLI_PARAM_LGWIN]: 24 };
-  return zlib.brotliCompressSync(page, /** @type {zlib.BrotliOptions} */ ({ dictionary: dict, params })).length
-    + DCZ_HEADER - 4;
+  const codec = deltaCodecOf(via);
+  return codec.compress(page, codec.scoreOptions(dict)).length + codec.magic.length + 32;
 }
 
 /** @param {Buffer} buf */
@@ -150,7 +141,7 @@ function brotliSize(buf) {
  * scores within KEEP_MARGIN of the best new candidate.
  * @param {Buffer[]} pages
  * @param {number[]} best
- * @param {'dcz' | 'dcb'} via the encoder to score with
+ * @param {DeltaEncoding} via the encoder to score with
  * @param {Buffer | null} [previous]
  * @returns {Choice}
  */

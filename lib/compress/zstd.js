@@ -1,6 +1,8 @@
 import zlib from 'node:zlib';
 import { createRequire } from 'node:module';
+import { promisify } from 'node:util';
 import { PrecompressorError } from '../errors.js';
+import { notLoaded } from './codec.js';
 
 /**
  * zstd for HTTP: which encoder this Node can use, and the window rule of RFC 9659
@@ -126,3 +128,115 @@ export function nodeZstdOptions(p) {
     },
   };
 }
+
+const Zx = /** @type {any} */ (zlib);
+/** zstd's zlib constants (absent from Node's types before 22.15). */
+const C = /** @type {Record<string, number>} */ (/** @type {unknown} */ (zlib.constants));
+/** @type {((buf: Buffer, options: any) => Promise<Buffer>) | null} */
+const zstdAsync = nodeHasZstd ? promisify(Zx.zstdCompress) : null;
+/** @type {any} the WebAssembly zstd, once loaded in this thread (without Node's) */
+let loaded = null;
+
+/** @param {Uint8Array} u */
+const toBuffer = (u) => Buffer.from(u.buffer, u.byteOffset, u.byteLength);
+
+/**
+ * Encode with the WebAssembly zstd, loaded in this thread, checking that the output decodes to the input.
+ * @param {Buffer} buf
+ * @param {number} level
+ */
+function wasmEncodeSync(buf, level) {
+  if (!loaded) throw notLoaded('zstd (WebAssembly)');
+  const out = toBuffer(loaded.compress(buf, level));
+  if (Buffer.compare(loaded.decompress(out), buf) !== 0) {
+    throw new PrecompressorError('ERR_PRECOMPRESSOR_ENCODING',
+      'zstd (WebAssembly) output does not decode to the input');
+  }
+  return out;
+}
+
+/**
+ * zstd (RFC 8878, RFC 9659): Node's zlib where it exists, else WebAssembly (whole files only);
+ * options are zlib's plus `zstdLevel`, and every output's window is checked to be at most 8 MB.
+ * @type {import('./codec.js').Codec}
+ */
+export const zstdCodec = {
+  options(p) {
+    const zstdLevel = p.zstdLevel ?? 19;
+    return { zstdLevel, ...nodeZstdOptions({ size: p.size, zstdLevel }) };
+  },
+  costPerByte: () => 0.3,
+  check: () => void zstdBackend(),
+  async load() {
+    if (!nodeHasZstd) loaded ??= await loadWasmZstd();
+  },
+  encodeSync(buf, options) {
+    const out = nodeHasZstd ? Zx.zstdCompressSync(buf, options) : wasmEncodeSync(buf, options.zstdLevel);
+    assertHttpZstd(out);
+    return out;
+  },
+  async encode(buf, options) {
+    if (zstdAsync === null) {
+      await zstdCodec.load(options);
+      return zstdCodec.encodeSync(buf, options);
+    }
+    const out = await zstdAsync(buf, options);
+    assertHttpZstd(out);
+    return out;
+  },
+  canStream: () => nodeHasZstd,
+  createEncoder(options) {
+    if (nodeHasZstd) return Zx.createZstdCompress(options);
+    throw new PrecompressorError('ERR_PRECOMPRESSOR_ENCODING', 'zstd without Node >= 22.15 cannot stream');
+  },
+  decodeSync(buf, opts) {
+    if (nodeHasZstd) return Zx.zstdDecompressSync(buf, opts);
+    if (loaded) return toBuffer(loaded.decompress(buf));
+    throw new PrecompressorError('ERR_PRECOMPRESSOR_ENCODING',
+      `decoding zstd synchronously needs Node >= 22.15 (this is ${process.version}) or loadEncoder('zstd') first`);
+  },
+  createDecoder: typeof Zx.createZstdDecompress === 'function' ? () => Zx.createZstdDecompress() : null,
+};
+
+/** zstd's magic number of a formatted dictionary: a dictionary starting with it would not be raw content. */
+const ZSTD_DICT_MAGIC = Buffer.from([0x37, 0xa4, 0x30, 0xec]);
+
+/**
+ * Largest zstd window a dcz client must accept (RFC 9842 §6.2): max(8 MB, 1.25 × dictionary), at most 128 MB.
+ * @param {number} dictSize
+ */
+export function dczMaxWindow(dictSize) {
+  return Math.min(Math.max(8 * 1024 * 1024, 1.25 * dictSize), 128 * 1024 * 1024);
+}
+
+/**
+ * zstd window log for a delta: covers dictionary + file when the client's limit allows.
+ * @param {number} dictSize
+ * @param {number} size
+ */
+export function dczWindowLog(size, dictSize) {
+  let bits = 10;
+  while (2 ** (bits + 1) <= dczMaxWindow(dictSize) && 2 ** bits < size + dictSize) bits++;
+  return bits;
+}
+
+/** dcz: zstd with the old version as raw-content dictionary (RFC 9842). @type {import('./codec.js').DeltaCodec} */
+export const zstdDeltaCodec = {
+  magic: Buffer.from([0x5e, 0x2a, 0x4d, 0x18, 0x20, 0x00, 0x00, 0x00]),
+  options: (size, dict) => ({
+    dictionary: dict,
+    params: { [C.ZSTD_c_compressionLevel]: 19, [C.ZSTD_c_windowLog]: dczWindowLog(size, dict.length) },
+  }),
+  // zstd would read a dictionary starting with its own magic number as a formatted dictionary.
+  accepts: (dict) => !dict.subarray(0, 4).equals(ZSTD_DICT_MAGIC),
+  fits(stream, dict) {
+    const window = zstdFrameWindowSize(stream);
+    return window !== null && window <= dczMaxWindow(dict.length);
+  },
+  compress: (b, o) => Zx.zstdCompressSync(b, o),
+  decompress: (b, o) => Zx.zstdDecompressSync(b, o),
+  encode: zstdAsync,
+  // Level 9 ranks candidate dictionaries as 19 would, in a fraction of the time.
+  scoreOptions: (dict) => ({ dictionary: dict, params: { [C.ZSTD_c_compressionLevel]: 9 } }),
+  scoresFast: true,
+};

@@ -88,7 +88,7 @@ export function auditMessage(root, { unlisted, mismatched, changed, servesUnlist
 /**
  * What in the folder does not match its manifest, found by walking it one folder at a time in the
  * background (never holding more than one folder's names): files not listed, variants of listed
- * files whose size differs from the manifest (or missing), listed files whose size or mtime
+ * files whose size differs from the manifest (or missing), listed files whose size
  * changed. `index` tells whether a path is listed, and gives its manifest entry (parsed: asked
  * once per listed file); an entry that is invalid goes to `o.onInvalid`.
  * @param {string} root
@@ -149,7 +149,8 @@ export async function auditSite(opts, index, onInvalid) {
 async function auditOne(root, rel, e, names, found) {
   const st = await fs.lstat(absPath(root, rel)).catch(() => null);
   if (st === null) return;
-  if (st.size !== e.size || st.mtimeMs !== e.mtimeMs) {
+  // a moved mtime alone is no change (a copy that kept whole seconds): the first request compares the content
+  if (st.size !== e.size) {
     found.changed.push(rel);
     return;
   }

@@ -1,4 +1,7 @@
 import { deltaPath } from '../manifest.js';
+import { DELTA_NAMES } from '../encodings.js';
+
+/** @typedef {import('../encodings.js').DeltaEncoding} DeltaEncoding */
 
 /**
  * Serving deploy deltas (RFC 9842): the `Use-As-Dictionary` header of files with a family, and
@@ -140,12 +143,12 @@ export function optionsForHashed(opts) {
  * Per delta of an entry, the file name to look for beside it and its manifest record.
  * @param {string} base base name of the file
  * @param {import('../manifest.js').FileEntry} src
- * @returns {{ dict: string, encoding: 'dcb' | 'dcz', name: string, size: number, hash: string }[]}
+ * @returns {{ dict: string, encoding: DeltaEncoding, name: string, size: number, hash: string }[]}
  */
 export function deltaFilesOf(base, src) {
   const out = [];
   for (const [dict, byEnc] of Object.entries(src.deltas ?? {})) {
-    for (const encoding of /** @type {const} */ (['dcb', 'dcz'])) {
+    for (const encoding of DELTA_NAMES) {
       const d = byEnc[encoding];
       if (d) out.push({ dict, encoding, name: deltaPath(base, dict, encoding), size: d.size, hash: d.hash });
     }

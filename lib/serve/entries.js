@@ -37,9 +37,10 @@ class Missing {
  *   bodies: import('./body-cache.js').BodyCache,
  *   maskOf: (encodings: string[]) => number,
  *   disk: () => { realRoot: string | null, rules: { dotfiles: string, manifestReal: string | null } },
- *   maxEntries: number,
+ *   maxEntries: number, hashes: import('./content-hashes.js').ContentHashes, watched: (rel: string) => boolean,
  * }} SiteParts  what the Site lends every generation: options, body cache, negotiator, the real root and
- *   rules now, the number of entries kept built
+ *   rules now, the number of entries kept built, the content hashes of files whose mtime alone moved, and
+ *   whether events would tell a path's changes (its folder watched, or watching off)
  */
 
 export class Entries {
@@ -110,6 +111,9 @@ export class Entries {
         if (entry !== null) entry.stale = true;
         return entry;
       }
+      // its folder not watched (refused, the inotify limit): checked again on every request, nothing held
+      if (!this.parts.watched(rel)) return entry;
+      if (found?.changed) this.changed(rel);
       if (!this.retired) {
         this.keep(rel, entry ?? new Missing(rel));
         if (entry !== null && found?.bodies.identity) bodies.add(entry.identity, found.bodies.identity);
@@ -133,6 +137,18 @@ export class Entries {
     this.said.add(rel);
     const warn = this.parts.opts.onWarning;
     if (warn !== null) warn(`precompressor: invalid manifest ${this.index.file}: ${problem}; that path is not served`);
+  }
+
+  /**
+   * A listed file whose mtime moved and whose content, hashed, is not the manifest's: said once.
+   * @param {string} rel
+   */
+  changed(rel) {
+    const warn = this.parts.opts.onWarning;
+    if (this.retired || warn === null || this.said.has(rel)) return;
+    this.said.add(rel);
+    warn(`precompressor: ${this.parts.opts.root}: ${rel} changed since the manifest was written: sent from disk ` +
+      'without its variants. Run precompressor on the folder again after the last tool that writes it');
   }
 
   /**
@@ -217,9 +233,9 @@ export class Entries {
  * @param {number} size
  * @param {SiteParts} parts
  */
-export function checkInputs(size, { opts, bodies, disk }) {
+export function checkInputs(size, { opts, bodies, disk, hashes }) {
   const cctx = {
-    root: opts.root, encodings: opts.encodings, realDirs: new Map(), dictionaries: opts.dictionaries, ...disk(),
+    root: opts.root, encodings: opts.encodings, realDirs: new Map(), dictionaries: opts.dictionaries, hashes, ...disk(),
   };
   const memory = size <= opts.memoryFileLimit && bodies.fits(size) ? ['identity'] : [];
   return { cctx, memory };

@@ -13,8 +13,9 @@ import { MANIFEST_NAME } from '../options.js';
  * - the file and each variant must exist and be regular files whose real path (symlinks and
  *   symlinked folders resolved) is inside the real root; otherwise the file (or the variant) is
  *   not served;
- * - the original's size and mtime must match the manifest, else the entry is stale (served from
- *   disk with stat-based headers, identity only);
+ * - the original's size must match the manifest, and its mtime or else its content (hashed once per
+ *   file: lib/serve/content-hashes.js), else the entry is stale (served from disk with stat-based
+ *   headers, identity only);
  * - a variant whose size differs from the manifest is dropped; a deploy delta too, and one whose
  *   bytes do not hash to the manifest's record (deltas are small; read once here, streamed later).
  * Bodies are not read here: the first response sent from disk fills the body cache
@@ -35,7 +36,8 @@ import { MANIFEST_NAME } from '../options.js';
  * @param {string} rel
  * @param {import('../manifest.js').FileEntry} src
  * @param {{ root: string, realRoot: string | null, encodings: readonly string[], realDirs: Map<string, string | null>,
- *   dictionaries?: boolean, rules: { dotfiles: string, manifestReal: string | null } }} ctx
+ *   dictionaries?: boolean, rules: { dotfiles: string, manifestReal: string | null },
+ *   hashes?: import('./content-hashes.js').ContentHashes }} ctx hashes: where files whose mtime alone moved are hashed
  * @param {string[]} memory encodings (and 'identity') to load into memory
  * @returns {Generator<Op, import('./table.js').Check | null, any>}
  */
@@ -73,18 +75,13 @@ export function* checkEntry(rel, src, ctx, memory) {
   const bodies = {};
   /** @type {Record<string, { dev: number, ino: number }>} the file each representation was checked as */
   const ids = { identity: idOf(orig.st) };
-  let stale = orig.st.size !== src.size;
-  if (!stale && memory.includes('identity')) {
-    if (orig.buf !== null && contentHash(orig.buf) === src.hash) bodies.identity = orig.buf;
-    else stale = true;
-  } else if (!stale) {
-    stale = orig.st.mtimeMs !== src.mtimeMs;
-  }
+  const { stale, changed } = yield* originalVerdict(orig, src, memory.includes('identity'), ctx.hashes);
+  if (!stale && orig.buf !== null) bodies.identity = orig.buf;
   /** @type {Record<string, string>} */
   const variants = {};
   if (!stale) {
     for (const enc of ctx.encodings) {
-      const v = src.variants[/** @type {'br'} */ (enc)];
+      const v = src.variants[/** @type {import('../encodings.js').Encoding} */ (enc)];
       if (!v) continue;
       const found = yield* resolve(variantPath(base, enc), memory.includes(enc) ? v.size : -1);
       if (found === null || found.st.size !== v.size) continue;
@@ -106,7 +103,26 @@ export function* checkEntry(rel, src, ctx, memory) {
       ids[d.name] = idOf(found.st);
     }
   }
-  return { stale, file: orig.file, variants, bodies: stale ? {} : bodies, memory, deltas, ids };
+  const { mtimeMs } = orig.st;
+  return { stale, changed, file: orig.file, variants, bodies: stale ? {} : bodies, memory, deltas, ids, mtimeMs };
+}
+
+/**
+ * Is the original (opened, fstat'd, read when held in memory) the file the manifest lists? Its
+ * size, then its bytes when read, else its mtime; when only the mtime moved (a copy that kept whole
+ * seconds), its content hashed once per file (`hashes`). changed: its content hashed and unlike.
+ * @param {{ file: string, st: fs.Stats, buf: Buffer | null }} orig
+ * @param {import('../manifest.js').FileEntry} src
+ * @param {boolean} read its bytes were to be read (null: it shrank meanwhile)
+ * @param {import('./content-hashes.js').ContentHashes} [hashes]
+ * @returns {Generator<Op, { stale: boolean, changed: boolean }, any>}
+ */
+function* originalVerdict(orig, src, read, hashes) {
+  if (orig.st.size !== src.size) return { stale: true, changed: false };
+  if (read) return { stale: orig.buf === null || contentHash(orig.buf) !== src.hash, changed: false };
+  if (orig.st.mtimeMs === src.mtimeMs) return { stale: false, changed: false };
+  const hash = hashes ? /** @type {string | null} */ (yield ['hash', orig.file, { st: orig.st, hashes }]) : null;
+  return { stale: hash !== src.hash, changed: hash !== null && hash !== src.hash };
 }
 
 /** @param {{ dev: number, ino: number }} st */
@@ -116,13 +132,15 @@ function idOf(st) {
 
 /**
  * A file-system step a check yields: the real path of a path, or a file opened, checked and read.
- * @typedef {['realpath', string, null] | ['file', string, { rules: Rules, read: number }]} Op
+ * @typedef {['realpath', string, null] | ['file', string, { rules: Rules, read: number }]
+ *   | ['hash', string, { st: fs.Stats, hashes: import('./content-hashes.js').ContentHashes }]} Op
  * @typedef {{ realRoot: string | null, dotfiles: string, manifestReal: string | null }} Rules
  */
 
 /** @param {Op} op */
 async function opAsync([op, p, arg]) {
   if (op === 'realpath') return fs.promises.realpath(p).catch(() => null);
+  if (op === 'hash') return arg.hashes.hashOf(p, arg.st);
   /** @type {fs.promises.FileHandle | undefined} */
   let fh;
   try {

@@ -1,6 +1,6 @@
 import { PrecompressorError } from '../errors.js';
 import { contentHash, readManifestBytes, readManifestBytesSync } from '../manifest.js';
-import { relInside } from '../paths.js';
+import { absPath, relInside } from '../paths.js';
 import { singleFlight } from '../flow.js';
 import { createNegotiator } from './negotiate.js';
 import { realRootOf, manifestToHide } from './load.js';
@@ -10,6 +10,7 @@ import { createUnlistedLookup } from './unlisted.js';
 import { ManifestIndex, runIndex, runIndexAsync } from './manifest-index.js';
 import { Entries, MAX_ENTRIES } from './entries.js';
 import { BodyCache } from './body-cache.js';
+import { ContentHashes } from './content-hashes.js';
 import { auditSite } from './audit.js';
 
 /**
@@ -44,7 +45,8 @@ export class Site {
     this.parts = {
       opts, bodies: this.bodies, maskOf: this.neg.maskOf,
       disk: () => ({ realRoot: this.realRoot ??= realRootOf(opts.root), rules: this.rules }),
-      maxEntries: MAX_ENTRIES,
+      maxEntries: MAX_ENTRIES, hashes: new ContentHashes(),
+      watched: (rel) => !opts.watch || (this.watcher?.covers(absPath(opts.root, folderOf(rel))) ?? false),
     };
     const { manifest, maxManifestBytes } = opts;
     const bytes = manifest === null ? null : readManifestBytesSync(manifest, { maxBytes: maxManifestBytes });
@@ -144,9 +146,10 @@ export class Site {
     this.watcher?.update(watchedDirs(this));
   }
 
-  /** Bodies and bytes held in memory, and entries built. */
+  /** Bodies and bytes held in memory, entries built, and files hashed because their mtime alone moved. */
   memory() {
-    return { bodies: this.bodies.live, bodyBytes: this.bodies.bytes, entries: this.entries.built.size };
+    const { bodies, entries, parts } = this;
+    return { bodies: bodies.live, bodyBytes: bodies.bytes, entries: entries.built.size, hashed: parts.hashes.hashed };
   }
 
   /** Resolves when the reloads and first checks under way have finished. */
@@ -161,6 +164,9 @@ export class Site {
     this.watcher?.close();
   }
 }
+
+/** The folder of a site path ('' the root). @param {string} rel */
+const folderOf = (rel) => (rel.includes('/') ? rel.slice(0, rel.lastIndexOf('/')) : '');
 
 /** A manifest that lists nothing (none given, or none there with `unlisted`). */
 const EMPTY = Buffer.from('{\n "schema": 3,\n "files": {\n }\n}\n');

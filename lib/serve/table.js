@@ -5,6 +5,8 @@ import { variantPath } from '../encodings.js';
 import { DELTA_VARY, deltaFilesOf, optionsForHashed, useAsDictionary } from './dictionary.js';
 import { absPath } from '../paths.js';
 
+/** @typedef {import('../encodings.js').Encoding} Encoding */
+
 /**
  * A listed path's entry with the response headers of every representation precomputed as flat
  * arrays for `res.writeHead(status, array)`, and the lookup of a request path. Pure: the disk
@@ -33,8 +35,10 @@ import { absPath } from '../paths.js';
  * @typedef {{
  *   stale: boolean, file: string, variants: Record<string, string>, bodies: Record<string, Buffer>,
  *   memory: string[], deltas?: Record<string, string>, ids?: Record<string, { dev: number, ino: number }>,
+ *   mtimeMs?: number, changed?: boolean,
  * }} Check  what load.js found on disk for one entry (deltas: by file name, the path found;
- *   ids: by encoding ('identity' included) or delta file name, the dev/ino of the file checked)
+ *   ids: by encoding ('identity' included) or delta file name, the dev/ino of the file checked;
+ *   mtimeMs: the original's on disk; changed: its content hashed and unlike the manifest's)
  * @typedef {{
  *   root: string, opts: Readonly<import('./options.js').ServeOptions>,
  *   maskOf: (encodings: string[]) => number, settingsTag: string, siteLink?: import('./site-link.js').SiteLink | null,
@@ -171,16 +175,18 @@ export function buildEntry(rel, src, ctx, check) {
   };
   const bodies = check?.bodies ?? {};
   const file = check?.file ?? logical;
+  // the file's own mtime (a copy that kept whole seconds moved it, its content checked): what open() will see
+  const mtimeMs = check?.mtimeMs ?? src.mtimeMs;
   /** @type {Record<string, Rep>} */
   const reps = {};
   for (const e of present) {
-    const size = /** @type {{ size: number }} */ (src.variants[/** @type {'br'} */ (e)]).size;
+    const size = /** @type {{ size: number }} */ (src.variants[/** @type {Encoding} */ (e)]).size;
     const vfile = check ? check.variants[e] : variantPath(file, e);
     const etag = etagOf(src.hash, e, size, ctx.settingsTag);
-    reps[e] = makeRep(e, vfile, size, etag, src.mtimeMs, bodies[e] ?? null, info, opts, check?.ids?.[e]);
+    reps[e] = makeRep(e, vfile, size, etag, mtimeMs, bodies[e] ?? null, info, opts, check?.ids?.[e]);
   }
   const identityTag = etagOf(src.hash, 'identity', src.size, '');
-  const identity = makeRep('identity', file, src.size, identityTag, src.mtimeMs, bodies.identity ?? null, info, opts,
+  const identity = makeRep('identity', file, src.size, identityTag, mtimeMs, bodies.identity ?? null, info, opts,
     check?.ids?.identity);
   /** @type {Map<string, { dcb?: Rep, dcz?: Rep }>} */
   const deltas = new Map();
@@ -188,7 +194,7 @@ export function buildEntry(rel, src, ctx, check) {
     const dfile = check?.deltas?.[d.name] ?? path.join(path.dirname(file), d.name);
     const byEnc = deltas.get(d.dict) ?? {};
     const tag = etagOf(d.hash, 'identity', d.size, '');
-    byEnc[d.encoding] = makeRep(d.encoding, dfile, d.size, tag, src.mtimeMs, null, info, opts, check?.ids?.[d.name]);
+    byEnc[d.encoding] = makeRep(d.encoding, dfile, d.size, tag, mtimeMs, null, info, opts, check?.ids?.[d.name]);
     deltas.set(d.dict, byEnc);
   }
   return {
@@ -236,7 +242,7 @@ export function resolveEntry(site, p, opts) {
 /**
  * The Vary header of a response of `entry` that carries no representation (412, 416),
  * appended to what is already set: built only on those paths, not per 200.
- * @param {import('node:http').ServerResponse} res
+ * @param {import('./decision.js').ResponseHeaders} res
  * @param {{ vary: boolean }} entry
  */
 export function varyHead(res, entry) {

@@ -55,7 +55,7 @@ export class OwnOutputs {
       }
     }
     for (const f of report.failures ?? []) {
-      for (const enc of report.encodings) this.#changed.add(variantPath(f.path, /** @type {'br'} */ (enc)));
+      for (const enc of report.encodings) this.#changed.add(variantPath(f.path, enc));
     }
     this.records = records;
   }
@@ -88,7 +88,7 @@ export class OwnOutputs {
  * @param {string} rel
  */
 function listedOutput(records, rel) {
-  const dStem = rel.endsWith('.dcz') || rel.endsWith('.dcb') ? deltaStem(rel) : null;
+  const dStem = deltaStem(rel);
   if (dStem !== null) {
     const e = records.entry(dStem);
     const hit = deltasOf(dStem, e).find(([, , p]) => p === rel);
@@ -96,6 +96,6 @@ function listedOutput(records, rel) {
   }
   const enc = suffixEncoding(rel);
   const v = enc === undefined ? undefined : records.entry(stemOf(rel, enc))?.variants;
-  const e = /** @type {'br'} */ (enc);
+  const e = /** @type {import('../encodings.js').Encoding} */ (enc);
   return v !== undefined && Object.hasOwn(v, e) ? v[e]?.size : undefined;
 }

@@ -59,16 +59,29 @@ describe.each([
     expectWhole(await s.get('/b.txt', { 'accept-encoding': 'br' }), textOf(3));
   });
 
-  test('a variant replaced by another of the same size: the original, never the wrong bytes', async () => {
+  test('a variant replaced by another of the same size, the original by other bytes: the original, never the wrong bytes', async () => {
     const s = await serve({ 'a.txt': LARGE }, { ...options, memoryBudget: 0 });
     const br = path.join(s.dir, 'a.txt.br');
     const size = (await fs.stat(br)).size;
     await fs.writeFile(br, Buffer.alloc(size, 0x41));
-    await fs.writeFile(path.join(s.dir, 'a.txt'), LARGE); // the build rewrote the original too (same bytes, newer mtime)
+    const after = LARGE.replace('line 0', 'LINE 0'); // the build rewrote the original too (same size, newer mtime)
+    await fs.writeFile(path.join(s.dir, 'a.txt'), after);
     await s.mw.settled();
     const res = await s.get('/a.txt', { 'accept-encoding': 'br' });
     expect(res.headers['content-encoding']).toBeUndefined();
-    expectWhole(res, LARGE);
+    expectWhole(res, after);
+  });
+
+  test('the original rewritten with its own bytes (mtime moved): its content is compared, its variants still sent', async () => {
+    const s = await serve({ 'a.txt': LARGE }, { ...options, memoryBudget: 0 });
+    await fs.writeFile(path.join(s.dir, 'a.txt'), LARGE);
+    await s.mw.settled();
+    for (const ae of ['br', 'gzip']) {
+      const res = await s.get('/a.txt', { 'accept-encoding': ae });
+      expect(res.headers['content-encoding']).toBe(ae);
+      expectWhole(res, LARGE);
+    }
+    expect(s.mw.memory().hashed).toBe(1);
   });
 });
 
