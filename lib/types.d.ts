@@ -329,6 +329,51 @@ export interface ServeStaticMiddleware {
   memory(): { bodies: number; bodyBytes: number; entries: number; hashed: number };
 }
 
+/**
+ * The response headers set before a reply, which `setHeaders` reads and sets: node's ServerResponse
+ * for serveStatic; for `precompressor/fetch` and `precompressor/fastify`, a store of them that the reply joins.
+ */
+export interface ResponseHeaders {
+  statusCode: number;
+  getHeader(name: string): number | string | string[] | undefined;
+  hasHeader(name: string): boolean;
+  setHeader(name: string, value: number | string | readonly string[]): unknown;
+  removeHeader(name: string): void;
+}
+
+/** serveStatic's options for the adapters that are not node:http: `setHeaders` gets the response headers so far. */
+export interface AdapterServeOptions extends Omit<ServeOptions, 'setHeaders'> {
+  /** Called before each file response, as express.static's (it may set headers). Default `null`. */
+  setHeaders?: ((headers: ResponseHeaders, path: string, stat: { size: number; mtime: Date; mtimeMs: number }, encoding: string) => void) | null;
+}
+
+/**
+ * `fetchHandler(root, options)`: a Web fetch handler. Resolves to undefined for a request that is
+ * not ours (a miss with `fallthrough`, another method), so the app goes on; rejects with a 500
+ * error (http-errors) for a system error, and with the abort reason when the client went away.
+ */
+export interface FetchHandler {
+  (request: Request): Promise<Response | undefined>;
+  /** Re-read the manifest; its paths are checked again as they are asked for. */
+  reload(): Promise<void>;
+  /** Resolves when reloads and first checks of paths under way have finished. */
+  settled(): Promise<void>;
+  /** Stop the watchers. */
+  close(): void;
+  /** Number of paths served from the manifest. */
+  size(): number;
+  /** What is held now: bodies in memory (at most `memoryBudget` bytes) and entries built. */
+  memory(): { bodies: number; bodyBytes: number; entries: number };
+}
+
+/** Options of `app.register(precompressor, options)` (`precompressor/fastify`): the folder and serveStatic's options. */
+export interface FastifyPrecompressorOptions extends AdapterServeOptions {
+  /** The folder to serve (compressed by `precompress()` first). */
+  root: string;
+  /** Fastify's own: the URL prefix the files are served under. */
+  prefix?: string;
+}
+
 /** Options of `startPreview()`: the folder, where to listen, and serveStatic's options. */
 export interface PreviewOptions extends ServeOptions {
   /** The folder to serve (compressed by `precompress()` first). */
@@ -399,7 +444,7 @@ export interface WatchBatch extends Report {
 export interface Watcher extends EventEmitter {
   readonly root: string;
   readonly manifest: string;
-  /** Resolves with the first pass's report once watching; rejects if the folder is missing. */
+  /** Resolves with the first pass's report once watching; rejects if the folder is missing or one of its folders cannot be watched (`ERR_PRECOMPRESSOR_WATCH`). */
   readonly ready: Promise<WatchBatch>;
   /** Stop watching after the batch in flight; the manifest then matches the files on disk. */
   close(): Promise<void>;

@@ -1,6 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import { canDecode } from './decode-check.js';
-import { compressBufferedSync } from './compress-buffered.js';
+import { compressBuffered } from './compress-buffered.js';
 import { SPLIT_THRESHOLD, costOf, joinResults } from './file-tasks.js';
 
 /**
@@ -136,7 +136,7 @@ export class CacheFirst {
         continue;
       }
       try {
-        const here = this.take(job.task);
+        const here = await this.take(job.task);
         const { missing } = here;
         if (missing === undefined) job.resolve(here);
         else this.onPool(rest(job.task, missing), costOf(job.task.sizeHint, missing, this.opts))
@@ -175,8 +175,8 @@ export class CacheFirst {
    * Throws as a worker's task would (a file changed meanwhile).
    * @param {CompressTask} task
    */
-  take(task) {
-    const r = compressBufferedSync(task, { cachedOnly: true });
+  async take(task) {
+    const r = await compressBuffered(task, { cachedOnly: true });
     if (r.missing) this.misses++;
     else this.hits++;
     const tried = this.hits + this.misses;

@@ -118,7 +118,7 @@ function names(o, k, { strip, subpaths }) {
 
 /**
  * @typedef {import('../encodings.js').Encoding} Encoding
- * @typedef {(res: import('node:http').ServerResponse, path: string,
+ * @typedef {(res: import('./decision.js').ResponseHeaders, path: string,
  *   stat: { size: number, mtime: Date, mtimeMs: number }, encoding: string) => void} SetHeaders
  * @typedef {{
  *   root: string, manifest: string | null, unlisted: boolean, encodings: readonly Encoding[],

@@ -242,7 +242,7 @@ export function resolveEntry(site, p, opts) {
 /**
  * The Vary header of a response of `entry` that carries no representation (412, 416),
  * appended to what is already set: built only on those paths, not per 200.
- * @param {import('node:http').ServerResponse} res
+ * @param {import('./decision.js').ResponseHeaders} res
  * @param {{ vary: boolean }} entry
  */
 export function varyHead(res, entry) {
