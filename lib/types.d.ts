@@ -396,7 +396,10 @@ export interface PreviewOptions extends ServeOptions {
   requestTimeout?: number | string;
   /** Close an idle kept-alive connection after this (node:http `keepAliveTimeout`). Default 5 s. */
   keepAliveTimeout?: number | string;
-  /** Connections beyond this are closed at once (node:http `server.maxConnections`). Default 500. */
+  /**
+   * Connections open at once. At the cap a new one closes the connection idle longest (no request
+   * being answered), or is closed itself when every other one is answering. Default 500.
+   */
   maxConnections?: number;
 }
 

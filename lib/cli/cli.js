@@ -1,7 +1,7 @@
 import { fastCompressArgv } from './fast-args.js';
 import { CLI_FLAGS, CLI_OUTPUT_FLAGS, apiOptionsFromArgv, withFlagNames } from './options.js';
 import { formatProgress, formatSummary, printable } from '../format.js';
-import { endPassThread, precompressInThread } from './compress-thread.js';
+import { precompressForCli } from './compress-thread.js';
 
 const SERVE_ABOUT = 'Preview a compressed folder with serveStatic (its own options: serve --help)';
 const CONFIG_ABOUT = 'Write the nginx or Caddy configuration of a built folder ' +
@@ -61,8 +61,6 @@ export async function main(args, io = {}) {
   } catch (err) {
     stderr.write(`precompressor: ${printable(/** @type {Error} */ (err).message)}\n`);
     return 2;
-  } finally {
-    await endPassThread(); // started ahead for a command that turned out not to compress
   }
   return code;
 }
@@ -126,7 +124,7 @@ async function runCompress(argv, stdout, stderr) {
     // The compressor loads on the pass thread only (`serve` never needs it); the list of changes
     // crosses back only for what prints it: --json and --dry-run's summary.
     const changes = Boolean(argv.json || argv['dry-run']);
-    report = await precompressInThread(String(argv.dir), apiOptionsFromArgv(argv), onProgress, { changes });
+    report = await precompressForCli(String(argv.dir), apiOptionsFromArgv(argv), onProgress, { changes });
   } catch (err) {
     stderr.write(`precompressor: ${printable(withFlagNames(/** @type {Error} */ (err).message, CLI_FLAGS))}\n`);
     return 2;

@@ -58,7 +58,8 @@ export const SERVE_FLAGS = Object.freeze([
     default: seconds(PREVIEW_LIMITS.keepAliveTimeout),
     describe: 'Close an idle kept-alive connection after this' },
   { flag: 'max-connections', option: 'maxConnections', type: 'number', default: PREVIEW_LIMITS.maxConnections,
-    describe: 'Close connections beyond this many at once' },
+    describe: 'Connections open at once; at the cap a new one closes the one idle longest ' +
+      '(or itself, when every other one is answering a request)' },
 ]);
 
 /** A duration's flag default as the user would type it: `30s`. @param {number} ms */
