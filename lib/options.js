@@ -14,9 +14,11 @@ import { DEFAULT_ENCODINGS, ENCODINGS, ENCODING_NAMES, isEncoding } from './enco
  *   cacheDir: string, cacheMaxSize: number, deltas: boolean, siteDictionary: boolean, previous: string | null,
  *   dictionaryStore: string,
  *   dictionaryVersions: number, deltaMinSize: number, deltaMargin: number, deltaExtensions: ReadonlySet<string>,
- *   hashPattern: RegExp | HashSpan | null, allowSystemDir: boolean }>} Options
+ *   hashPattern: RegExp | HashSpan | null, allowSystemDir: boolean, shard: Shard | null,
+ *   serverConfig: string | null }>} Options
  *   the normalized options of `precompress()`
  * @typedef {(path: string) => [number, number] | null | undefined} HashSpan where a file's hash is in its base name
+ * @typedef {{ index: number, count: number }} Shard `--shard <index>/<count>`, index from 1 (lib/compress/shard.js)
  */
 
 /** The manifest's default file name, inside the compressed folder. */
@@ -101,6 +103,8 @@ export const OPTIONS = Object.freeze({
     'node_modules/.cache/precompressor/variants'),
   cacheMaxSize: opt(CACHE_MAX_SIZE, 'Cap of the variant cache (bytes, or 500MB, 1GiB...); ' +
     'least recently used entries go first', 'string', '512MiB'),
+  shard: opt(null, 'Compress only slice i of n ("1/4"), balanced by work, into the caches; no manifest, ' +
+    'no deltas: a normal run after all n takes every variant from the cache (docs/ci.md)', 'string'),
   deltas: opt(true, 'Deploy deltas (RFC 9842, dcz/dcb) against earlier versions of each file; ' +
     '--no-deltas turns them off', 'boolean'),
   siteDictionary: opt(true, 'A dictionary made from the HTML pages, and each page as dcz/dcb against it; ' +
@@ -116,6 +120,8 @@ export const OPTIONS = Object.freeze({
     '(/usr, /etc, /var...), which are refused by default', 'boolean'),
   hashPattern: opt(null, 'RegExp with a group (?<hash>...) that finds the hash in a file name ' +
     '(default: Vite/Rollup, webpack, esbuild names)', 'string'),
+  serverConfig: opt(null, 'After each build, write the nginx and Caddy configurations of <dir> into this folder ' +
+    '(outside <dir>; docs/servers.md)', 'string'),
 });
 
 /** Every option of `precompress()` with its default (from OPTIONS). */
@@ -276,7 +282,24 @@ export function normalizeOptions(dir, options = {}) {
     streamThreshold: o.streamThreshold,
     onProgress: o.onProgress,
     allowSystemDir: o.allowSystemDir,
+    serverConfig: serverConfigOf(o.serverConfig, root),
   });
+}
+
+/**
+ * The folder the server configurations are written to, or null: outside the served folder (the
+ * files would be served, and they name what is internal there).
+ * @param {unknown} v
+ * @param {string} root
+ */
+function serverConfigOf(v, root) {
+  if (v === null) return null;
+  if (typeof v !== 'string' || v === '') throw optionError('options.serverConfig', 'a non-empty path string', v);
+  const out = path.resolve(v);
+  if (out === root || out.startsWith(root + path.sep)) {
+    throw optionError('options.serverConfig', `a folder outside the served folder ${root}`, v);
+  }
+  return out;
 }
 
 /** @type {Record<string, number>} */
@@ -294,6 +317,19 @@ export function parseSize(v) {
 }
 
 /**
+ * A shard from `"<i>/<n>"`, or null when the text is not one (1 ≤ i ≤ n ≤ 10,000).
+ * @param {unknown} value
+ * @returns {Shard | null}
+ */
+export function parseShard(value) {
+  const m = typeof value === 'string' ? /^\s*(\d{1,5})\s*\/\s*(\d{1,5})\s*$/.exec(value) : null;
+  if (m === null) return null;
+  const index = Number(m[1]);
+  const count = Number(m[2]);
+  return index >= 1 && count >= 1 && index <= count && count <= 10_000 ? Object.freeze({ index, count }) : null;
+}
+
+/**
  * The variant cache's options of `precompress()`, validated and filled (part of normalizeOptions()).
  * @param {Record<string, any>} o
  */
@@ -307,7 +343,15 @@ function cacheOptions(o) {
     const expected = 'a size in bytes (a non-negative integer, or a string such as "512MB")';
     throw optionError('options.cacheMaxSize', expected, o.cacheMaxSize);
   }
-  return { cache: o.cache, cacheDir: path.resolve(o.cacheDir ?? defaultCacheDir()), cacheMaxSize };
+  const shard = o.shard === null ? null : parseShard(o.shard);
+  if (o.shard !== null && shard === null) {
+    throw optionError('options.shard', 'a slice "<i>/<n>" with 1 <= i <= n <= 10000', o.shard);
+  }
+  if (shard !== null && (!o.cache || o.dryRun)) {
+    // A slice's only product is what it adds to the cache.
+    throw optionError('options.shard', 'used with the cache on and without dryRun', o.shard);
+  }
+  return { cache: o.cache, cacheDir: path.resolve(o.cacheDir ?? defaultCacheDir()), cacheMaxSize, shard };
 }
 
 /**

@@ -1,6 +1,6 @@
 import { buildManifest, writeManifest } from '../manifest.js';
 import { addDeltas } from './deltas.js';
-import { addSiteDictionary } from './site-deltas.js';
+import { addSiteDictionary, summaryOf } from './site-deltas.js';
 import { variantPath } from '../encodings.js';
 import { removeIfPresent, removeTemp } from '../fs-atomic.js';
 import { sameSettings } from './plan.js';
@@ -135,4 +135,27 @@ export async function finishOutputs(pass) {
     deltas: deltas.summary, siteDictionary: site.summary, cache: pass.cache.summary(),
   };
   return { report, held, manifest };
+}
+
+/** A delta summary of a run that made none. @returns {import('./deltas.js').DeltaSummary} */
+const idleDeltas = () =>
+  ({ encoders: [], files: 0, written: 0, reused: 0, removed: 0, bytes: 0, savedBytes: 0, unavailable: null });
+
+/**
+ * The last step of a shard (`--shard`): its variants are in the caches, and that is all it is for: no
+ * removals, deltas, site dictionary nor manifest (the final run over every shard makes those).
+ * @param {PassResult & { entries: Map<string, import('../manifest.js').FileEntry>,
+ *   cache: ReturnType<typeof import('./cache-run.js').createCacheRun>,
+ *   shard: import('../types.js').ShardSummary | null }} pass
+ */
+export async function finishShard(pass) {
+  await pass.cache.finish(pass.report);
+  const { tool, settings, entries: files } = pass;
+  const manifest = buildManifest({ tool, settings, files, siteDictionary: null });
+  const report = {
+    ...pass.report.finish(manifest),
+    deltas: idleDeltas(), siteDictionary: summaryOf(null, 'none'), cache: pass.cache.summary(),
+    ...(pass.shard ? { shard: pass.shard } : {}),
+  };
+  return { report, held: [], manifest };
 }

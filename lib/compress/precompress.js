@@ -14,7 +14,9 @@ import { retryWhileChanged } from '../flow.js';
 import { assertManifestTarget, assertNotSystemDir } from './guards.js';
 import { Compressions } from './compressions.js';
 import { planPass } from './pass-plan.js';
-import { failureOf, finishOutputs } from './pass-outputs.js';
+import { failureOf, finishOutputs, finishShard } from './pass-outputs.js';
+import { sliceOf } from './shard.js';
+import { costOf } from './file-tasks.js';
 
 export const VERSION = JSON.parse(fs.readFileSync(new URL('../../package.json', import.meta.url), 'utf8')).version;
 const TOOL = `precompressor@${VERSION}`;
@@ -47,7 +49,7 @@ export async function pass(dir, options, holdOut, hooks = {}, steps = WHOLE) {
   checkEncoders(opts);
   if (!opts.allowSystemDir) assertNotSystemDir(opts.root);
   assertManifestTarget(opts.manifest);
-  const run = new Pass(inRealRoot(opts), hooks, steps);
+  const run = new Pass(inRealRoot(opts), hooks, opts.shard ? { ...steps, finish: finishShard } : steps);
   try {
     await run.plan(holdOut);
     return await run.execute();
@@ -137,6 +139,8 @@ export class Pass {
   deltasOnDisk = new Map();
   /** @type {{ user: Set<string>, blocked: Map<string, Set<string>> }} files of the user's at our output paths */
   owners = { user: new Set(), blocked: new Map() };
+  /** @type {import('../types.js').ShardSummary | null} a shard's slice (`--shard`) */
+  shard = null;
 
   /**
    * @param {import('../options.js').Options} opts
@@ -179,11 +183,12 @@ export class Pass {
   /** Carry out the decisions, then the removals, deltas and manifest (pass-outputs.js). */
   async execute() {
     /** @type {WalkedFile[]} */
-    const toCompress = [];
+    let toCompress = [];
     for (const d of this.decisions) {
       if (d.action === 'compress') toCompress.push(d.file);
-      else this.act(d);
+      else if (!this.opts.shard) this.act(d); // a shard records nothing: no skips to hash
     }
+    if (this.opts.shard) toCompress = this.slice(toCompress, this.opts.shard);
     // Only the held ones are read again (by finish): the others, a walk entry each, are let go.
     this.decided = this.decisions.length;
     this.decisions = this.decisions.filter((d) => d.action === 'hold');
@@ -196,6 +201,18 @@ export class Pass {
     // The workers' memory is given back before the manifest is built, the peak of a big pass.
     await this.work.close();
     return this.steps.finish(this);
+  }
+
+  /**
+   * The files of this shard among every file to compress (the same slices on every machine).
+   * @param {WalkedFile[]} files
+   * @param {import('../options.js').Shard} shard
+   */
+  slice(files, shard) {
+    const cost = (/** @type {WalkedFile} */ f) => costOf(f.size, this.encodingsOf(f.rel), this.opts);
+    const mine = sliceOf(files, cost, shard);
+    this.shard = { ...shard, files: mine.files.length, of: files.length, share: mine.share };
+    return mine.files;
   }
 
   /**

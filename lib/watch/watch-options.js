@@ -32,5 +32,8 @@ export function splitWatchOptions(options = {}) {
   nonNegativeMs('debounce', w.debounce);
   if (w.awaitWriteFinish !== false) nonNegativeMs('awaitWriteFinish', w.awaitWriteFinish);
   if (typeof w.usePolling !== 'boolean') throw optionError('options.usePolling', 'a boolean', w.usePolling);
+  // A shard writes no manifest, which watch mode's batches are built on.
+  const { shard } = api;
+  if (shard !== undefined && shard !== null) throw optionError('options.shard', 'unset in watch mode', shard);
   return { api, watch: Object.freeze(w) };
 }
