@@ -82,6 +82,12 @@ export interface PrecompressOptions {
   /** Extensions that get deltas (array, or comma-separated). Default js, mjs, cjs, css, wasm, json, html, htm. */
   deltaExtensions?: string[] | string;
   /**
+   * After each build, write the nginx (`http.conf`, `server.conf`) and Caddy (`precompressor.caddy`)
+   * configurations of the folder into this folder, which must be outside it (docs/servers.md). Read by the
+   * CLI (`--server-config`) and the plugins; `precompress()` checks it but writes none. Default none.
+   */
+  serverConfig?: string | null;
+  /**
    * Where the hash is in a file name: a RegExp (or its source) with a named group `(?<hash>...)`, matched
    * against the base name; or a function of the file's path (POSIX, relative to the folder) returning the
    * hash's `[start, end)` in its base name, `null` for no hash, `undefined` for the default rule (the Vite
@@ -390,7 +396,10 @@ export interface PreviewOptions extends ServeOptions {
   requestTimeout?: number | string;
   /** Close an idle kept-alive connection after this (node:http `keepAliveTimeout`). Default 5 s. */
   keepAliveTimeout?: number | string;
-  /** Connections beyond this are closed at once (node:http `server.maxConnections`). Default 500. */
+  /**
+   * Connections open at once. At the cap a new one closes the connection idle longest (no request
+   * being answered), or is closed itself when every other one is answering. Default 500.
+   */
   maxConnections?: number;
 }
 
