@@ -82,6 +82,12 @@ export interface PrecompressOptions {
   /** Extensions that get deltas (array, or comma-separated). Default js, mjs, cjs, css, wasm, json, html, htm. */
   deltaExtensions?: string[] | string;
   /**
+   * After each build, write the nginx (`http.conf`, `server.conf`) and Caddy (`precompressor.caddy`)
+   * configurations of the folder into this folder, which must be outside it (docs/servers.md). Read by the
+   * CLI (`--server-config`) and the plugins; `precompress()` checks it but writes none. Default none.
+   */
+  serverConfig?: string | null;
+  /**
    * Where the hash is in a file name: a RegExp (or its source) with a named group `(?<hash>...)`, matched
    * against the base name; or a function of the file's path (POSIX, relative to the folder) returning the
    * hash's `[start, end)` in its base name, `null` for no hash, `undefined` for the default rule (the Vite
