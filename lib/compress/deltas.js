@@ -1,9 +1,8 @@
 import fs from 'node:fs/promises';
 import crypto from 'node:crypto';
 import pLimit from 'p-limit';
-import {
-  familyOf, escapeUrlPattern, dictionaryHashOf, deltaEncoders, encodeDelta, verifyDelta, DELTA_MAX_SIZE,
-} from './delta.js';
+import { dictionaryHashOf, deltaEncoders, encodeDelta, verifyDelta, DELTA_MAX_SIZE } from './delta.js';
+import { escapeUrlPattern, familyOf } from '../site-policy.js';
 import { openDictionaryStore } from './dictionary-store.js';
 import { contentHash, deltaPath, entryOf, sha256 } from '../manifest.js';
 import { writeAtomic, removeIfPresent } from '../fs-atomic.js';
@@ -47,7 +46,7 @@ export function deltaFamilyOf(rel, opts) {
   const base = rel.slice(slash + 1);
   if (base.includes(':')) return null;
   const ext = base.includes('.') ? base.slice(base.indexOf('.')) : '';
-  const { dest } = /** @type {import('./delta.js').Family} */ (familyOf(rel, () => null));
+  const { dest } = /** @type {import('../site-policy.js').Family} */ (familyOf(rel, () => null));
   // no named family's key starts its base name with `*`: the folder's key cannot be one of theirs
   const key = `${rel.slice(0, slash + 1)}*${ext}`;
   return { key, match: `*${escapeUrlPattern(ext)}`, dest, hashed: true, byContent: true };
