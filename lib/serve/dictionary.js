@@ -140,6 +140,19 @@ export function optionsForHashed(opts) {
 }
 
 /**
+ * Does a browser keep a response with this Cache-Control as a dictionary? Only a fresh one: not
+ * `max-age=0` (serveStatic's default for a name without a hash). Without the header (`cacheControl:
+ * false`), the browser's heuristic freshness may keep it.
+ * @param {string | null} cacheControl
+ */
+export function keptAsDictionary(cacheControl) {
+  if (cacheControl === null) return true;
+  if (/(?:^|[\s,])no-store/.test(cacheControl)) return false;
+  const m = /(?:^|[\s,])max-age=(\d+)/.exec(cacheControl);
+  return m === null || Number(m[1]) > 0;
+}
+
+/**
  * Per delta of an entry, the file name to look for beside it and its manifest record.
  * @param {string} base base name of the file
  * @param {import('../manifest.js').FileEntry} src
