@@ -47,12 +47,11 @@ export async function startPreview({
     requestTimeout: limits.requestTimeout,
     keepAliveTimeout: limits.keepAliveTimeout,
   });
-  const connections = new Connections(server);
+  const connections = new Connections(server, limits.maxConnections);
   server.on('request', (req, res) => {
     if (connections.admit(req, res)) mw(req, res);
   });
   server.timeout = limits.timeout; // with no 'timeout' listener, node:http destroys the socket
-  server.maxConnections = limits.maxConnections;
   try {
     await new Promise((resolve, reject) => {
       server.once('error', reject);

@@ -3,6 +3,8 @@
 // - pipelining: 3 connections each write 300 `GET /big.bin` (24 MiB, streamed) in one packet and
 //   never read; the peak of open descriptors and RSS over 2.5 s (as the report measured it), for
 //   `precompressor serve` and for serveStatic on a plain node:http server.
+// - idle flood: one client holds 500 idle sockets (the default cap; one header byte each) and
+//   re-opens each as it closes, while 10 other clients each ask for a file: every one is answered.
 
 import fs from 'node:fs';
 import fsp from 'node:fs/promises';
@@ -12,6 +14,7 @@ import net from 'node:net';
 import { spawn } from 'node:child_process';
 import { precompress } from '../../lib/compress/precompress.js';
 import { BIN, MB, record, startServer } from './helpers.js';
+import { request } from '../helpers/serve-site.js';
 
 const linux = process.platform === 'linux' ? test : test.skip;
 const SAMPLE_MS = 2500;
@@ -102,4 +105,43 @@ linux('pipelining: 3 connections × 300 pipelined GETs of a 24 MiB file hold a f
   // the report measured +917 MB (serve) and +150 MB (express.static): a response's buffers per connection now
   expect(serve.rssMB).toBeLessThan(32);
   expect(plain.rssMB).toBeLessThan(48);
+});
+
+linux('idle flood: 500 idle sockets re-opened as they close do not lock 10 other clients out', async () => {
+  const cli = await startCli();
+  const attackers = new Set();
+  let stop = false;
+  let connected = 0;
+  let closedByServer = 0;
+  let holding;
+  const held = new Promise((r) => (holding = r));
+  const open = () => {
+    const s = net.connect(cli.port, '127.0.0.1');
+    attackers.add(s);
+    s.on('error', () => {});
+    s.on('connect', () => {
+      s.write('G');
+      if (++connected === 500) holding();
+    });
+    s.on('close', () => {
+      attackers.delete(s);
+      if (stop) return;
+      closedByServer++;
+      open();
+    });
+  };
+  try {
+    for (let i = 0; i < 500; i++) open();
+    await held;
+    const started = Date.now();
+    const outcomes = await Promise.all(Array.from({ length: 10 }, () => request(cli.port, '/small.txt').then(
+      (r) => r.status, (err) => err.code)));
+    const seconds = (Date.now() - started) / 1000;
+    record('connections: idle flood', { idleSockets: 500, clients: 10, outcomes, seconds, idleClosedByServer: closedByServer });
+    expect(outcomes).toEqual(Array(10).fill(200));
+  } finally {
+    stop = true;
+    for (const s of attackers) s.destroy();
+    await cli.close();
+  }
 });

@@ -2,7 +2,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { serveStatic } from '../../lib/serve/middleware.js';
 import { precompress } from '../../lib/compress/precompress.js';
-import { keptAsDictionary } from '../../lib/serve/dictionary.js';
+import { keptAsDictionary } from '../../lib/site-policy.js';
 import { listen, request } from '../helpers/serve-site.js';
 import { tempDir, writeTree, textOf, noiseOf } from '../helpers/tmp.js';
 
@@ -20,6 +20,7 @@ beforeAll(async () => {
     'assets/index-B2xxxxx1.js': textOf(4_000),
     'app.js': textOf(4_000, 2),
     'docs/index.html': textOf(3_000, 3),
+    '_next/static/xK2_buildid/_buildManifest.js': 'self.__BUILD_MANIFEST = {};\n', // Next.js: a build id in the path
   });
   await precompress(dir, { dictionaryStore: path.join(work, 'store'), siteDictionary: false });
 });
@@ -55,6 +56,7 @@ test('by default: every hashed name immutable; Use-As-Dictionary only on those, 
     ['/app.js', 200, 'public, max-age=0', undefined],
     ['/docs/', 200, 'public, max-age=0', undefined],
   ]);
+  expect(await headersOf({}, ['/_next/static/xK2_buildid/_buildManifest.js'])).toEqual([['/_next/static/xK2_buildid/_buildManifest.js', 200, IMMUTABLE, undefined]]);
 });
 
 test('with a maxAge, unhashed files and folder-URL pages are kept, so they say so; dictionaries: false and immutableHashed: false as asked', async () => {
