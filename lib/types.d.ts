@@ -394,7 +394,10 @@ export interface PreviewOptions extends ServeOptions {
   port?: number;
   /** Interface to listen on. Default `'127.0.0.1'`. */
   host?: string;
-  /** Close a socket with no progress for this long, a download its client stopped reading included (ms or `'30s'`; 0: never). Default 30 s. */
+  /**
+   * Close a socket with no progress for this long (reset within half a second after), a download its
+   * client stopped reading included (ms or `'30s'`; 0: never). Default 30 s.
+   */
   timeout?: number | string;
   /** The request head must arrive within this (node:http `headersTimeout`). Default 20 s. */
   headersTimeout?: number | string;

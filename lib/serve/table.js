@@ -1,6 +1,6 @@
 import path from 'node:path';
 import crypto from 'node:crypto';
-import { variantPath } from '../encodings.js';
+import { tokenOf, variantPath } from '../encodings.js';
 import { DELTA_VARY, deltaFilesOf, optionsForHashed, useAsDictionary } from './dictionary.js';
 import { absPath } from '../paths.js';
 import { contentTypeOf, isImmutable, keptAsDictionary, LOOKUP_ORDER } from '../site-policy.js';
@@ -101,7 +101,7 @@ function makeRep(encoding, file, size, etag, mtimeMs, body, entryInfo, opts, id 
   // fs.Stats rounds mtimeMs to its mtime Date; send's Last-Modified and ETag come from that Date
   const lastModified = new Date(Math.round(mtimeMs)).toUTCString();
   const head = ['Content-Type', entryInfo.type, 'Content-Length', String(size)];
-  if (encoding !== 'identity') head.push('Content-Encoding', encoding);
+  if (encoding !== 'identity') head.push('Content-Encoding', tokenOf(encoding));
   if (entryInfo.extra) head.push(...entryInfo.extra);
   if (opts.acceptRanges) head.push('Accept-Ranges', 'bytes');
   const validators = [];
