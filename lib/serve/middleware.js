@@ -69,7 +69,7 @@ function write(d, c) {
   switch (d.kind) {
     case 'reply': return writeReply(c, d);
     case 'pass':
-      if (next) return fallthrough ? next() : next(httpError(d.status));
+      if (next) return fallthrough ? next() : next(httpError(d.status, d.cause));
       return writeReply(c, statusReply(d.status, req.method ?? 'GET'));
     case 'method': return fallthrough && next ? next() : writeReply(c, d.reply);
     case 'reject':

@@ -4,6 +4,9 @@ import { manifestToHide } from './load.js';
 import { servableReal } from './open.js';
 import { absPath } from '../paths.js';
 
+/** The stat errors send answers 404 with (others are a 500). */
+const SEND_404 = new Set(['ENOENT', 'ENAMETOOLONG', 'ENOTDIR']);
+
 /**
  * Stat-based lookup of files that the manifest does not list (only with `unlisted`): a request
  * path → the real file to serve, a folder redirect, or null, with express.static's rules (index
@@ -88,10 +91,30 @@ export function createUnlistedLookup(opts, initialRealRoot) {
     return firstFile(opts.extensions.map((ext) => `${p.rel}.${ext}`));
   }
 
+  /**
+   * The error send's stat gives for a miss at `p` (for a folder URL, at its last index file), when
+   * it is one send answers 404 with (ENOENT, ENAMETOOLONG, ENOTDIR); else undefined.
+   * @param {{ rel: string, slash: boolean }} p
+   * @returns {Promise<Error | undefined>}
+   */
+  async function missCause(p) {
+    const at = p.rel === '' ? opts.root : absPath(opts.root, p.rel);
+    /** @param {string} file */
+    const statError = (file) => fs.promises.stat(file).then((st) => st, (err) => err);
+    let target = p.slash ? `${at}${path.sep}` : at;
+    if (p.slash && opts.index.length > 0) {
+      const st = await statError(target);
+      if (!(st instanceof fs.Stats)) return SEND_404.has(st.code) ? st : undefined;
+      target = path.join(target, opts.index[opts.index.length - 1]);
+    }
+    const st = await statError(target);
+    return st instanceof fs.Stats || !SEND_404.has(st.code) ? undefined : st;
+  }
+
   /** Resolve the manifest's real path again (it may have been created, deleted or re-linked). */
   async function refresh() {
     manifestReal = await realManifest();
   }
 
-  return { find, refresh, allows };
+  return { find, refresh, allows, missCause };
 }

@@ -296,6 +296,15 @@ describe.each(FRAMEWORKS)('%s: creation and the root, side by side', (name, expr
     await fs.rm(base, { recursive: true, force: true });
   });
 
+  test('a root too long for the OS: with fallthrough false, the error express.static gives (ENAMETOOLONG)', async () => {
+    const root = path.join(path.sep, 'tmp', 'a'.repeat(300), 'b'.repeat(5000));
+    const strict = await both(await pair(root, [name, express], { fallthrough: false }, { key: 'long root' }), '/x.txt');
+    expect(strict.ours).toEqual(strict.theirs);
+    expect(JSON.parse(strict.ours.body)).toMatchObject({ status: 404, code: 'ENAMETOOLONG' });
+    const loose = await both(await pair(root, [name, express], {}, { key: 'long root' }), '/x.txt');
+    expect(loose.ours).toEqual(loose.theirs);
+  });
+
   test('a file as root: same answers at /, below it, and at its mount point', async () => {
     const file = path.join(site.dir, 'small.txt');
     for (const [reqPath, mount] of [['/', undefined], ['/x', undefined], ['/f', '/f'], ['/f/', '/f'], ['/f?q=1', '/f']]) {
