@@ -5,6 +5,7 @@ import { precompress } from '../../lib/compress/precompress.js';
 import { deltaEncoders } from '../../lib/compress/delta.js';
 import { serveStatic } from '../../lib/serve/middleware.js';
 import { main } from '../../lib/cli/cli.js';
+import { compressFolder } from '../../plugins/compress-folder.js';
 import { decodeDelta } from '../helpers/delta.js';
 import { decode, listen, request } from '../helpers/serve-site.js';
 import { tempDir, textOf, writeTree } from '../helpers/tmp.js';
@@ -194,5 +195,16 @@ describe('regenerated on each build', () => {
     const missingOut = io();
     expect(await main(['config', 'nginx', path.join(work, 'none'), '--out', out], { stdout: /** @type {any} */ (io()), stderr: /** @type {any} */ (missingOut) })).toBe(2);
     expect(missingOut.text).toMatch(/does not exist: run precompressor/);
+  });
+
+  test('the plugins\' serverConfig writes them after the pass, and says where', async () => {
+    const site = path.join(work, 'plugin-site');
+    await writeTree(site, { 'index.html': textOf(3000) });
+    const out = path.join(work, 'plugin-conf');
+    const said = [];
+    const logger = { info: (/** @type {string} */ m) => said.push(m), warn: (/** @type {string} */ m) => said.push(m) };
+    await compressFolder(site, { serverConfig: out, cache: false, dictionaryStore: path.join(work, 'plugin-store') }, { root: work, logger });
+    expect((await fs.readdir(out)).sort()).toEqual(['http.conf', 'precompressor.caddy', 'server.conf']);
+    expect(said.at(-1)).toBe(`precompressor: nginx and Caddy configurations written to ${out}`);
   });
 });
