@@ -95,6 +95,19 @@ describe.each(SERVERS)('%s', (server) => {
     }
   });
 
+  it('answers a conditional GET with 304 per encoding, Vary and Cache-Control kept', async () => {
+    for (const ae of ['br', 'gzip', 'identity']) {
+      const first = await get(server, '/app.js', { 'accept-encoding': ae });
+      const again = await get(server, '/app.js', { 'accept-encoding': ae, 'if-none-match': first.headers.etag });
+      expect([ae, again.status, again.body.length]).toEqual([ae, 304, 0]);
+      expect(tokens(again.headers.vary)).toEqual(['accept-encoding', 'available-dictionary']);
+      expect(again.headers['cache-control']).toBe('public, max-age=0');
+    }
+    const br = await get(server, '/app.js', { 'accept-encoding': 'br' });
+    const other = await get(server, '/app.js', { 'accept-encoding': 'gzip', 'if-none-match': br.headers.etag });
+    expect(other.status).toBe(200); // another encoding's ETag does not validate this one
+  });
+
   it('serves nothing internal by name; a listed file named like a variant is served', async () => {
     const delta = Object.keys(manifest.files['app.js'].deltas)[0];
     const hex = Buffer.from(delta, 'base64').toString('hex').slice(0, 16);
