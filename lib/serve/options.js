@@ -36,7 +36,7 @@ export const SERVE_DEFAULTS = Object.freeze({
   watch: true,
   // deploy deltas (RFC 9842): Use-As-Dictionary on files with a family, deltas to browsers that offer one
   dictionaries: true,
-  immutableHashed: true, // hashed assets with a family: Cache-Control "public, max-age=31536000, immutable"
+  immutableHashed: true, // names with a hash (manifest: hashed): Cache-Control "public, max-age=31536000, immutable"
   // a larger manifest is refused (at startup: thrown; on reload: the old table stays)
   maxManifestBytes: MAX_MANIFEST_BYTES,
   // (message) => void: what the start-up audit found (console.warn when undefined); null: no audit
