@@ -37,7 +37,7 @@ export class Site {
     this.neg = createNegotiator(opts.encodings);
     this.realRoot = realRootOf(opts.root);
     this.manifestRel = opts.manifest === null ? null : relInside(opts.root, opts.manifest);
-    this.unlisted = createUnlistedLookup(opts, this.realRoot);
+    this.unlisted = createUnlistedLookup(opts, this.realRoot, (rel) => this.entries.index.has(rel));
     this.pathOptions = Object.freeze({ windows: process.platform === 'win32' });
     this.bodies = new BodyCache(opts.memoryBudget);
     this.rules = this.rulesNow();

@@ -2,7 +2,9 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { manifestToHide } from './load.js';
 import { servableReal } from './open.js';
-import { absPath } from '../paths.js';
+import { absPath, relInside } from '../paths.js';
+import { stemOf, suffixEncoding } from '../encodings.js';
+import { deltaStem } from '../manifest.js';
 
 /**
  * Stat-based lookup of files that the manifest does not list (only with `unlisted`): a request
@@ -19,10 +21,14 @@ import { absPath } from '../paths.js';
  * replaced or deleted). While the manifest does not exist it is resolved per request, so a
  * manifest that appears later is never served before the next reload.
  *
+ * Our own outputs (isOurOutput(): the variants and deltas of listed files) are not files of the site:
+ * never served by their own URL, like the temp files.
+ *
  * @param {Readonly<import('./options.js').ServeOptions>} opts
  * @param {string | null} initialRealRoot real path of `opts.root`, null when it does not exist
+ * @param {(rel: string) => boolean} [isListed] does the manifest (now) list this site path?
  */
-export function createUnlistedLookup(opts, initialRealRoot) {
+export function createUnlistedLookup(opts, initialRealRoot, isListed = () => false) {
   const manifest = manifestToHide(opts);
   const realManifest = () => fs.promises.realpath(manifest).catch(() => null);
   /** @type {string | null} */
@@ -37,12 +43,15 @@ export function createUnlistedLookup(opts, initialRealRoot) {
 
   /**
    * May the file whose real path is `real` be served? Inside the real root, not a dotfile by its
-   * target (unless dotfiles are allowed), not a temp file, not the manifest under any name.
+   * target (unless dotfiles are allowed), not a temp file, not one of our variants or deltas, not the
+   * manifest under any name.
    * @param {string} real
    */
   async function allows(real) {
     realRoot ??= await fs.promises.realpath(opts.root).catch(() => null);
     if (!servableReal(realRoot, real, rules)) return false;
+    const rel = relInside(/** @type {string} */ (realRoot), real);
+    if (rel !== null && isOurOutput(rel, isListed)) return false;
     return real !== (manifestReal ?? (await realManifest()));
   }
 
@@ -94,4 +103,18 @@ export function createUnlistedLookup(opts, initialRealRoot) {
   }
 
   return { find, refresh, allows };
+}
+
+/**
+ * Is `rel`, not listed itself, one of our outputs (pure)? A delta (`<file>.<16 hex>.dcb|dcz`, never
+ * a plain file: docs/deltas.md), or a variant (`.br`, `.gz`, `.zst`) of a listed file; a user's
+ * `backup.tar.gz` (its stem not listed) is not.
+ * @param {string} rel
+ * @param {(rel: string) => boolean} isListed
+ */
+export function isOurOutput(rel, isListed) {
+  if (isListed(rel)) return false;
+  if (deltaStem(rel) !== null) return true;
+  const enc = suffixEncoding(rel);
+  return enc !== undefined && isListed(stemOf(rel, enc));
 }
