@@ -30,6 +30,7 @@ const READABLE_SCHEMAS = [1, 2, 3];
  *   type?: string,
  *   variants: Partial<Record<import('./encodings.js').Encoding, VariantEntry>>,
  *   skipped?: 'excluded' | 'compressed-format' | 'not-smaller' | 'empty',
+ *   hashed?: true,
  *   dictionary?: DictionaryEntry,
  *   deltas?: Record<string, DeltaEntry>,
  * }} FileEntry
@@ -195,6 +196,7 @@ export function entryProblem(rel, e, schema) {
       return `entry ${JSON.stringify(rel)} variant ${enc} has no valid size`;
     }
   }
+  if (e.hashed !== undefined && e.hashed !== true) return `entry ${JSON.stringify(rel)} has an invalid hashed`;
   if (e.dictionary === undefined && e.deltas === undefined) return null;
   const why = dictionaryProblem(e, schema);
   return why === null ? null : `entry ${JSON.stringify(rel)} ${why}`;

@@ -14,7 +14,8 @@ import { DEFAULT_ENCODINGS, ENCODINGS, ENCODING_NAMES, isEncoding } from './enco
  *   cacheDir: string, cacheMaxSize: number, deltas: boolean, siteDictionary: boolean, previous: string | null,
  *   dictionaryStore: string,
  *   dictionaryVersions: number, deltaMinSize: number, deltaMargin: number, deltaExtensions: ReadonlySet<string>,
- *   hashPattern: RegExp | HashSpan | null, allowSystemDir: boolean, shard: Shard | null }>} Options
+ *   hashPattern: RegExp | HashSpan | null, allowSystemDir: boolean, shard: Shard | null,
+ *   serverConfig: string | null }>} Options
  *   the normalized options of `precompress()`
  * @typedef {(path: string) => [number, number] | null | undefined} HashSpan where a file's hash is in its base name
  * @typedef {{ index: number, count: number }} Shard `--shard <index>/<count>`, index from 1 (lib/compress/shard.js)
@@ -119,6 +120,8 @@ export const OPTIONS = Object.freeze({
     '(/usr, /etc, /var...), which are refused by default', 'boolean'),
   hashPattern: opt(null, 'RegExp with a group (?<hash>...) that finds the hash in a file name ' +
     '(default: Vite/Rollup, webpack, esbuild names)', 'string'),
+  serverConfig: opt(null, 'After each build, write the nginx and Caddy configurations of <dir> into this folder ' +
+    '(outside <dir>; docs/servers.md)', 'string'),
 });
 
 /** Every option of `precompress()` with its default (from OPTIONS). */
@@ -279,7 +282,24 @@ export function normalizeOptions(dir, options = {}) {
     streamThreshold: o.streamThreshold,
     onProgress: o.onProgress,
     allowSystemDir: o.allowSystemDir,
+    serverConfig: serverConfigOf(o.serverConfig, root),
   });
+}
+
+/**
+ * The folder the server configurations are written to, or null: outside the served folder (the
+ * files would be served, and they name what is internal there).
+ * @param {unknown} v
+ * @param {string} root
+ */
+function serverConfigOf(v, root) {
+  if (v === null) return null;
+  if (typeof v !== 'string' || v === '') throw optionError('options.serverConfig', 'a non-empty path string', v);
+  const out = path.resolve(v);
+  if (out === root || out.startsWith(root + path.sep)) {
+    throw optionError('options.serverConfig', `a folder outside the served folder ${root}`, v);
+  }
+  return out;
 }
 
 /** @type {Record<string, number>} */
@@ -390,12 +410,19 @@ function deltaOptions(o) {
  * @param {Options} opts
  */
 export function settingsOf(opts) {
-  return {
-    encodings: [...opts.encodings],
-    brotliQuality: opts.brotliQuality,
-    gzipLevel: opts.gzipLevel,
-    zstdLevel: opts.zstdLevel,
-    zopfli: opts.zopfli,
-    minRatio: opts.minRatio,
-  };
+  // The levels in the order manifests have recorded them (serveStatic's ETags hash this object), then
+  // those of encodings added since.
+  const ordered = { brotliQuality: opts.brotliQuality, gzipLevel: opts.gzipLevel, zstdLevel: opts.zstdLevel };
+  const { zopfli, minRatio } = opts;
+  return { encodings: [...opts.encodings], ...ordered, ...levelsOf(opts), zopfli, minRatio };
+}
+
+/**
+ * Each encoding's level option and its value.
+ * @param {Options} opts
+ * @returns {Record<string, number>}
+ */
+function levelsOf(opts) {
+  const o = /** @type {Record<string, any>} */ (opts);
+  return Object.fromEntries(ENCODINGS.map(({ level }) => [level.option, o[level.option]]));
 }

@@ -82,6 +82,12 @@ export interface PrecompressOptions {
   /** Extensions that get deltas (array, or comma-separated). Default js, mjs, cjs, css, wasm, json, html, htm. */
   deltaExtensions?: string[] | string;
   /**
+   * After each build, write the nginx (`http.conf`, `server.conf`) and Caddy (`precompressor.caddy`)
+   * configurations of the folder into this folder, which must be outside it (docs/servers.md). Read by the
+   * CLI (`--server-config`) and the plugins; `precompress()` checks it but writes none. Default none.
+   */
+  serverConfig?: string | null;
+  /**
    * Where the hash is in a file name: a RegExp (or its source) with a named group `(?<hash>...)`, matched
    * against the base name; or a function of the file's path (POSIX, relative to the folder) returning the
    * hash's `[start, end)` in its base name, `null` for no hash, `undefined` for the default rule (the Vite
@@ -113,12 +119,16 @@ export interface SiteDictionarySummary {
 export interface DeltaSummary {
   /** The delta encodings this Node could make (`dcb`, `dcz`), probed at run time. */
   encoders: DeltaEncoding[];
-  /** Files with at least one delta. */
+  /** Files with a hashed name of their own (immutable: a browser keeps them as dictionaries) and at least one delta. */
   files: number;
+  /** Files with deltas whose name has no hash: used only where they are served with a max-age. */
+  unhashed: number;
+  /** Files named only by a hash, paired by content, with deltas: used when the browser offers that very version. */
+  byContent: number;
   written: number;
   reused: number;
   removed: number;
-  /** Bytes of those files' smallest deltas against the newest earlier version. */
+  /** Bytes of the `files`' smallest deltas against the newest earlier version. */
   bytes: number;
   /** What a returning visitor holding the newest earlier version saves on them, against the best ordinary variant. */
   savedBytes: number;
@@ -227,6 +237,8 @@ export interface ManifestFileEntry {
   /** The variants that exist next to the file, keyed by encoding. */
   variants: Partial<Record<Encoding, { size: number }>>;
   skipped?: 'excluded' | 'compressed-format' | 'not-smaller' | 'empty';
+  /** A content hash in its name (the bundler's record, or the name rule): served immutable, whatever its size. */
+  hashed?: true;
   /** Schema 2: the file as a dictionary (`Use-As-Dictionary`). `hash`: SHA-256 in standard base64. */
   dictionary?: { hash: string; match: string; dest: string | null; hashed: boolean };
   /** Schema 2: deltas by the dictionary's SHA-256 (standard base64), at `<file>.<16 hex of it>.<dcb|dcz>`. */
@@ -297,7 +309,7 @@ export interface ServeOptions {
    * offer it. Default true.
    */
   dictionaries?: boolean;
-  /** Hashed assets with a family get `Cache-Control: public, max-age=31536000, immutable` (browsers keep only fresh dictionaries). Default true. */
+  /** Files with a hash in their name (any size or type; `hashed` in the manifest) get `Cache-Control: public, max-age=31536000, immutable` (browsers keep only fresh dictionaries). Default true. */
   immutableHashed?: boolean;
   /** A larger manifest (or one that is not a regular file) is refused: thrown at startup, kept out on reload. Default 400 MiB. */
   maxManifestBytes?: number;
@@ -330,6 +342,51 @@ export interface ServeStaticMiddleware {
   memory(): { bodies: number; bodyBytes: number; entries: number; hashed: number; manifestBytes: number };
 }
 
+/**
+ * The response headers set before a reply, which `setHeaders` reads and sets: node's ServerResponse
+ * for serveStatic; for `precompressor/fetch` and `precompressor/fastify`, a store of them that the reply joins.
+ */
+export interface ResponseHeaders {
+  statusCode: number;
+  getHeader(name: string): number | string | string[] | undefined;
+  hasHeader(name: string): boolean;
+  setHeader(name: string, value: number | string | readonly string[]): unknown;
+  removeHeader(name: string): void;
+}
+
+/** serveStatic's options for the adapters that are not node:http: `setHeaders` gets the response headers so far. */
+export interface AdapterServeOptions extends Omit<ServeOptions, 'setHeaders'> {
+  /** Called before each file response, as express.static's (it may set headers). Default `null`. */
+  setHeaders?: ((headers: ResponseHeaders, path: string, stat: { size: number; mtime: Date; mtimeMs: number }, encoding: string) => void) | null;
+}
+
+/**
+ * `fetchHandler(root, options)`: a Web fetch handler. Resolves to undefined for a request that is
+ * not ours (a miss with `fallthrough`, another method), so the app goes on; rejects with a 500
+ * error (http-errors) for a system error, and with the abort reason when the client went away.
+ */
+export interface FetchHandler {
+  (request: Request): Promise<Response | undefined>;
+  /** Re-read the manifest; its paths are checked again as they are asked for. */
+  reload(): Promise<void>;
+  /** Resolves when reloads and first checks of paths under way have finished. */
+  settled(): Promise<void>;
+  /** Stop the watchers. */
+  close(): void;
+  /** Number of paths served from the manifest. */
+  size(): number;
+  /** What is held now: bodies in memory (at most `memoryBudget` bytes) and entries built. */
+  memory(): { bodies: number; bodyBytes: number; entries: number };
+}
+
+/** Options of `app.register(precompressor, options)` (`precompressor/fastify`): the folder and serveStatic's options. */
+export interface FastifyPrecompressorOptions extends AdapterServeOptions {
+  /** The folder to serve (compressed by `precompress()` first). */
+  root: string;
+  /** Fastify's own: the URL prefix the files are served under. */
+  prefix?: string;
+}
+
 /** Options of `startPreview()`: the folder, where to listen, and serveStatic's options. */
 export interface PreviewOptions extends ServeOptions {
   /** The folder to serve (compressed by `precompress()` first). */
@@ -338,7 +395,10 @@ export interface PreviewOptions extends ServeOptions {
   port?: number;
   /** Interface to listen on. Default `'127.0.0.1'`. */
   host?: string;
-  /** Close a socket with no progress for this long, a download its client stopped reading included (ms or `'30s'`; 0: never). Default 30 s. */
+  /**
+   * Close a socket with no progress for this long (reset within half a second after), a download its
+   * client stopped reading included (ms or `'30s'`; 0: never). Default 30 s.
+   */
   timeout?: number | string;
   /** The request head must arrive within this (node:http `headersTimeout`). Default 20 s. */
   headersTimeout?: number | string;
@@ -346,7 +406,10 @@ export interface PreviewOptions extends ServeOptions {
   requestTimeout?: number | string;
   /** Close an idle kept-alive connection after this (node:http `keepAliveTimeout`). Default 5 s. */
   keepAliveTimeout?: number | string;
-  /** Connections beyond this are closed at once (node:http `server.maxConnections`). Default 500. */
+  /**
+   * Connections open at once. At the cap a new one closes the connection idle longest (no request
+   * being answered), or is closed itself when every other one is answering. Default 500.
+   */
   maxConnections?: number;
 }
 

@@ -1,15 +1,15 @@
 import fs from 'node:fs/promises';
 import crypto from 'node:crypto';
 import pLimit from 'p-limit';
-import {
-  familyOf, escapeUrlPattern, dictionaryHashOf, deltaEncoders, encodeDelta, verifyDelta, DELTA_MAX_SIZE,
-} from './delta.js';
-import { openStore, storeFolderFor } from './dictionary-store.js';
-import { contentHash, deltaPath, entryOf } from '../manifest.js';
+import { dictionaryHashOf, deltaEncoders, encodeDelta, verifyDelta, DELTA_MAX_SIZE } from './delta.js';
+import { escapeUrlPattern, familyOf, inImmutableFolder, INDEX_FILES } from '../site-policy.js';
+import { openDictionaryStore } from './dictionary-store.js';
+import { contentHash, deltaPath, entryOf, sha256 } from '../manifest.js';
 import { writeAtomic, removeIfPresent } from '../fs-atomic.js';
 import { extensionOf } from './plan.js';
 import { walk } from './walk.js';
-import { cacheKey, lookupSync, readBytesSync, storeSync, taskStats } from './cache.js';
+import { cacheKey, taskStats } from './cache.js';
+import { storeOf } from './variant-store.js';
 import { performance } from 'node:perf_hooks';
 import { userFileMessage } from './ownership.js';
 import { absPath } from '../paths.js';
@@ -24,13 +24,19 @@ import { pairByContent, sketchOf } from './similarity.js';
  * remove the delta files no entry records; then record this build's versions in the store.
  *
  * @typedef {import('../options.js').Options} Options
- * @typedef {Awaited<ReturnType<typeof openStore>>} Store
+ * @typedef {import('./dictionary-store.js').DictionaryStore} Store
  * @typedef {{ hash: string, bytes: Buffer }} PreviousVersion
  * @typedef {{ encoders: DeltaEncoding[], files: number, written: number, reused: number, removed: number,
- *   bytes: number, savedBytes: number, unavailable: string | null }} DeltaSummary
- *   files: files with at least one delta; bytes: their deltas against the newest earlier version;
- *   savedBytes: what a returning visitor (holding that version) saves on them against the best variant
+ *   bytes: number, savedBytes: number, unhashed: number, byContent: number, unavailable: string | null }} DeltaSummary
+ *   files: files with a hashed name (immutable, a dictionary a browser keeps) and at least one delta;
+ *   bytes: their deltas against the newest earlier version; savedBytes: what a returning visitor
+ *   (holding that version) saves on them against the best variant; unhashed: files with deltas whose
+ *   name has no hash (a browser keeps them only if they are served with a max-age); byContent: files
+ *   named only by a hash with deltas (used when the browser offers that very version)
  */
+
+/** Pages answered at their folder's URL. */
+const INDEX_PAGES = new Set([...INDEX_FILES, 'index.htm']);
 
 /**
  * The family of a file for deltas: by name (familyOf()), or for a name that is only a hash
@@ -41,12 +47,16 @@ import { pairByContent, sketchOf } from './similarity.js';
  */
 export function deltaFamilyOf(rel, opts) {
   const fam = familyOf(rel, opts.hashPattern);
+  if (fam !== null && !fam.hashed && INDEX_PAGES.has(fam.match)) {
+    // served at its folder's URL (`docs/` for `docs/index.html`): a pattern that matches that URL too
+    return { ...fam, match: `{${fam.match}}?`, byContent: false };
+  }
   if (fam !== null) return { ...fam, byContent: false };
   const slash = rel.lastIndexOf('/');
   const base = rel.slice(slash + 1);
   if (base.includes(':')) return null;
   const ext = base.includes('.') ? base.slice(base.indexOf('.')) : '';
-  const { dest } = /** @type {import('./delta.js').Family} */ (familyOf(rel, () => null));
+  const { dest } = /** @type {import('../site-policy.js').Family} */ (familyOf(rel, () => null));
   // no named family's key starts its base name with `*`: the folder's key cannot be one of theirs
   const key = `${rel.slice(0, slash + 1)}*${ext}`;
   return { key, match: `*${escapeUrlPattern(ext)}`, dest, hashed: true, byContent: true };
@@ -71,6 +81,7 @@ function bare(entry) {
   const rest = { ...entry };
   delete rest.dictionary;
   delete rest.deltas;
+  delete rest.hashed;
   return rest;
 }
 
@@ -109,7 +120,7 @@ async function previousVersions(opts, previous, keys) {
  * @typedef {{ opts: Options, entries: Map<string, import('../manifest.js').FileEntry>,
  *   previous: import('../manifest.js').Manifest | null, onDisk: Map<string, number>,
  *   report: { warn(p: string, m: string): void, change(p: string, a: string): void, fail(f: object): void },
- *   cache?: { task: { dir: string, read: boolean } | null, add(s: ReturnType<typeof taskStats>): void },
+ *   cache?: { task: import('./cache-take.js').From | null, add(s: ReturnType<typeof taskStats>): void },
  *   userFiles?: { has(rel: string): boolean } }} DeltaInput
  *   onDisk: the delta files found by the walk (path → size); userFiles: files of the user's at our paths, never written
  * @typedef {DeltaInput & { encoders: readonly DeltaEncoding[], summary: DeltaSummary, keep: Set<string> }} DeltaRun
@@ -125,7 +136,8 @@ export async function addDeltas(input) {
   const encoders = opts.deltas ? deltaEncoders() : [];
   /** @type {DeltaSummary} */
   const summary = {
-    encoders: [...encoders], files: 0, written: 0, reused: 0, removed: 0, bytes: 0, savedBytes: 0, unavailable: null,
+    encoders: [...encoders], files: 0, written: 0, reused: 0, removed: 0, bytes: 0, savedBytes: 0, unhashed: 0,
+    byContent: 0, unavailable: null,
   };
   if (opts.deltas && encoders.length === 0) {
     summary.unavailable = `Node ${process.version} has no zstd or Brotli encoder that takes a dictionary ` +
@@ -134,7 +146,7 @@ export async function addDeltas(input) {
   const before = dictionaryState(entries);
   const { members, byContent } = assignFamilies(entries, opts);
   // No encoder, no store: versions kept for deltas this Node can never make would only cost disk.
-  const store = encoders.length > 0 ? await openStore(storeFolderFor(opts.dictionaryStore, opts.root)) : null;
+  const store = encoders.length > 0 ? await openDictionaryStore(opts) : null;
   /** @type {DeltaRun} */
   const run = { ...input, encoders, summary, keep: new Set() };
   if (store) {
@@ -210,7 +222,9 @@ async function pairedByContent(opts, entries, rels, dicts) {
 function dictionaryState(entries) {
   // One entry at a time: a copy of a big site's entries as pairs would be the pass's peak.
   let state = '';
-  for (const [rel, e] of entries) if (e.dictionary !== undefined) state += `${JSON.stringify([rel, e])},`;
+  for (const [rel, e] of entries) {
+    if (e.dictionary !== undefined || e.hashed !== undefined) state += `${JSON.stringify([rel, e])},`;
+  }
   return state;
 }
 
@@ -227,10 +241,15 @@ function assignFamilies(entries, opts) {
   /** @type {Set<string>} */
   const byContent = new Set();
   for (const [rel, entry] of entries) {
-    const fam = opts.deltas && eligible(rel, entry, opts) ? deltaFamilyOf(rel, opts) : null;
+    const named = deltaFamilyOf(rel, opts);
+    // immutable when served, whatever its size or type
+    const hashed = named?.hashed === true || inImmutableFolder(rel);
+    const fam = opts.deltas && eligible(rel, entry, opts) ? named : null;
     // Nothing to drop or add: the entry stands as it is (no copy of every entry of a large site).
-    if (fam === null && entry.dictionary === undefined && entry.deltas === undefined) continue;
+    if (fam === null && entry.dictionary === undefined && entry.deltas === undefined &&
+      (entry.hashed === true) === hashed) continue;
     const next = bare(entry);
+    if (hashed) next.hashed = true;
     if (fam !== null) {
       next.dictionary = { hash: dictionaryHashOf(entry.hash), match: fam.match, dest: fam.dest, hashed: fam.hashed };
       members.set(fam.key, [...(members.get(fam.key) ?? []), rel]);
@@ -272,13 +291,29 @@ async function deltasFor(run, rel, dicts) {
     deltas[dictKey] = rec;
     for (const enc of Object.keys(rec)) run.keep.add(deltaPath(rel, dictKey, /** @type {any} */ (enc)));
     const sizes = Object.values(rec).map((v) => v.size);
-    if (i === 0 && sizes.length > 0) {
-      run.summary.files++;
-      run.summary.bytes += Math.min(...sizes);
-      run.summary.savedBytes += best - Math.min(...sizes);
-    }
+    if (i === 0 && sizes.length > 0) count(run.summary, entry, best, Math.min(...sizes));
   }
   if (Object.keys(deltas).length > 0) run.entries.set(rel, { ...entry, deltas });
+}
+
+/**
+ * Count a file's delta in the summary: as servable only when a browser keeps the file as a
+ * dictionary as it is served by default (a hashed name, immutable) and offers it for the new
+ * version (a pattern of its own, not a folder's `*.js`).
+ * @param {DeltaSummary} summary
+ * @param {import('../manifest.js').FileEntry} entry
+ * @param {number} best its best ordinary representation
+ * @param {number} smallest its smallest delta against the newest earlier version
+ */
+function count(summary, entry, best, smallest) {
+  const d = entry.dictionary;
+  if (!d?.hashed) summary.unhashed++;
+  else if (d.match.startsWith('*')) summary.byContent++;
+  else {
+    summary.files++;
+    summary.bytes += smallest;
+    summary.savedBytes += best - smallest;
+  }
 }
 
 /**
@@ -341,10 +376,14 @@ async function cachedDelta(run, enc, data, dict, digest) {
   if (!c) return { out: await encodeDelta(enc, data, dict, digest), cached: false };
   const stats = taskStats();
   const key = cacheKey(enc, contentHash(data), digest.toString('hex'));
-  const entry = c.read ? lookupSync(c.dir, key) : null;
-  const hit = entry !== null && entry.bytes > 0 ? readBytesSync(entry) : null;
+  const store = storeOf(c.store);
+  const stored = c.read ? await store.get(key) : null;
+  // A delta is proven by decoding after (verifyDelta()); its digest only catches damage, as a miss.
+  const bytes = stored?.bytes ?? null;
+  const hit = bytes !== null && sha256(bytes, 'hex') === stored?.sha256 ? bytes : null;
+  if (bytes !== null && hit === null) await store.evict(key);
   if (hit !== null) {
-    Object.assign(stats, { hits: 1, cpuSavedMs: /** @type {any} */ (entry).encodeMs });
+    Object.assign(stats, { hits: 1, cpuSavedMs: /** @type {any} */ (stored).encodeMs });
     run.cache?.add(stats);
     return { out: hit, cached: true };
   }
@@ -353,7 +392,7 @@ async function cachedDelta(run, enc, data, dict, digest) {
   stats.misses = 1;
   if (out !== null) {
     try {
-      stats.written = storeSync(c.dir, key, out, { size: out.length, encodeMs: performance.now() - started });
+      stats.written = await store.put(key, out, { size: out.length, encodeMs: performance.now() - started });
     } catch (err) {
       stats.error = /** @type {Error} */ (err).message;
     }

@@ -200,7 +200,7 @@ describe('vite build', () => {
     const js = /** @type {string} */ (Object.keys(m.files).find((f) => /^assets\/index-.*\.js$/.test(f)));
     expect(m.files[js].dictionary).toMatchObject({ match: 'index-*.js', dest: 'script', hashed: true });
     expect(Object.keys(m.files[js].deltas ?? {})).toHaveLength(1);
-    expect(lines).toContainEqual(expect.stringMatching(/^precompressor: deltas: 1 files \(\d written\); a returning visitor downloads /));
+    expect(lines).toContainEqual(expect.stringMatching(/^precompressor: deltas: 1 servable file \(\d written\); a returning visitor downloads /));
     const deltaFiles = listFiles(dist).filter((f) => /\.dc[bz]$/.test(f));
     expect(deltaFiles.length).toBeGreaterThan(0);
 

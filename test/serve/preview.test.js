@@ -82,15 +82,19 @@ test('a client that stops reading a large response is closed after the timeout (
   }
 });
 
-test('connections beyond maxConnections are closed at once; the limits are checked', async () => {
+test('a connection beyond maxConnections is closed at once when every other one is answering; the limits are checked', async () => {
   const big = Buffer.alloc(16 << 20, 'x');
   const site = await makeSite({ 'big.bin': big }, { noVariants: ['big.bin'] });
   const p = await startPreview({ root: site.dir, maxConnections: 2 });
   try {
     const port = Number(new URL(p.url).port);
-    const opened = serverSockets(p.server, 2);
+    // both requests arrived: the connections are answering them, so neither is closed for a newcomer
+    const asked = new Promise((r) => {
+      let n = 0;
+      p.server.on('request', () => ++n === 2 && r(undefined));
+    });
     const held = [stalledClient(port, '/big.bin'), stalledClient(port, '/big.bin')];
-    await opened;
+    await asked;
     const extra = stalledClient(port, '/big.bin');
     expect(await drain(extra)).toBe(0);
     for (const s of held) s.destroy();
@@ -101,4 +105,101 @@ test('connections beyond maxConnections are closed at once; the limits are check
   await expect(startPreview({ root: site.dir, timeout: 'soon' })).rejects.toThrow('Expected options.timeout to be a number of milliseconds or a duration string like "30s", got "soon" (string)');
   await expect(startPreview({ root: site.dir, maxConnections: 0 })).rejects.toThrow('Expected options.maxConnections to be a positive integer, got 0 (number)');
   await expect(startPreview({ root: site.dir, headersTimeout: '1m', requestTimeout: '10s' })).rejects.toThrow(/Expected options.headersTimeout to be at most options.requestTimeout/);
+});
+
+/** The server's sockets in the order it accepts them; `next()` resolves with the next one. */
+function acceptLog(server) {
+  const sockets = [];
+  const waiting = [];
+  server.on('connection', (s) => {
+    sockets.push(s);
+    waiting.shift()?.(s);
+  });
+  return { sockets, next: () => new Promise((r) => waiting.push(r)) };
+}
+
+test('at maxConnections a newcomer closes the connection idle longest, not one answering a request', async () => {
+  const site = await makeSite({ 'a.txt': 'hello\n', 'big.bin': Buffer.alloc(16 << 20, 'x') }, { noVariants: ['big.bin'] });
+  const p = await startPreview({ root: site.dir, maxConnections: 3 });
+  const port = Number(new URL(p.url).port);
+  const log = acceptLog(p.server);
+  const clients = [];
+  try {
+    // the oldest connection answers a download it never reads; then two idle ones, one header byte each
+    const asked = new Promise((r) => p.server.once('request', r));
+    clients.push(stalledClient(port, '/big.bin'));
+    await log.next();
+    await asked;
+    for (let i = 0; i < 2; i++) {
+      const s = net.connect(port, '127.0.0.1');
+      s.on('error', () => {});
+      s.write('G');
+      clients.push(s);
+      await log.next();
+    }
+    const [busy, idleOld, idleNew] = log.sockets;
+    const evicted = new Promise((r) => idleOld.once('close', r));
+    const r = await request(port, '/a.txt');
+    expect(r.status).toBe(200);
+    expect(r.body.toString()).toBe('hello\n');
+    await evicted;
+    expect(busy.destroyed).toBe(false);
+    expect(idleNew.destroyed).toBe(false);
+  } finally {
+    for (const s of clients) s.destroy();
+    await p.close();
+    await fs.rm(site.dir, { recursive: true, force: true });
+  }
+});
+
+test('a stalled download is reset after the timeout and one tick, before node:http\'s own timer would close it', async () => {
+  const site = await makeSite({ 'big.bin': Buffer.alloc(16 << 20, 'x') }, { noVariants: ['big.bin'] });
+  const timeout = 1000;
+  const p = await startPreview({ root: site.dir, timeout });
+  const port = Number(new URL(p.url).port);
+  let client;
+  try {
+    const asked = new Promise((r) => p.server.once('request', (req) => r(req.socket)));
+    client = stalledClient(port, '/big.bin');
+    const socket = await asked;
+    // node:http's own timer re-arms once for a download whose client stopped reading (the kernel
+    // took bytes after the last write), closing it only after twice the timeout. The watch resets it
+    // by timeout + tickOf(timeout) = 1.25 s after it stalled; this timer, due after both, checks
+    // which came first (timers of one process run in the order they are due).
+    const destroyedAtCheck = await new Promise((r) => setTimeout(() => r(socket.destroyed), timeout * 1.75));
+    expect(destroyedAtCheck).toBe(true);
+    // reset, not closed: the client, reading on, is told
+    const ending = await new Promise((resolve) => {
+      client.on('error', (err) => resolve(err.code));
+      client.on('end', () => resolve('end'));
+      client.resume();
+    });
+    expect(ending).toBe('ECONNRESET');
+  } finally {
+    client?.destroy();
+    await p.close();
+    await fs.rm(site.dir, { recursive: true, force: true });
+  }
+});
+
+test('a request head that stops arriving is closed at --headers-timeout, checked every second', async () => {
+  const site = await makeSite({ 'a.txt': 'a' });
+  const p = await startPreview({ root: site.dir, headersTimeout: 200, requestTimeout: 200 });
+  const port = Number(new URL(p.url).port);
+  let client;
+  try {
+    const accepted = new Promise((r) => p.server.once('connection', r));
+    client = net.connect(port, '127.0.0.1');
+    client.on('error', () => {});
+    client.write('GET /a.txt HTTP/1.1\r\nHost: x\r\n'); // never ends its head
+    const socket = await accepted;
+    // node:http checks the deadlines every connectionsCheckingInterval (30 s unless set): this timer,
+    // due after the head's deadline and the next check, finds the connection closed
+    const closedAtCheck = await new Promise((r) => setTimeout(() => r(socket.destroyed), 200 + 1000 + 500));
+    expect(closedAtCheck).toBe(true);
+  } finally {
+    client?.destroy();
+    await p.close();
+    await fs.rm(site.dir, { recursive: true, force: true });
+  }
 });
