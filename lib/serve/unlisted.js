@@ -3,8 +3,7 @@ import path from 'node:path';
 import { manifestToHide } from './load.js';
 import { servableReal } from './open.js';
 import { absPath, relInside } from '../paths.js';
-import { stemOf, suffixEncoding } from '../encodings.js';
-import { deltaStem } from '../manifest.js';
+import { internalKind } from '../site-policy.js';
 
 /**
  * Stat-based lookup of files that the manifest does not list (only with `unlisted`): a request
@@ -21,8 +20,8 @@ import { deltaStem } from '../manifest.js';
  * replaced or deleted). While the manifest does not exist it is resolved per request, so a
  * manifest that appears later is never served before the next reload.
  *
- * Our own outputs (isOurOutput(): the variants and deltas of listed files) are not files of the site:
- * never served by their own URL, like the temp files.
+ * Our own outputs (isOurOutput(): variant and delta names the manifest does not list) are not files
+ * of the site: never served by their own URL, like the temp files.
  *
  * @param {Readonly<import('./options.js').ServeOptions>} opts
  * @param {string | null} initialRealRoot real path of `opts.root`, null when it does not exist
@@ -106,15 +105,13 @@ export function createUnlistedLookup(opts, initialRealRoot, isListed = () => fal
 }
 
 /**
- * Is `rel`, not listed itself, one of our outputs (pure)? A delta (`<file>.<16 hex>.dcb|dcz`, never
- * a plain file: docs/deltas.md), or a variant (`.br`, `.gz`, `.zst`) of a listed file; a user's
- * `backup.tar.gz` (its stem not listed) is not.
+ * Is `rel` one of our outputs, by the site policy (lib/site-policy.js internalKind()): a variant
+ * (`.br`, `.gz`, `.zst`) or a delta (`.<16 hex>.dcb|dcz`) name the manifest does not list as a file
+ * of its own (listed, it is the user's file).
  * @param {string} rel
  * @param {(rel: string) => boolean} isListed
  */
 export function isOurOutput(rel, isListed) {
-  if (isListed(rel)) return false;
-  if (deltaStem(rel) !== null) return true;
-  const enc = suffixEncoding(rel);
-  return enc !== undefined && isListed(stemOf(rel, enc));
+  const kind = internalKind(rel, { listed: isListed(rel), manifestRel: null, dotfiles: true });
+  return kind === 'variant' || kind === 'delta';
 }

@@ -18,23 +18,23 @@ beforeEach(async () => {
 });
 afterEach(() => fs.rm(dir, { recursive: true, force: true }));
 
-test('isOurOutput: a variant of a listed file, any delta; never a listed file, nor a user file of another stem', () => {
+test('isOurOutput: a variant or delta name the manifest does not list (the site policy); never a listed file', () => {
   const listed = new Set(['app.js', 'docs/page.html', 'data.json', 'data.json.gz']);
   const has = (/** @type {string} */ rel) => listed.has(rel);
   for (const rel of ['app.js.br', 'app.js.gz', 'app.js.zst', 'docs/page.html.br', 'app.js.0123456789abcdef.dcb',
-    'x.js.0123456789abcdef.dcz']) expect([rel, isOurOutput(rel, has)]).toEqual([rel, true]);
-  for (const rel of ['app.js', 'data.json.gz', 'backup.tar.gz', 'docs/other.html.br', 'app.js.dcb', 'app.br'])
+    'x.js.0123456789abcdef.dcz', 'late.tar.gz']) expect([rel, isOurOutput(rel, has)]).toEqual([rel, true]);
+  for (const rel of ['app.js', 'data.json.gz', 'app.js.dcb', 'notes.txt'])
     expect([rel, isOurOutput(rel, has)]).toEqual([rel, false]);
 });
 
-test('a real build served with unlisted: its variants and deltas get 404 by their own URL; the files, and a user\'s .gz, are served', async () => {
+test('a real build served with unlisted: its variants and deltas get 404 by their own URL; the files, and a listed .gz, are served', async () => {
   await writeSite(dir, 8);
-  await writeTree(dir, { 'app.js': textOf(20000) });
+  await writeTree(dir, { 'app.js': textOf(20000), 'backup.tar.gz': 'not ours' }); // listed: a file of the site
   expect((await precompress(dir)).ok).toBe(true);
-  await writeTree(dir, { 'backup.tar.gz': 'not ours', 'late.html': '<p>written after the pass</p>' });
+  await writeTree(dir, { 'late.tar.gz': 'written after the pass', 'late.html': '<p>written after the pass</p>' });
   const names = [];
   for (const d of ['', 'docs']) for (const n of await fs.readdir(path.join(dir, d))) names.push(d === '' ? n : `${d}/${n}`);
-  const outputs = names.filter((n) => /\.(br|gz|zst|dcb|dcz)$/.test(n) && n !== 'backup.tar.gz');
+  const outputs = names.filter((n) => /\.(br|gz|zst|dcb|dcz)$/.test(n) && n !== 'backup.tar.gz'); // late.tar.gz: taken for ours
   expect(outputs).toEqual(expect.arrayContaining(['app.js.br', 'app.js.gz', 'index.html.br', 'docs/page-1.html.gz']));
   if (deltaEncoders().length > 0) expect(outputs.some((n) => /\.[0-9a-f]{16}\.dc[bz]$/.test(n))).toBe(true);
 
