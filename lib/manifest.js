@@ -33,7 +33,8 @@ const READABLE_SCHEMAS = [1, 2, 3];
  *   hashed?: true,
  *   dictionary?: DictionaryEntry,
  *   deltas?: Record<string, DeltaEntry>,
- * }} FileEntry
+ * }} FileEntry  serveStatic keeps only these fields of an entry (lib/serve/manifest-compact.js ENTRY, PLAIN_LINE):
+ *   a field added here is added there
  * @typedef {{
  *   schema: number,
  *   tool: string,

@@ -23,7 +23,7 @@ const pick = (keys, any = 'drop') => ({
 });
 /** @type {Pick} what serving reads of a file's entry (lib/manifest.js FileEntry) */
 const ENTRY = pick({
-  size: 'keep', mtimeMs: 'keep', hash: 'keep', type: 'keep', skipped: 'keep',
+  size: 'keep', mtimeMs: 'keep', hash: 'keep', type: 'keep', skipped: 'keep', hashed: 'keep',
   variants: pick({}, pick({ size: 'keep' })),
   dictionary: pick({ hash: 'keep', match: 'keep', dest: 'keep', hashed: 'keep' }),
   deltas: pick({}, pick({}, pick({ size: 'keep', hash: 'keep' }))),
@@ -60,7 +60,7 @@ const obj = (/** @type {string} */ member) => String.raw`\{(?:(?:${member})(?:,(
 const VARIANT = obj(`"size":${NUM}`);
 const DELTA = obj(`"size":${NUM}|"hash":${STR}`);
 const FIELD = [
-  `"(?:size|mtimeMs)":${NUM}`, `"(?:hash|type|skipped)":${STR}`,
+  `"(?:size|mtimeMs)":${NUM}`, `"(?:hash|type|skipped)":${STR}`, '"hashed":(?:true|false)',
   `"variants":${obj(`"(?:${ENCODING_NAMES.join('|')})":${VARIANT}`)}`,
   `"dictionary":${obj(`"(?:hash|match)":${STR}|"dest":(?:null|${STR})|"hashed":(?:true|false)`)}`,
   `"deltas":${obj(`${STR}:${obj(`"(?:${DELTA_NAMES.join('|')})":${DELTA}`)}`)}`,
