@@ -297,9 +297,9 @@ export interface ServeOptions {
   extensions?: string[] | false;
   /** SPA fallback: true for `index.html`, or a file to send for unknown paths that accept HTML. Default false. */
   spa?: boolean | string;
-  /** Most bytes of bodies held in memory at once (small files and their variants, least recently used out). Default 16 MiB. */
+  /** Most bytes of bodies held in memory at once (representations up to memoryFileLimit, least recently used out). Default 16 MiB. */
   memoryBudget?: number;
-  /** Files larger than this are always streamed from disk. Default 64 KiB. */
+  /** Largest representation held in memory (once sent); larger ones are streamed from disk. Default a quarter of memoryBudget (4 MiB). */
   memoryFileLimit?: number;
   /** Watch the served files and the manifest, reloading when they change. Default true. */
   watch?: boolean;
