@@ -250,6 +250,18 @@ export function siteDictionaryPath(hash) {
   return `precompressor-dictionary.${hex.slice(0, 16)}.dict`;
 }
 
+/**
+ * The manifest's site dictionary record when its path is the one a run writes for its hash
+ * (siteDictionaryPath()), else undefined: only such a file is a run's previous dictionary, to keep or
+ * to remove (a record naming a page would have the page removed).
+ * @param {Pick<Manifest, 'siteDictionary'> | null | undefined} m
+ * @returns {SiteDictionaryEntry | undefined}
+ */
+export function ownSiteDictionary(m) {
+  const sd = m?.siteDictionary;
+  return typeof sd?.hash === 'string' && sd.path === siteDictionaryPath(sd.hash) ? sd : undefined;
+}
+
 const DELTA_NAME = new RegExp(`^(.+)\\.[0-9a-f]{16}\\.(?:${DELTA_NAMES.join('|')})$`);
 
 /**

@@ -312,6 +312,18 @@ describe('vite build', () => {
     expect(zlib.brotliDecompressSync(fs.readFileSync(path.join(out, 'entry-server.mjs.br')))).toEqual(fs.readFileSync(path.join(out, 'entry-server.mjs')));
   });
 
+  test("the manifest goes only inside outDir, over no file of the user's (public/precompressor-manifest.json, package.json)", async () => {
+    const root = await makeApp();
+    await fsp.writeFile(path.join(root, 'public/precompressor-manifest.json'), '{"mine": true}\n');
+    await expect(viteBuild(root, { cache: false })).rejects.toThrow(/Refusing to write the manifest over .*precompressor-manifest\.json: it is another file/);
+    expect(fs.readFileSync(path.join(root, 'dist/precompressor-manifest.json'), 'utf8')).toBe('{"mine": true}\n');
+    await fsp.rm(path.join(root, 'public/precompressor-manifest.json'));
+    await expect(viteBuild(root, { manifest: '../package.json', cache: false })).rejects.toThrow(/outside the output folder/);
+    await expect(viteBuild(root, { manifest: '../elsewhere.json', cache: false })).rejects.toThrow(/outside the output folder/);
+    expect(fs.readFileSync(path.join(root, 'package.json'), 'utf8')).toBe('{ "name": "fixture-app", "private": true }\n');
+    expect(fs.existsSync(path.join(root, 'elsewhere.json'))).toBe(false);
+  });
+
   test('a failure fails the build through this.error, naming the file', async () => {
     const root = await makeApp();
     // The manifest cannot be written under a file: a failure the report names.
