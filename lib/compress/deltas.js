@@ -7,7 +7,7 @@ import { contentHash, deltaPath, entryOf } from '../manifest.js';
 import { writeAtomic, removeIfPresent } from '../fs-atomic.js';
 import { extensionOf } from './plan.js';
 import { walk } from './walk.js';
-import { cacheKey, lookupSync, readBytesSync, storeSync, taskStats } from './cache.js';
+import { cacheKey, discard, lookupSync, readBytesSync, storeSync, taskStats } from './cache.js';
 import { performance } from 'node:perf_hooks';
 import { userFileMessage } from './ownership.js';
 import { absPath } from '../paths.js';
@@ -87,6 +87,7 @@ async function previousVersions(opts, previous, keys) {
  *   previous: import('../manifest.js').Manifest | null, onDisk: Map<string, number>,
  *   report: { warn(p: string, m: string): void, change(p: string, a: string): void, fail(f: object): void },
  *   cache?: { task: { dir: string, read: boolean } | null, add(s: ReturnType<typeof taskStats>): void },
+ *   remote?: import('./remote/remote-run.js').RemoteRun | null,
  *   userFiles?: { has(rel: string): boolean } }} DeltaInput
  *   onDisk: the delta files found by the walk (path → size); userFiles: files of the user's at our paths, never written
  * @typedef {DeltaInput & { encoders: readonly DeltaEncoding[], summary: DeltaSummary, keep: Set<string> }} DeltaRun
@@ -235,7 +236,7 @@ export async function readChecked(opts, rel, entry) {
 
 /**
  * Encode, check and write the deltas of one file against one dictionary; {} when none is kept.
- * @param {Pick<DeltaRun, 'opts' | 'encoders' | 'report' | 'userFiles' | 'cache'>
+ * @param {Pick<DeltaRun, 'opts' | 'encoders' | 'report' | 'userFiles' | 'cache' | 'remote'>
  *   & { summary: { written: number } }} run
  * @param {string} rel
  * @param {Buffer} data
@@ -270,7 +271,7 @@ export async function encodeAll(run, rel, data, dict, dictKey, best) {
 /**
  * A delta from the variant cache (keyed on the file's and the dictionary's content), or encoded
  * and added to it. `out` null: this Node could not make it.
- * @param {Pick<DeltaRun, 'cache'>} run
+ * @param {Pick<DeltaRun, 'cache' | 'remote'>} run
  * @returns {Promise<{ out: Buffer | null, cached: boolean }>}
  * @param {DeltaEncoding} enc
  * @param {Buffer} data
@@ -282,12 +283,11 @@ async function cachedDelta(run, enc, data, dict, digest) {
   if (!c) return { out: await encodeDelta(enc, data, dict, digest), cached: false };
   const stats = taskStats();
   const key = cacheKey(enc, contentHash(data), digest.toString('hex'));
-  const entry = c.read ? lookupSync(c.dir, key) : null;
-  const hit = entry !== null && entry.bytes > 0 ? readBytesSync(entry) : null;
-  if (hit !== null) {
-    Object.assign(stats, { hits: 1, cpuSavedMs: /** @type {any} */ (entry).encodeMs });
+  const proves = (/** @type {Buffer} */ bytes) => verifyDelta(enc, bytes, dict, digest, data);
+  const taken = c.read ? await takeDelta(run, key, proves, stats) : null;
+  if (taken !== null) {
     run.cache?.add(stats);
-    return { out: hit, cached: true };
+    return { out: taken, cached: true };
   }
   const started = performance.now();
   const out = await encodeDelta(enc, data, dict, digest);
@@ -295,12 +295,41 @@ async function cachedDelta(run, enc, data, dict, digest) {
   if (out !== null) {
     try {
       stats.written = storeSync(c.dir, key, out, { size: out.length, encodeMs: performance.now() - started });
+      await run.remote?.store(key, undefined, out);
     } catch (err) {
       stats.error = /** @type {Error} */ (err).message;
     }
   }
   run.cache?.add(stats);
   return { out, cached: false };
+}
+
+/**
+ * A delta of `key` from the variant cache, else from the remote cache (into the local one), that
+ * `proves` (it decodes against its dictionary to the file): one that does not is removed and
+ * counted as rejected, a miss. Null on a miss.
+ * @param {Pick<DeltaRun, 'cache' | 'remote'>} run
+ * @param {string} key
+ * @param {(bytes: Buffer) => boolean} proves
+ * @param {ReturnType<typeof taskStats>} stats
+ * @returns {Promise<Buffer | null>}
+ */
+async function takeDelta(run, key, proves, stats) {
+  const dir = /** @type {{ dir: string }} */ (run.cache?.task ?? null)?.dir ?? '';
+  let entry = lookupSync(dir, key);
+  if (entry === null && run.remote) {
+    const got = await run.remote.entry(key);
+    if (got !== null && got.data !== null && run.remote.keep(key, got) > 0) entry = lookupSync(dir, key);
+  }
+  const bytes = entry !== null && entry.bytes > 0 ? readBytesSync(entry) : null;
+  if (entry === null || bytes === null) return null;
+  if (!proves(bytes)) {
+    discard(entry.file);
+    stats.rejected = 1;
+    return null;
+  }
+  Object.assign(stats, { hits: 1, cpuSavedMs: entry.encodeMs });
+  return bytes;
 }
 
 /**
