@@ -3,6 +3,7 @@ import crypto from 'node:crypto';
 import pLimit from 'p-limit';
 import { familyOf, dictionaryHashOf, deltaEncoders, encodeDelta, verifyDelta, DELTA_MAX_SIZE } from './delta.js';
 import { openStore, storeFolderFor } from './dictionary-store.js';
+import { withRemote } from './remote/dictionary-remote.js';
 import { contentHash, deltaPath, entryOf } from '../manifest.js';
 import { writeAtomic, removeIfPresent } from '../fs-atomic.js';
 import { extensionOf } from './plan.js';
@@ -112,7 +113,8 @@ export async function addDeltas(input) {
   const before = dictionaryState(entries);
   const members = assignFamilies(entries, opts);
   // No encoder, no store: versions kept for deltas this Node can never make would only cost disk.
-  const store = encoders.length > 0 ? await openStore(storeFolderFor(opts.dictionaryStore, opts.root)) : null;
+  const store = encoders.length > 0
+    ? await withRemote(await openStore(storeFolderFor(opts.dictionaryStore, opts.root)), input.remote) : null;
   /** @type {DeltaRun} */
   const run = { ...input, encoders, summary, keep: new Set() };
   if (store) {

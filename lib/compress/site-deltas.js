@@ -9,6 +9,7 @@ import { absPath } from '../paths.js';
 import { writeAtomic, removeIfPresent } from '../fs-atomic.js';
 import { encodeBuffer, zlibOptions } from './encode.js';
 import { openStore, storeFolderFor } from './dictionary-store.js';
+import { withRemote } from './remote/dictionary-remote.js';
 import { extensionOf } from './plan.js';
 import { deltaCodecOf } from './encode.js';
 
@@ -90,7 +91,8 @@ export async function addSiteDictionary(input) {
     summary.unavailable = `Node ${process.version} has no zstd or Brotli encoder that takes a dictionary`;
   }
   // The store keeps the dictionary across builds that empty the folder (Vite), so that it can be kept.
-  const store = encoders.length > 0 ? await openStore(storeFolderFor(opts.dictionaryStore, opts.root)) : null;
+  const store = encoders.length > 0
+    ? await withRemote(await openStore(storeFolderFor(opts.dictionaryStore, opts.root)), input.remote) : null;
   const choice = store ? await choose(opts, pages, encoders, await previousDictionary(input, store)) : null;
   summary.method = choice?.method ?? 'none';
   const dict = choice?.bytes ?? null;

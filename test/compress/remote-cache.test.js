@@ -11,6 +11,8 @@ import { variantKey } from '../../lib/compress/remote/remote-run.js';
 import { decodeActionResult, encodeActionResult } from '../../lib/compress/remote/action-result.js';
 import { tempDir, writeTree, textOf, noiseOf } from '../helpers/tmp.js';
 import { writeSite } from '../helpers/site.js';
+import { decodeDelta } from '../helpers/delta.js';
+import { deltaEncoders, dictionaryHashOf } from '../../lib/compress/delta.js';
 import { runCommand } from '../helpers/spawn.js';
 import { freePort, nginxDavMissing, startFaultyCache, startNginxDav } from '../helpers/cache-servers.js';
 
@@ -153,6 +155,44 @@ describe('against nginx with WebDAV PUT', () => {
     const rc = await precompress(c.dist, { ...c.options, cacheUrl: server.url });
     expect(rc.files.compressed).toBe(0);
     expect(rc.cache.rejected).toBe(0);
+  });
+
+  /** Version `v` of an app bundle: the same 40 kB of code with a small edit per version. */
+  const bundle = (v) => {
+    const base = textOf(40_000, 3);
+    return `${base.slice(0, 20_000)} version ${v} ${base.slice(20_000)}`;
+  };
+
+  /** A build of version `v` by the CLI on a fresh machine (its own folder as the working directory). */
+  async function deploy(name, v) {
+    const root = path.join(tmp, name);
+    await writeTree(path.join(root, 'dist'), { [`assets/index-V${v}xxxxx1.js`]: bundle(v), 'index.html': textOf(3000, 5) });
+    const own = ['--cache-dir', 'cache', '--dictionary-store', 'store']; // nothing shared but the URL
+    const r = await runCommand(process.execPath, [BIN, 'dist', '--json', '--cache-url', server.url, ...own], { cwd: root });
+    expect(r.code).toBe(0);
+    return { root, report: JSON.parse(r.stdout) };
+  }
+
+  (noNginx || deltaEncoders().length === 0 ? test.skip : test)('a fresh machine makes the deploy delta from the previous version on the server, only if its SHA-256 matches', async () => {
+    await deploy('a', 1);
+    const b = await deploy('b', 2);
+    expect(b.report.deltas.files).toBe(1);
+    const manifest = JSON.parse(await fs.readFile(path.join(b.root, 'dist/precompressor-manifest.json'), 'utf8'));
+    const dictKey = dictionaryHashOf(contentHash(Buffer.from(bundle(1))));
+    const deltas = manifest.files['assets/index-V2xxxxx1.js'].deltas;
+    expect(Object.keys(deltas)).toEqual([dictKey]);
+    for (const enc of Object.keys(deltas[dictKey])) {
+      const delta = await fs.readFile(path.join(b.root, 'dist', `assets/index-V2xxxxx1.js.${Buffer.from(dictKey, 'base64').toString('hex').slice(0, 16)}.${enc}`));
+      expect(decodeDelta(enc, delta, Buffer.from(bundle(1))).toString()).toBe(bundle(2));
+    }
+    // Version 2's bytes rewritten on the server: machine C, building version 3, makes no delta against them.
+    const v2 = path.join(server.store, 'cas', crypto.createHash('sha256').update(bundle(2)).digest('hex'));
+    await fs.writeFile(v2, bundle(99));
+    const c = await deploy('c', 3);
+    const m3 = JSON.parse(await fs.readFile(path.join(c.root, 'dist/precompressor-manifest.json'), 'utf8'));
+    const against = Object.keys(m3.files['assets/index-V3xxxxx1.js'].deltas ?? {});
+    expect(against).not.toContain(dictionaryHashOf(contentHash(Buffer.from(bundle(2)))));
+    expect(against).toContain(dictKey); // version 1 is still there, intact
   });
 
   withNginx('--cache-url-read-only reads and writes nothing; the CLI says what the remote gave', async () => {

@@ -29,7 +29,7 @@ import { decodeActionResult, encodeActionResult } from './action-result.js';
  * @param {string} hash the source's content hash
  * @param {number} size
  * @param {string} rel
- * @param {'br' | 'gzip' | 'zstd'} encoding
+ * @param {import('../../encodings.js').Encoding} encoding
  * @param {import('../../options.js').Options} opts
  */
 export function variantKey(hash, size, rel, encoding, opts) {
@@ -68,7 +68,7 @@ export class RemoteRun {
    * Fetch into the local cache the variants of `files` it lacks (with `force`, none: the run
    * encodes them all, and uploads them).
    * @param {import('../walk.js').WalkEntry[]} files
-   * @param {(rel: string) => readonly ('br' | 'gzip' | 'zstd')[]} encodingsOf
+   * @param {(rel: string) => readonly import('../../encodings.js').Encoding[]} encodingsOf
    * @returns {Promise<number>} bytes added to the local cache
    */
   async prefetch(files, encodingsOf) {
@@ -99,27 +99,22 @@ export class RemoteRun {
    * output), checked against the record (a blob of other bytes or length is `rejected`); null on
    * a miss. Its bytes still have to decode to the source before use, as a local entry's.
    * @param {string} key
+   * @param {boolean} [count] in the run's figures (false: the dictionary index, not an output)
    * @returns {Promise<{ rec: RemoteRecord, data: Buffer | null } | null>}
    */
-  async entry(key) {
+  async entry(key, count = true) {
+    const stats = count ? this.stats : { hits: 0, misses: 0, rejected: 0 };
     const ac = await this.http.get('ac', key);
     const rec = ac === null ? null : decodeActionResult(ac, key);
-    if (ac !== null && rec === null) this.stats.rejected++;
-    if (rec === null) {
-      this.stats.misses++;
+    const data = rec?.sha256 ? await this.http.get('cas', rec.sha256) : null;
+    const intact = rec !== null && (rec.sha256 === null ||
+      (data !== null && data.length === rec.bytes && sha256(data, 'hex') === rec.sha256));
+    if ((ac !== null && rec === null) || (data !== null && !intact)) stats.rejected++;
+    if (rec === null || !intact) {
+      stats.misses++;
       return null;
     }
-    if (rec.sha256 === null) {
-      this.stats.hits++;
-      return { rec, data: null };
-    }
-    const data = await this.http.get('cas', rec.sha256);
-    if (data === null || data.length !== rec.bytes || sha256(data, 'hex') !== rec.sha256) {
-      if (data !== null) this.stats.rejected++;
-      this.stats.misses++;
-      return null;
-    }
-    this.stats.hits++;
+    stats.hits++;
     return { rec, data };
   }
 
