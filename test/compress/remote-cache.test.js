@@ -9,6 +9,7 @@ import { normalizeOptions } from '../../lib/options.js';
 import { contentHash } from '../../lib/manifest.js';
 import { variantKey } from '../../lib/compress/remote/remote-run.js';
 import { decodeActionResult, encodeActionResult } from '../../lib/compress/remote/action-result.js';
+import { shownUrl } from '../../lib/compress/remote/http-cache.js';
 import { tempDir, writeTree, textOf, noiseOf } from '../helpers/tmp.js';
 import { writeSite } from '../helpers/site.js';
 import { decodeDelta } from '../helpers/delta.js';
@@ -24,13 +25,15 @@ const BIN = fileURLToPath(new URL('../../bin/precompressor.js', import.meta.url)
 const noNginx = nginxDavMissing();
 if (noNginx) console.warn(`remote-cache tests against nginx skipped: ${noNginx}`);
 const withNginx = noNginx ? test.skip : test;
+/** Builds of a few machines each, on a loaded 2-core machine: more than the default 60 s. */
+const SLOW = 240_000;
 
 let tmp;
 beforeEach(async () => {
   tmp = await tempDir('pc-remote-');
 });
 afterEach(async () => {
-  delete process.env.PRECOMPRESSOR_CACHE_TOKEN;
+  for (const k of ['PRECOMPRESSOR_CACHE_TOKEN', 'PRECOMPRESSOR_CACHE_URL', 'PRECOMPRESSOR_CACHE_HEADERS']) delete process.env[k];
   await fs.rm(tmp, { recursive: true, force: true });
 });
 
@@ -65,6 +68,28 @@ async function variantsOf(dir) {
   return out;
 }
 
+describe('options', () => {
+  test('the URL from the option or the environment; credentials only from the environment, never shown', () => {
+    expect(normalizeOptions('x').cacheUrl).toBeNull();
+    expect(() => normalizeOptions('x', { cacheUrl: 'ftp://host/' })).toThrow(/Expected options\.cacheUrl to be an http:\/\/ or https:\/\/ URL/);
+    process.env.PRECOMPRESSOR_CACHE_URL = 'https://cache.example/site';
+    expect(normalizeOptions('x').cacheUrl).toBe('https://cache.example/site');
+    expect(normalizeOptions('x', { cacheUrl: 'http://other:8080' }).cacheUrl).toBe('http://other:8080');
+    process.env.PRECOMPRESSOR_CACHE_TOKEN = 'tok';
+    process.env.PRECOMPRESSOR_CACHE_HEADERS = '{"X-Api-Key":"k1"}';
+    expect(normalizeOptions('x').cacheHeaders).toEqual({ 'x-api-key': 'k1', authorization: 'Bearer tok' });
+    process.env.PRECOMPRESSOR_CACHE_HEADERS = '{"x-api-key": "secret-value"'; // not JSON
+    expect(() => normalizeOptions('x')).toThrow(/PRECOMPRESSOR_CACHE_HEADERS .*\(its value is not shown\)$/);
+    try {
+      normalizeOptions('x');
+    } catch (err) {
+      expect(err.message).not.toMatch(/secret-value/);
+    }
+    expect(() => normalizeOptions('x', { cacheUrlReadOnly: 'yes' })).toThrow(/options\.cacheUrlReadOnly/);
+    expect(shownUrl('https://ci:pw@cache.example:9443/site/?t=1#x')).toBe('https://cache.example:9443/site');
+  });
+});
+
 describe('the /ac/ record (an ActionResult)', () => {
   const key = 'a'.repeat(64);
   const rec = { key, size: 120, bytes: 120, encodeMs: 3.5, sha256: 'b'.repeat(64) };
@@ -93,7 +118,7 @@ test('variantKey() is the key the workers store a variant under', async () => {
       expect(lookupSync(m.options.cacheDir, variantKey(contentHash(data), data.length, rel, enc, opts))).not.toBeNull();
     }
   }
-});
+}, SLOW);
 
 describe('against nginx with WebDAV PUT', () => {
   let server;
@@ -123,7 +148,7 @@ describe('against nginx with WebDAV PUT', () => {
     expect(rb.warnings).toEqual([]);
     expect(await variantsOf(b.dist)).toEqual(await variantsOf(a.dist));
     expect(rb.siteDictionary.path).toBe(ra.siteDictionary.path);
-  });
+  }, SLOW);
 
   withNginx('entries rewritten on the server never reach the output: they are encoded again and put right', async () => {
     const a = await machine('a');
@@ -155,7 +180,7 @@ describe('against nginx with WebDAV PUT', () => {
     const rc = await precompress(c.dist, { ...c.options, cacheUrl: server.url });
     expect(rc.files.compressed).toBe(0);
     expect(rc.cache.rejected).toBe(0);
-  });
+  }, SLOW);
 
   /** Version `v` of an app bundle: the same 40 kB of code with a small edit per version. */
   const bundle = (v) => {
@@ -193,7 +218,7 @@ describe('against nginx with WebDAV PUT', () => {
     const against = Object.keys(m3.files['assets/index-V3xxxxx1.js'].deltas ?? {});
     expect(against).not.toContain(dictionaryHashOf(contentHash(Buffer.from(bundle(2)))));
     expect(against).toContain(dictKey); // version 1 is still there, intact
-  });
+  }, SLOW);
 
   withNginx('--cache-url-read-only reads and writes nothing; the CLI says what the remote gave', async () => {
     const a = await machine('a');
@@ -210,7 +235,7 @@ describe('against nginx with WebDAV PUT', () => {
     // its folder were not encoded, so not uploaded: B encodes those).
     expect(r.stdout).toMatch(new RegExp(`remote cache ${server.url}: 20 of 32 fetched, 0 uploaded`));
     expect(r.stdout).toMatch(/compressed 0, from cache \d+/);
-  });
+  }, SLOW);
 });
 
 describe('a remote that is down, slow or refusing never fails the build', () => {
@@ -237,7 +262,7 @@ describe('a remote that is down, slow or refusing never fails the build', () => 
 
   test('nothing listening', async () => {
     await buildsLocally(`http://127.0.0.1:${await freePort()}`, /ECONNREFUSED/);
-  });
+  }, SLOW);
 
   test('500 on every request: tried again, then left', async () => {
     server = await startFaultyCache();
@@ -245,7 +270,7 @@ describe('a remote that is down, slow or refusing never fails the build', () => 
     await buildsLocally(server.url, /HTTP 500/);
     // Tried three times (first + 2 retries) before being left; nothing after.
     expect(server.seen.length).toBeLessThanOrEqual(3 * 16);
-  });
+  }, SLOW);
 
   test('bodies cut short', async () => {
     server = await startFaultyCache();
@@ -253,25 +278,25 @@ describe('a remote that is down, slow or refusing never fails the build', () => 
     await precompress(a.dist, { ...a.options, cacheUrl: server.url });
     server.faults.truncate = true;
     await buildsLocally(server.url, /cut short/);
-  });
+  }, SLOW);
 
   test('connections dropped', async () => {
     server = await startFaultyCache();
     server.faults.drop = true;
     await buildsLocally(server.url, /socket hang up|ECONNRESET/);
-  });
+  }, SLOW);
 
   test('no answer at all: left after the timeout', async () => {
     server = await startFaultyCache();
     server.faults.hang = true;
     await buildsLocally(server.url, /no answer within 2000 ms/);
-  });
+  }, SLOW);
 
   test('answers slower than encoding', async () => {
     server = await startFaultyCache();
     server.faults.slowMs = 1100;
     await buildsLocally(server.url, /too slow: 8 requests took over 1000 ms/);
-  });
+  }, SLOW);
 
   test('a 403 on the first write makes it read-only, with one line; reads go on', async () => {
     server = await startFaultyCache();
@@ -292,7 +317,7 @@ describe('a remote that is down, slow or refusing never fails the build', () => 
     expect(server.blobs.size).toBe(stored);
     // The writes already under way when the first 403 came, at most: one per changed variant.
     expect(server.seen.slice(before).filter((s) => s.method === 'PUT').length).toBeLessThanOrEqual(2);
-  });
+  }, SLOW);
 
   test('the token comes from the environment, as a bearer token, and is never printed', async () => {
     server = await startFaultyCache();
@@ -302,5 +327,15 @@ describe('a remote that is down, slow or refusing never fails the build', () => 
     expect(server.seen.length).toBeGreaterThan(0);
     expect(server.seen.every((s) => s.headers.authorization === 'Bearer s3cret-token')).toBe(true);
     expect(JSON.stringify(r)).not.toMatch(/s3cret/);
-  });
+  }, SLOW);
+
+  test('a user name and password in the URL are sent as Basic, and never printed', async () => {
+    server = await startFaultyCache();
+    const a = await machine('a');
+    const r = await precompress(a.dist, { ...a.options, cacheUrl: server.url.replace('//', '//ci:pa55@') });
+    expect(server.seen.length).toBeGreaterThan(0);
+    expect(server.seen.every((s) => s.headers.authorization === `Basic ${Buffer.from('ci:pa55').toString('base64')}`)).toBe(true);
+    expect(r.cache.remote.url).toBe(server.url);
+    expect(JSON.stringify(r)).not.toMatch(/pa55/);
+  }, SLOW);
 });
