@@ -22,9 +22,5 @@ if (!process.env.UV_THREADPOOL_SIZE) {
   process.env.UV_THREADPOOL_SIZE = String(Math.max(4, os.availableParallelism() + 2));
 }
 
-// The pass's thread starts (and loads the compressor) on another core while this one loads the
-// argument parser.
-const { asksForCompression, startPassThread } = await import('../lib/cli/compress-thread.js');
-if (asksForCompression(args)) startPassThread();
 const { main } = await import('../lib/cli/cli.js');
 process.exitCode = await main(args);

@@ -1,7 +1,7 @@
 /**
  * One error type for everything precompressor reports, with a stable `code`.
  * Codes: ERR_PRECOMPRESSOR_OPTION, ERR_PRECOMPRESSOR_DIR, ERR_PRECOMPRESSOR_FILE,
- * ERR_PRECOMPRESSOR_MANIFEST, ERR_PRECOMPRESSOR_ENCODING.
+ * ERR_PRECOMPRESSOR_MANIFEST, ERR_PRECOMPRESSOR_ENCODING, ERR_PRECOMPRESSOR_WATCH.
  */
 export class PrecompressorError extends Error {
   /**
@@ -59,4 +59,25 @@ export function errorFromData(e) {
     return new PrecompressorError(e.code, e.message, { path: e.path });
   }
   return Object.assign(new Error(e.message), e.code === undefined ? {} : { code: e.code });
+}
+
+/**
+ * Why the folder `dir` could not be watched (`fs.watch` threw `err`), and what to do about it: the
+ * system limit to raise, or the permission it needs (pure; the watch mode and the server say it).
+ * @param {string} dir
+ * @param {unknown} err
+ */
+export function watchFailureText(dir, err) {
+  const code = /** @type {NodeJS.ErrnoException} */ (err)?.code;
+  const head = `cannot watch ${dir}`;
+  if (code === 'ENOSPC') {
+    return `${head}: the system limit on watched folders is reached (ENOSPC; every process of this user counts): ` +
+      'raise fs.inotify.max_user_watches (e.g. sysctl fs.inotify.max_user_watches=524288)';
+  }
+  if (code === 'EMFILE' || code === 'ENFILE') {
+    return `${head}: too many open files or watchers (${code}): raise fs.inotify.max_user_instances on Linux, ` +
+      'or the open-file limit (ulimit -n)';
+  }
+  if (code === 'EACCES' || code === 'EPERM') return `${head}: permission denied (${code}): let this user read it`;
+  return `${head}: ${/** @type {Error} */ (err)?.message ?? String(err)}`;
 }

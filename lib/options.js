@@ -16,7 +16,8 @@ import { DEFAULT_ENCODINGS, ENCODINGS, ENCODING_NAMES, isEncoding } from './enco
  *   dictionaryVersions: number, deltaMinSize: number,
  *   cacheUrl: string | null, cacheUrlReadOnly: boolean,
  *   cacheHeaders: Readonly<Record<string, string>>, deltaMargin: number, deltaExtensions: ReadonlySet<string>,
- *   hashPattern: RegExp | HashSpan | null, allowSystemDir: boolean, shard: Shard | null }>} Options
+ *   hashPattern: RegExp | HashSpan | null, allowSystemDir: boolean, shard: Shard | null,
+ *   serverConfig: string | null }>} Options
  *   the normalized options of `precompress()`
  * @typedef {(path: string) => [number, number] | null | undefined} HashSpan where a file's hash is in its base name
  * @typedef {{ index: number, count: number }} Shard `--shard <index>/<count>`, index from 1 (lib/compress/shard.js)
@@ -125,6 +126,8 @@ export const OPTIONS = Object.freeze({
     '(/usr, /etc, /var...), which are refused by default', 'boolean'),
   hashPattern: opt(null, 'RegExp with a group (?<hash>...) that finds the hash in a file name ' +
     '(default: Vite/Rollup, webpack, esbuild names)', 'string'),
+  serverConfig: opt(null, 'After each build, write the nginx and Caddy configurations of <dir> into this folder ' +
+    '(outside <dir>; docs/servers.md)', 'string'),
 });
 
 /** Every option of `precompress()` with its default (from OPTIONS). */
@@ -285,7 +288,24 @@ export function normalizeOptions(dir, options = {}) {
     streamThreshold: o.streamThreshold,
     onProgress: o.onProgress,
     allowSystemDir: o.allowSystemDir,
+    serverConfig: serverConfigOf(o.serverConfig, root),
   });
+}
+
+/**
+ * The folder the server configurations are written to, or null: outside the served folder (the
+ * files would be served, and they name what is internal there).
+ * @param {unknown} v
+ * @param {string} root
+ */
+function serverConfigOf(v, root) {
+  if (v === null) return null;
+  if (typeof v !== 'string' || v === '') throw optionError('options.serverConfig', 'a non-empty path string', v);
+  const out = path.resolve(v);
+  if (out === root || out.startsWith(root + path.sep)) {
+    throw optionError('options.serverConfig', `a folder outside the served folder ${root}`, v);
+  }
+  return out;
 }
 
 /** @type {Record<string, number>} */

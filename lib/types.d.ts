@@ -91,6 +91,12 @@ export interface PrecompressOptions {
   /** Extensions that get deltas (array, or comma-separated). Default js, mjs, cjs, css, wasm, json, html, htm. */
   deltaExtensions?: string[] | string;
   /**
+   * After each build, write the nginx (`http.conf`, `server.conf`) and Caddy (`precompressor.caddy`)
+   * configurations of the folder into this folder, which must be outside it (docs/servers.md). Read by the
+   * CLI (`--server-config`) and the plugins; `precompress()` checks it but writes none. Default none.
+   */
+  serverConfig?: string | null;
+  /**
    * Where the hash is in a file name: a RegExp (or its source) with a named group `(?<hash>...)`, matched
    * against the base name; or a function of the file's path (POSIX, relative to the folder) returning the
    * hash's `[start, end)` in its base name, `null` for no hash, `undefined` for the default rule (the Vite
@@ -358,6 +364,51 @@ export interface ServeStaticMiddleware {
   memory(): { bodies: number; bodyBytes: number; entries: number; hashed: number };
 }
 
+/**
+ * The response headers set before a reply, which `setHeaders` reads and sets: node's ServerResponse
+ * for serveStatic; for `precompressor/fetch` and `precompressor/fastify`, a store of them that the reply joins.
+ */
+export interface ResponseHeaders {
+  statusCode: number;
+  getHeader(name: string): number | string | string[] | undefined;
+  hasHeader(name: string): boolean;
+  setHeader(name: string, value: number | string | readonly string[]): unknown;
+  removeHeader(name: string): void;
+}
+
+/** serveStatic's options for the adapters that are not node:http: `setHeaders` gets the response headers so far. */
+export interface AdapterServeOptions extends Omit<ServeOptions, 'setHeaders'> {
+  /** Called before each file response, as express.static's (it may set headers). Default `null`. */
+  setHeaders?: ((headers: ResponseHeaders, path: string, stat: { size: number; mtime: Date; mtimeMs: number }, encoding: string) => void) | null;
+}
+
+/**
+ * `fetchHandler(root, options)`: a Web fetch handler. Resolves to undefined for a request that is
+ * not ours (a miss with `fallthrough`, another method), so the app goes on; rejects with a 500
+ * error (http-errors) for a system error, and with the abort reason when the client went away.
+ */
+export interface FetchHandler {
+  (request: Request): Promise<Response | undefined>;
+  /** Re-read the manifest; its paths are checked again as they are asked for. */
+  reload(): Promise<void>;
+  /** Resolves when reloads and first checks of paths under way have finished. */
+  settled(): Promise<void>;
+  /** Stop the watchers. */
+  close(): void;
+  /** Number of paths served from the manifest. */
+  size(): number;
+  /** What is held now: bodies in memory (at most `memoryBudget` bytes) and entries built. */
+  memory(): { bodies: number; bodyBytes: number; entries: number };
+}
+
+/** Options of `app.register(precompressor, options)` (`precompressor/fastify`): the folder and serveStatic's options. */
+export interface FastifyPrecompressorOptions extends AdapterServeOptions {
+  /** The folder to serve (compressed by `precompress()` first). */
+  root: string;
+  /** Fastify's own: the URL prefix the files are served under. */
+  prefix?: string;
+}
+
 /** Options of `startPreview()`: the folder, where to listen, and serveStatic's options. */
 export interface PreviewOptions extends ServeOptions {
   /** The folder to serve (compressed by `precompress()` first). */
@@ -374,7 +425,10 @@ export interface PreviewOptions extends ServeOptions {
   requestTimeout?: number | string;
   /** Close an idle kept-alive connection after this (node:http `keepAliveTimeout`). Default 5 s. */
   keepAliveTimeout?: number | string;
-  /** Connections beyond this are closed at once (node:http `server.maxConnections`). Default 500. */
+  /**
+   * Connections open at once. At the cap a new one closes the connection idle longest (no request
+   * being answered), or is closed itself when every other one is answering. Default 500.
+   */
   maxConnections?: number;
 }
 
@@ -425,7 +479,7 @@ export interface WatchBatch extends Report {
 export interface Watcher extends EventEmitter {
   readonly root: string;
   readonly manifest: string;
-  /** Resolves with the first pass's report once watching; rejects if the folder is missing. */
+  /** Resolves with the first pass's report once watching; rejects if the folder is missing or one of its folders cannot be watched (`ERR_PRECOMPRESSOR_WATCH`). */
   readonly ready: Promise<WatchBatch>;
   /** Stop watching after the batch in flight; the manifest then matches the files on disk. */
   close(): Promise<void>;

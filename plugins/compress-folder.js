@@ -2,6 +2,7 @@ import { formatBytes, formatDuration, deltaLine, cacheLine, siteDictionaryLine, 
 import { defaultCacheDir, defaultDictionaryStore, normalizeOptions, splitOptions } from '../lib/options.js';
 import { precompress } from '../lib/compress/precompress.js';
 import { PrecompressorError, optionError } from '../lib/errors.js';
+import { writeServerConfigs } from '../lib/servers/write.js';
 
 /**
  * One pass over a folder that a bundler or a framework has just written, for the integrations
@@ -63,6 +64,10 @@ export async function compressFolder(dir, api, ctx) {
     throw new PrecompressorError('ERR_PRECOMPRESSOR_FILES', lines.join('\n'));
   }
   for (const line of summaryLines(report, ctx.verbose ?? false)) ctx.logger.info(line);
+  if (api.serverConfig && !api.dryRun) {
+    await writeServerConfigs(dir, { out: api.serverConfig, manifest: api.manifest ?? undefined });
+    ctx.logger.info(`precompressor: nginx and Caddy configurations written to ${printable(api.serverConfig)}`);
+  }
   return report;
 }
 

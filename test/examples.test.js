@@ -208,6 +208,7 @@ test('dev-server.js: one pass at its own settings (a restart compresses nothing)
 test.each([
   ['koa.js', '/nope.js', 404, 'not found here'],
   ['fastify.js', '/api/hello', 200, '{"hello":"world"}'],
+  ['hono.js', '/api/hello', 200, '{"hello":"world"}'],
 ])('%s: br from dist/, the manifest a 404, what it does not serve reaches the framework', async (name, other, status, body) => {
   expect((await precompress(path.join(project, 'dist'))).ok).toBe(true);
   const p = start(name);

@@ -15,6 +15,21 @@ test('the runtime exports are exactly the declared ones', () => {
   expect(Object.keys(main).sort()).toEqual(names);
 });
 
+test.each([
+  ['precompressor/fetch', '../lib/fetch.d.ts', ['fetchHandler']],
+  ['precompressor/fastify', '../lib/fastify.d.ts', ['default', 'precompressor']],
+])('%s: the runtime exports are exactly the declared ones, types first in package.json', async (entry, dtsFile, names) => {
+  const mod = await import(entry);
+  const text = fs.readFileSync(new URL(dtsFile, import.meta.url), 'utf8');
+  const declaredNames = [...text.matchAll(/^export (?:declare )?(?:function|const) (\w+)/gm)].map((m) => m[1]);
+  if (/^export default /m.test(text)) declaredNames.push('default');
+  expect(Object.keys(mod).sort()).toEqual(names);
+  expect(declaredNames.sort()).toEqual(names);
+  const pkg = JSON.parse(fs.readFileSync(new URL('../package.json', import.meta.url), 'utf8'));
+  expect(pkg.exports[`./${entry.split('/')[1]}`].types).toBe(`./lib/${entry.split('/')[1]}.d.ts`);
+  if (mod.default) expect(mod.default).toBe(mod.precompressor);
+});
+
 test('the declared options are exactly the options the code accepts', () => {
   expect(declared('PrecompressOptions')).toEqual(Object.keys(OPTION_DEFAULTS).sort());
   expect(declared('ServeOptions')).toEqual(Object.keys(SERVE_DEFAULTS).sort());

@@ -1,7 +1,8 @@
 // The layer rule of ARCHITECTURE.md, checked on the import specifiers of every module:
 // - contract files (lib/*.js but index.js) import only each other;
 // - a folder (lib/compress/, lib/serve/, any new one) imports only the contract and itself;
-// - the top (lib/cli/, lib/watch/, lib/index.js, plugins/) may also import compress/ and serve/,
+// - the top (lib/cli/, lib/watch/, lib/index.js, plugins/) may also import compress/ and serve/ (all but
+//   lib/watch/ also servers/, the generated server configurations),
 //   lib/cli/ and lib/index.js also lib/watch/; bin/ imports only lib/cli/; nothing imports lib/index.js;
 // - no cycles.
 // Every specifier counts: static imports and re-exports, dynamic import('…'), JSDoc import('…')
@@ -47,10 +48,10 @@ function allowedFrom(layer) {
   switch (layer) {
     case 'contract': return ['contract'];
     case 'bin': return ['cli'];
-    case 'index': return ['contract', 'compress', 'serve', 'watch'];
-    case 'cli': return ['contract', 'cli', 'compress', 'serve', 'watch'];
-    case 'watch':
-    case 'plugins': return ['contract', layer, 'compress', 'serve'];
+    case 'index': return ['contract', 'compress', 'serve', 'watch', 'servers'];
+    case 'cli': return ['contract', 'cli', 'compress', 'serve', 'watch', 'servers'];
+    case 'watch': return ['contract', layer, 'compress', 'serve'];
+    case 'plugins': return ['contract', layer, 'compress', 'serve', 'servers'];
     default: return ['contract', layer];
   }
 }

@@ -1,9 +1,11 @@
 import { fastCompressArgv } from './fast-args.js';
 import { CLI_FLAGS, CLI_OUTPUT_FLAGS, apiOptionsFromArgv, withFlagNames } from './options.js';
 import { formatProgress, formatSummary, printable } from '../format.js';
-import { endPassThread, precompressInThread } from './compress-thread.js';
+import { precompressForCli } from './compress-thread.js';
 
 const SERVE_ABOUT = 'Preview a compressed folder with serveStatic (its own options: serve --help)';
+const CONFIG_ABOUT = 'Write the nginx or Caddy configuration of a built folder ' +
+  '(config nginx|caddy <dir> --out <folder>; to compress a folder named config: ./config)';
 const CACHE_ABOUT = 'Show (info), trim (prune) or empty (clear) the variant cache (cache --help)';
 
 /**
@@ -19,8 +21,9 @@ export async function main(args, io = {}) {
   const stderr = io.stderr ?? process.stderr;
   const plain = fastCompressArgv(args);
   if (plain) return runCompress(plain, stdout, stderr);
-  const [{ default: yargs }, { serveBuilder, serveCommand }, { cacheBuilder, cacheCommand }] =
-    await Promise.all([import('yargs'), import('./serve.js'), import('./cache.js')]);
+  const [{ default: yargs }, { serveBuilder, serveCommand }, { cacheBuilder, cacheCommand }, config] =
+    await Promise.all([import('yargs'), import('./serve.js'), import('./cache.js'), import('./config.js')]);
+  const { configBuilder, configCommand } = config;
   let code = 0;
   const y = yargs(args)
     .scriptName('precompressor')
@@ -36,10 +39,14 @@ export async function main(args, io = {}) {
     .command('cache <action>', CACHE_ABOUT, cacheBuilder, async (argv) => {
       code = await cacheCommand(argv, stdout, stderr);
     })
+    .command('config <server> <dir>', CONFIG_ABOUT, configBuilder, async (argv) => {
+      code = await configCommand(argv, stdout, stderr);
+    })
     .example('$0 dist', 'compress dist/ (e.g. as "postbuild": "precompressor dist")')
     .example('$0 dist --exclude "**/*.map" --json', 'skip source maps, print a JSON report')
     .example('$0 dist --watch', 'compress, then recompress what changes')
     .example('$0 cache info', 'where the variant cache is, its size and the last run\'s hit rate')
+    .example('$0 config nginx dist --out /etc/nginx/site', 'write http.conf and server.conf (docs/servers.md)')
     .example('$0 serve dist --spa', 'preview dist/ with the precompressed variants at http://127.0.0.1:8080/')
     .strict()
     .help()
@@ -54,8 +61,6 @@ export async function main(args, io = {}) {
   } catch (err) {
     stderr.write(`precompressor: ${printable(/** @type {Error} */ (err).message)}\n`);
     return 2;
-  } finally {
-    await endPassThread(); // started ahead for a command that turned out not to compress
   }
   return code;
 }
@@ -119,12 +124,21 @@ async function runCompress(argv, stdout, stderr) {
     // The compressor loads on the pass thread only (`serve` never needs it); the list of changes
     // crosses back only for what prints it: --json and --dry-run's summary.
     const changes = Boolean(argv.json || argv['dry-run']);
-    report = await precompressInThread(String(argv.dir), apiOptionsFromArgv(argv), onProgress, { changes });
+    report = await precompressForCli(String(argv.dir), apiOptionsFromArgv(argv), onProgress, { changes });
   } catch (err) {
     stderr.write(`precompressor: ${printable(withFlagNames(/** @type {Error} */ (err).message, CLI_FLAGS))}\n`);
     return 2;
   } finally {
     if (tty) stderr.write('\r\x1b[2K');
+  }
+  const api = apiOptionsFromArgv(argv);
+  try {
+    // loaded only when asked for: a plain run's start-up stays as it is (#31)
+    const written = api.serverConfig ? await (await import('./config.js')).afterBuild(String(argv.dir), api) : [];
+    for (const f of written) if (!quiet && !argv.json) stderr.write(`server configuration: ${printable(f)}\n`);
+  } catch (err) {
+    stderr.write(`precompressor: ${printable(/** @type {Error} */ (err).message)}\n`);
+    return 2;
   }
   for (const w of report.warnings) if (!quiet) stderr.write(`warning: ${printable(w.path)}: ${printable(w.message)}\n`);
   for (const f of report.failures) stderr.write(`error: ${printable(f.path)}: ${printable(f.message)}\n`);

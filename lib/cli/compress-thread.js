@@ -1,61 +1,62 @@
+import fs from 'node:fs';
+import path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { errorFromData } from '../errors.js';
 
 /**
- * The command line's pass, on a thread of its own (compress-thread-worker.js) with a young
- * generation of YOUNG_MB: on the main thread V8 sizes it from the machine's memory, and a long
- * pass grows it to the full size (docs/benchmarks.md, "The CLI's cold run"). The
- * thread also paces its collections (lib/heap-pace.js). bin/precompressor.js starts it ahead,
- * before it loads the argument parser, so that its start and module loading run on another core
- * meanwhile. Progress comes back as messages; the report, or the error (its class, code and path
- * kept), once.
+ * The command line's pass: on this thread for a small tree, else on a thread of its own
+ * (compress-thread-worker.js) with a young generation of YOUNG_MB, because on the main thread V8
+ * sizes it from the machine's memory and a long pass grows it to the full size (docs/benchmarks.md,
+ * "The CLI's cold run"); that thread also paces its collections (lib/heap-pace.js).
  */
 
 /** The pass thread's young generation, in MB (the pool's workers have 4). */
 const YOUNG_MB = 16;
 
-/** @type {Worker | null} a thread started ahead and not yet given its pass */
-let ahead = null;
-
-const spawn = () => new Worker(new URL('./compress-thread-worker.js', import.meta.url), {
-  resourceLimits: { maxYoungGenerationSizeMb: YOUNG_MB },
-});
+/** Trees with fewer entries than this run their pass on this thread: the pass thread costs more to start. */
+const SMALL_TREE = 5000;
 
 /**
- * Do these arguments ask for a compression (pure)? What the pass thread is started ahead for:
- * not the `serve` and `cache` commands, nor `--help` or `--version`.
- * @param {readonly string[]} args
+ * Does the tree under `dir` hold fewer than `limit` entries (files and folders)? Counted breadth
+ * first, stopping at the limit; an unreadable folder counts as what was read of it.
+ * @param {string} dir
+ * @param {number} [limit]
  */
-export function asksForCompression(args) {
-  const first = args.find((a) => !a.startsWith('-'));
-  if (first === 'serve' || first === 'cache') return false;
-  return !args.some((a) => a === '--help' || a === '-h' || a === '--version');
-}
-
-/** Start the pass thread now, for the next precompressInThread(). */
-export function startPassThread() {
-  ahead ??= spawn();
-}
-
-/** End a thread started ahead that no pass came for (another command, a usage error). */
-export async function endPassThread() {
-  const w = ahead;
-  ahead = null;
-  await w?.terminate();
+export function fewEntries(dir, limit = SMALL_TREE) {
+  let count = 0;
+  const folders = [dir];
+  while (folders.length > 0) {
+    let entries;
+    try {
+      entries = fs.readdirSync(/** @type {string} */ (folders.pop()), { withFileTypes: true });
+    } catch {
+      continue; // the pass reports it
+    }
+    count += entries.length;
+    if (count >= limit) return false;
+    for (const e of entries) if (e.isDirectory()) folders.push(path.join(e.parentPath, e.name));
+  }
+  return true;
 }
 
 /**
- * precompress() on the pass thread (the one started ahead, or a new one).
+ * precompress() for the command line: here for a small tree, on the pass thread for a large one.
  * @param {string} dir
  * @param {import('../types.js').PrecompressOptions} options plain data (what the command line sets)
  * @param {((p: import('../format.js').Progress) => void) | undefined} onProgress
  * @param {{ changes?: boolean }} [want] changes: the report's list of changes (one object per file
- *   changed: on a big first build, a copy of 10^5 objects made for this thread); else it comes empty
+ *   changed: on a big first build, a copy of 10^5 objects made for the thread); else it comes empty
  * @returns {Promise<import('../types.js').Report>}
  */
-export function precompressInThread(dir, options, onProgress, { changes = true } = {}) {
-  const worker = ahead ?? spawn();
-  ahead = null;
+export async function precompressForCli(dir, options, onProgress, { changes = true } = {}) {
+  if (fewEntries(dir)) {
+    const { precompress } = await import('../compress/precompress.js');
+    const report = await precompress(dir, { ...options, onProgress });
+    return changes ? report : { ...report, changes: [] };
+  }
+  const worker = new Worker(new URL('./compress-thread-worker.js', import.meta.url), {
+    resourceLimits: { maxYoungGenerationSizeMb: YOUNG_MB },
+  });
   return new Promise((resolve, reject) => {
     worker.on('message', (/** @type {{ type: string, progress?: any, report?: any, error?: any }} */ m) => {
       if (m.type === 'progress') onProgress?.(m.progress);

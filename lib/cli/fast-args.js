@@ -19,7 +19,7 @@ const OPTIONS = Object.fromEntries(FLAGS.map((f) => [f.flag, {
  * @returns {Record<string, unknown> & { dir: string } | null}
  */
 export function fastCompressArgv(args) {
-  if (args.length === 0 || args[0] === 'serve' || args[0] === 'cache') return null;
+  if (args.length === 0 || args[0] === 'serve' || args[0] === 'cache' || args[0] === 'config') return null;
   /** @type {{ positionals: string[], tokens: { kind: string, name?: string, rawName?: string, value?: string }[] }} */
   let parsed;
   try {

@@ -3,6 +3,7 @@ import { SERVE_DEFAULTS, PREVIEW_LIMITS } from '../serve/options.js';
 import { commaList } from '../options.js';
 import { withFlagNames } from './options.js';
 import { printable } from '../format.js';
+import { PREVIEW_EXTENSIONS } from '../site-policy.js';
 
 /**
  * `precompressor serve <dir>`: preview a compressed folder with serveStatic on node:http. Its own
@@ -24,7 +25,7 @@ export const SERVE_FLAGS = Object.freeze([
     describe: 'Port to listen on (0 picks a free one); -p; $PORT when not given' },
   { flag: 'host', option: null, type: 'string', default: '127.0.0.1',
     describe: 'Interface to listen on (0.0.0.0 or :: for every interface)' },
-  { flag: 'extensions', option: 'extensions', type: 'string', default: 'html',
+  { flag: 'extensions', option: 'extensions', type: 'string', default: PREVIEW_EXTENSIONS.join(','),
     describe: 'Comma-separated extensions tried for a path without one, ' +
       'as framework previews do (/about → about.html); "" for none' },
   { flag: 'spa', option: 'spa', type: 'boolean', default: SERVE_DEFAULTS.spa,
@@ -57,7 +58,8 @@ export const SERVE_FLAGS = Object.freeze([
     default: seconds(PREVIEW_LIMITS.keepAliveTimeout),
     describe: 'Close an idle kept-alive connection after this' },
   { flag: 'max-connections', option: 'maxConnections', type: 'number', default: PREVIEW_LIMITS.maxConnections,
-    describe: 'Close connections beyond this many at once' },
+    describe: 'Connections open at once; at the cap a new one closes the one idle longest ' +
+      '(or itself, when every other one is answering a request)' },
 ]);
 
 /** A duration's flag default as the user would type it: `30s`. @param {number} ms */
@@ -110,7 +112,7 @@ function serveOptionsFromArgv(argv) {
     else out[f.option] = f.type === 'number' && /^\d+$/.test(String(v)) ? Number(v) : v;
   }
   // A preview's default, not serveStatic's (express.static's `false`): /about finds about.html.
-  out.extensions ??= ['html'];
+  out.extensions ??= [...PREVIEW_EXTENSIONS];
   return out;
 }
 

@@ -53,7 +53,8 @@ export function batchLines(batch, o = {}) {
 
 /**
  * Run watch mode until SIGINT/SIGTERM. Resolves to the exit code: 0 after a clean stop,
- * 2 when the watcher cannot start (bad option, missing folder).
+ * 2 when the watcher cannot start (bad option, missing folder, a folder it may not watch), 1 when a
+ * folder made since cannot be watched (refused, or the system's limit of watches).
  * @param {string} dir
  * @param {object} apiOptions compressor options (and watch options: debounce, awaitWriteFinish, usePolling)
  * @param {{ quiet?: boolean, stdout?: { write(s: string): unknown }, stderr?: { write(s: string): unknown },
@@ -78,10 +79,17 @@ export async function watchCommand(dir, apiOptions, io = {}) {
     for (const l of out) stdout.write(l + '\n');
     for (const l of err) stderr.write(l + '\n');
   });
-  watcher.on('error', (err) => stderr.write(`${clock()} error: ${printable(err.message)}\n`));
 
   return new Promise((resolve) => {
     let stopping = false;
+    watcher.on('error', (err) => {
+      stderr.write(`${clock()} error: ${printable(err.message)}\n`);
+      // a folder that cannot be watched: its changes would be missed, silently
+      if (/** @type {{ code?: string }} */ (err).code === 'ERR_PRECOMPRESSOR_WATCH' && !stopping) {
+        stopping = true;
+        watcher.close().finally(() => finish(1));
+      }
+    });
     const onSignal = (/** @type {string} */ name) => {
       if (stopping) {
         stderr.write(`precompressor: ${name} again, exiting now\n`);

@@ -1,6 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import { canDecode } from './decode-check.js';
-import { compressBufferedSync } from './compress-buffered.js';
+import { compressBuffered } from './compress-buffered.js';
 import { SPLIT_THRESHOLD, costOf, joinResults } from './file-tasks.js';
 
 /**
@@ -24,6 +24,12 @@ import { SPLIT_THRESHOLD, costOf, joinResults } from './file-tasks.js';
  * would take longer than the workers take to start and share them.
  */
 const MAX_FILES = 2000;
+
+/**
+ * A pass whose work is estimated below this (estimatedCost() units, about a microsecond of CPU each)
+ * is done on this thread whole, encodings included: starting the workers costs more.
+ */
+export const SMALL_PASS_COST = 200_000;
 
 /** Files whose variants were not all in the cache before trying here stops (with one in eight hits more). */
 const MISSES_ALLOWED = 8;
@@ -75,6 +81,8 @@ function rest(task, missing) {
 export class CacheFirst {
   /** still trying files here */
   on;
+  /** the whole pass is done here, encodings included (see SMALL_PASS_COST) */
+  small = false;
   hits = 0;
   misses = 0;
   /** files to compress in the pass (plan()), and the CPU time this thread spent on those it measured */
@@ -93,7 +101,7 @@ export class CacheFirst {
   /**
    * @param {import('../options.js').Options} opts
    * @param {{ read: boolean } | null} cache the pass's use of the cache (null: off)
-   * @param {{ run(task: CompressTask, cost?: number): Promise<TaskResult> }} pool
+   * @param {{ run(task: CompressTask, cost?: number): Promise<TaskResult>, readonly spawned: boolean }} pool
    */
   constructor(opts, cache, pool) {
     this.opts = opts;
@@ -102,11 +110,14 @@ export class CacheFirst {
   }
 
   /**
-   * The pass has `count` files to compress: too many for this thread alone?
+   * The pass has `count` files to compress, of estimated `cost`: too many for this thread alone, or
+   * so few that the workers are not worth starting?
    * @param {number} count
+   * @param {number} cost
    */
-  plan(count) {
+  plan(count, cost) {
     this.total = count;
+    this.small = cost <= SMALL_PASS_COST && !this.pool.spawned;
     if (count > MAX_FILES) this.on = false;
   }
 
@@ -136,7 +147,7 @@ export class CacheFirst {
         continue;
       }
       try {
-        const here = this.take(job.task);
+        const here = await this.take(job.task);
         const { missing } = here;
         if (missing === undefined) job.resolve(here);
         else this.onPool(rest(job.task, missing), costOf(job.task.sizeHint, missing, this.opts))
@@ -167,7 +178,7 @@ export class CacheFirst {
    * @param {CompressTask} task
    */
   wants(task) {
-    return this.on && task.sizeHint < SPLIT_THRESHOLD && task.sizeHint < task.streamThreshold;
+    return (this.on || this.small) && task.sizeHint < SPLIT_THRESHOLD && task.sizeHint < task.streamThreshold;
   }
 
   /**
@@ -175,8 +186,8 @@ export class CacheFirst {
    * Throws as a worker's task would (a file changed meanwhile).
    * @param {CompressTask} task
    */
-  take(task) {
-    const r = compressBufferedSync(task, { cachedOnly: true });
+  async take(task) {
+    const r = await compressBuffered(task, { cachedOnly: !this.small });
     if (r.missing) this.misses++;
     else this.hits++;
     const tried = this.hits + this.misses;

@@ -4,6 +4,7 @@ import path from 'node:path';
 import { tempOwnerGone, writeAtomic, writeAtomicSync } from '../fs-atomic.js';
 import { PrecompressorError } from '../errors.js';
 import { ENTRY_NAME, LAST_RUN, SHARD_NAME, entryRecordAt } from './cache.js';
+import { storeDescriptor } from './variant-store.js';
 
 /**
  * The variant cache (lib/compress/cache.js) as a whole: one pass's use of it (counters, the
@@ -269,7 +270,7 @@ export function createCacheRun(opts) {
   let error = null;
   const last = on && !opts.force ? lastRunSync(opts.cacheDir) : null;
   return {
-    task: on ? { dir: opts.cacheDir, read: !opts.force, markedSince: markedSince(last) } : null,
+    task: on ? { store: storeDescriptor(opts), read: !opts.force, markedSince: markedSince(last) } : null,
     /** Can the cache hold anything yet (a run has recorded its use)? A new or emptied one cannot. */
     holdsAny() {
       return last !== null;

@@ -74,7 +74,8 @@ export function cacheKey(kind, sourceHash, params) {
   return sha256(KEY_HEAD + tail, 'hex');
 }
 
-const entryPath = (/** @type {string} */ dir, /** @type {string} */ key) => path.join(dir, key.slice(0, 2), key);
+/** The file of the entry of `key` in the folder `dir`. */
+export const entryPath = (/** @type {string} */ dir, /** @type {string} */ key) => path.join(dir, key.slice(0, 2), key);
 
 /**
  * @typedef {{ key: string, size: number, bytes: number, sha256: string | null, encodeMs: number }} EntryRecord

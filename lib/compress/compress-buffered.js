@@ -8,13 +8,14 @@ import { removeIfPresentSync, writeAtomicSync } from '../fs-atomic.js';
 import { openSourceSync } from './source.js';
 import { variantPath } from '../encodings.js';
 import { assertUnchanged } from './compress-file.js';
-import { cacheKey, storeSync, taskStats } from './cache.js';
-import { takeVariantSync } from './cache-take.js';
+import { cacheKey, taskStats } from './cache.js';
+import { takeVariant } from './cache-take.js';
+import { storeOf } from './variant-store.js';
 import { decodesToSync } from './decode-check.js';
 
 /**
- * A file compressed synchronously, in memory: read once, hashed, and each encoding taken from the
- * variant cache or encoded, then written atomically or removed. Run by the workers
+ * A file compressed in memory: read once, hashed, and each encoding taken from the variant cache
+ * or encoded (synchronously), then written atomically or removed. Run by the workers
  * (lib/compress/worker.js), and on the main thread for files whose variants are all in the cache
  * (lib/compress/cache-first.js).
  */
@@ -66,27 +67,27 @@ function ownTempDir(runTemp) {
 }
 
 /**
- * Encode `buf` and write or remove the variant, and add it to the cache under `key`.
+ * Encode `buf` and write or remove the variant, and add it to the cache's store under `key`.
  * @param {Buffer} buf
  * @param {string | null} key
  * @param {{ encoding: import('../encodings.js').Encoding, options: any, target: string, keepBelow: number, mtime: Date,
  *   tempDir: string | null }} at
- * @param {{ dir: string } | null | undefined} cacheTo
+ * @param {import('./variant-store.js').VariantStore | null} store
  * @param {ReturnType<typeof taskStats>} stats
- * @returns {number | null} the variant's size, or null when not kept
+ * @returns {Promise<number | null>} the variant's size, or null when not kept
  */
-function encodeOne(buf, key, at, cacheTo, stats) {
+async function encodeOne(buf, key, at, store, stats) {
   const started = performance.now();
   const data = encodeBufferSync(buf, at.encoding, at.options);
   const encodeMs = performance.now() - started;
   const keep = data.length < at.keepBelow;
   if (keep) writeAtomicSync(at.target, data, { mtime: at.mtime, tempDir: at.tempDir, checkParent: true });
   else removeIfPresentSync(at.target);
-  if (key !== null && cacheTo) {
+  if (key !== null && store !== null) {
     stats.misses++;
     try {
       const bytes = data.length < buf.length ? data : null;
-      stats.written += storeSync(cacheTo.dir, key, bytes, { size: data.length, encodeMs });
+      stats.written += await store.put(key, bytes, { size: data.length, encodeMs });
     } catch (err) {
       stats.error ??= /** @type {Error} */ (err).message; // the build goes on; the next one encodes it again
     }
@@ -101,9 +102,9 @@ function encodeOne(buf, key, at, cacheTo, stats) {
  * with `cachedOnly`, an encoding the cache cannot give is left to do: listed in `missing`.
  * @param {import('./compress-file.js').CompressTask} t
  * @param {{ cachedOnly?: boolean }} [how]
- * @returns {import('./compress-file.js').TaskResult}
+ * @returns {Promise<import('./compress-file.js').TaskResult>}
  */
-export function compressBufferedSync(t, how = {}) {
+export async function compressBuffered(t, how = {}) {
   const src = readStableSync(t.abs, t);
   const size = src.buf.length;
   const hash = contentHash(src.buf);
@@ -112,14 +113,17 @@ export function compressBufferedSync(t, how = {}) {
   const out = {};
   /** @type {Array<import('../encodings.js').Encoding>} */
   const missing = [];
+  const store = t.cache ? storeOf(t.cache.store) : null;
   for (const encoding of t.encodings) {
     const target = variantPath(t.abs, encoding);
     const options = zlibOptions(encoding, { ...t, size });
-    const key = t.cache ? cacheKey('variant', hash, [encoding, options]) : null;
+    const key = store !== null ? cacheKey('variant', hash, [encoding, options]) : null;
     const at = { target, keepBelow: size * t.minRatio, mtime: src.mtime, tempDir: ownTempDir(t.tempDir) };
     // A cached variant is written only once it decodes to the bytes just read (see cache.js).
     const proves = (/** @type {Buffer} */ bytes) => decodesToSync(bytes, encoding, src.buf);
-    const hit = key !== null && t.cache?.read ? takeVariantSync(t.cache, key, { ...at, proves }, cache) : null;
+    const hit = key !== null && store !== null && t.cache?.read
+      ? await takeVariant(store, t.cache, key, { ...at, proves }, cache)
+      : null;
     if (hit !== null) {
       out[encoding] = hit.kept;
       cache.hits++;
@@ -127,7 +131,7 @@ export function compressBufferedSync(t, how = {}) {
     } else if (how.cachedOnly) {
       missing.push(encoding);
     } else {
-      out[encoding] = encodeOne(src.buf, key, { ...at, encoding, options }, t.cache, cache);
+      out[encoding] = await encodeOne(src.buf, key, { ...at, encoding, options }, store, cache);
     }
   }
   return { hash, size, mtimeMs: src.mtimeMs, out, cache, ...(missing.length > 0 ? { missing } : {}) };

@@ -6,8 +6,9 @@ import { PrecompressorError } from '../errors.js';
 import { canStream, createEncoder, zlibOptions } from './encode.js';
 import { createHasher } from '../manifest.js';
 import { removeIfPresent, writeAtomicWith } from '../fs-atomic.js';
-import { cacheKey, storeFile, taskStats } from './cache.js';
-import { takeVariant } from './cache-take.js';
+import { cacheKey, taskStats } from './cache.js';
+import { takeVariantStreamed } from './cache-take.js';
+import { storeOf } from './variant-store.js';
 import { copyDecoding } from './decode-check.js';
 import { performance } from 'node:perf_hooks';
 import { variantPath } from '../encodings.js';
@@ -82,10 +83,12 @@ export async function hashFile(abs, streamThreshold, expect) {
  * @typedef {{ abs: string, encodings: Array<import('../encodings.js').Encoding>, mode: 'text' | 'font' | 'generic',
  *   brotliQuality: number, gzipLevel: number, zstdLevel?: number, zopfli?: boolean, minRatio: number,
  *   streamThreshold: number, sizeHint: number, tempDir?: string | null, rel?: string, cost?: number,
- *   cache?: { dir: string, read: boolean, markedSince?: number } | null, dev?: number, ino?: number,
+ *   cache?: { store: import('./variant-store.js').StoreDescriptor, read: boolean, markedSince?: number } | null,
+ *   dev?: number, ino?: number,
  *   link?: boolean }} CompressTask
  *   rel, cost: the file (relative to the root) and the estimated cost, for progress;
- *   cache: the variant cache's folder, and whether to take variants from it (not with `force`) or only add them,
+ *   cache: the variant cache's store (data: a worker makes the store from it), and whether to take variants
+ *   from it (not with `force`) or only add them,
  *   and since when an entry counts as marked used (lib/compress/cache-take.js);
  *   dev, ino, link: the file the walk found (see source.js), the only one read under that name
  */
@@ -130,7 +133,8 @@ async function streamedWithCache(t, encoding) {
   const proves = (/** @type {NodeJS.ReadableStream} */ bytes, /** @type {any} */ out) =>
     copyDecoding(bytes, out, encoding, h);
   const at = { target, keepBelow: h.size * t.minRatio, mtime: new Date(h.mtimeMs), proves };
-  const hit = t.cache.read ? await takeVariant(t.cache, key, at, cache) : null;
+  const store = storeOf(t.cache.store);
+  const hit = t.cache.read ? await takeVariantStreamed(store, t.cache, key, at, cache) : null;
   if (hit !== null) {
     Object.assign(cache, { hits: 1, cpuSavedMs: hit.encodeMs });
     return { hash: h.hash, size: h.size, mtimeMs: h.mtimeMs, out: { [encoding]: hit.kept }, cache };
@@ -140,8 +144,11 @@ async function streamedWithCache(t, encoding) {
   cache.misses = 1;
   // Only a variant of the content that was hashed (it did not change in between), and kept.
   if (r.hash === h.hash && r.out[encoding] !== null) {
-    const made = { size: /** @type {number} */ (r.out[encoding]), sha256: /** @type {string} */ (r.outSha256) };
-    await storeFile(t.cache.dir, key, target, performance.now() - started, made).then(
+    const made = {
+      size: /** @type {number} */ (r.out[encoding]), sha256: /** @type {string} */ (r.outSha256),
+      encodeMs: performance.now() - started,
+    };
+    await store.putFile(key, target, made).then(
       () => (cache.written = /** @type {number} */ (r.out[encoding])),
       (err) => (cache.error = err.message),
     );

@@ -164,7 +164,7 @@ export class Compressions {
   /** Start the files scheduled (most expensive first) and submit their tasks. */
   flush() {
     if (!this.files.ordered) {
-      this.first.plan(this.files.waiting.length);
+      this.first.plan(this.files.waiting.length, this.files.waiting.reduce((n, w) => n + w.cost, 0));
       this.pool.collectEvery = workerCollectEvery(this.files.waiting.length);
     }
     this.files.admit();

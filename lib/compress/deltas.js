@@ -1,17 +1,20 @@
 import fs from 'node:fs/promises';
 import crypto from 'node:crypto';
 import pLimit from 'p-limit';
-import { familyOf, dictionaryHashOf, deltaEncoders, encodeDelta, verifyDelta, DELTA_MAX_SIZE } from './delta.js';
-import { openStore, storeFolderFor } from './dictionary-store.js';
+import { dictionaryHashOf, deltaEncoders, encodeDelta, verifyDelta, DELTA_MAX_SIZE } from './delta.js';
+import { escapeUrlPattern, familyOf } from '../site-policy.js';
+import { openDictionaryStore } from './dictionary-store.js';
 import { withRemote } from './remote/dictionary-remote.js';
-import { contentHash, deltaPath, entryOf } from '../manifest.js';
+import { contentHash, deltaPath, entryOf, sha256 } from '../manifest.js';
 import { writeAtomic, removeIfPresent } from '../fs-atomic.js';
 import { extensionOf } from './plan.js';
 import { walk } from './walk.js';
-import { cacheKey, discard, lookupSync, readBytesSync, storeSync, taskStats } from './cache.js';
+import { cacheKey, taskStats } from './cache.js';
+import { storeOf } from './variant-store.js';
 import { performance } from 'node:perf_hooks';
 import { userFileMessage } from './ownership.js';
 import { absPath } from '../paths.js';
+import { pairByContent, sketchOf } from './similarity.js';
 
 /** @typedef {import('../encodings.js').DeltaEncoding} DeltaEncoding */
 
@@ -22,13 +25,33 @@ import { absPath } from '../paths.js';
  * remove the delta files no entry records; then record this build's versions in the store.
  *
  * @typedef {import('../options.js').Options} Options
- * @typedef {Awaited<ReturnType<typeof openStore>>} Store
+ * @typedef {import('./dictionary-store.js').DictionaryStore} Store
  * @typedef {{ hash: string, bytes: Buffer }} PreviousVersion
  * @typedef {{ encoders: DeltaEncoding[], files: number, written: number, reused: number, removed: number,
  *   bytes: number, savedBytes: number, unavailable: string | null }} DeltaSummary
  *   files: files with at least one delta; bytes: their deltas against the newest earlier version;
  *   savedBytes: what a returning visitor (holding that version) saves on them against the best variant
  */
+
+/**
+ * The family of a file for deltas: by name (familyOf()), or for a name that is only a hash
+ * (`chunks/3f2a…91.js`) the folder's files of its extension, whose versions are paired by content
+ * (`byContent`). Null for a name URLPattern cannot take (a colon).
+ * @param {string} rel
+ * @param {Options} opts
+ */
+export function deltaFamilyOf(rel, opts) {
+  const fam = familyOf(rel, opts.hashPattern);
+  if (fam !== null) return { ...fam, byContent: false };
+  const slash = rel.lastIndexOf('/');
+  const base = rel.slice(slash + 1);
+  if (base.includes(':')) return null;
+  const ext = base.includes('.') ? base.slice(base.indexOf('.')) : '';
+  const { dest } = /** @type {import('../site-policy.js').Family} */ (familyOf(rel, () => null));
+  // no named family's key starts its base name with `*`: the folder's key cannot be one of theirs
+  const key = `${rel.slice(0, slash + 1)}*${ext}`;
+  return { key, match: `*${escapeUrlPattern(ext)}`, dest, hashed: true, byContent: true };
+}
 
 /**
  * Does this entry get a dictionary family and deltas?
@@ -73,7 +96,7 @@ async function previousVersions(opts, previous, keys) {
   for (const f of walked.files) {
     if (!opts.deltaExtensions.has(extensionOf(f.rel))) continue;
     if (f.size < opts.deltaMinSize || f.size > DELTA_MAX_SIZE) continue;
-    const fam = familyOf(f.rel, opts.hashPattern);
+    const fam = deltaFamilyOf(f.rel, opts);
     if (fam === null || !keys.has(fam.key)) continue;
     const bytes = await fs.readFile(absPath(previous, f.rel));
     const list = out.get(fam.key) ?? [];
@@ -87,7 +110,7 @@ async function previousVersions(opts, previous, keys) {
  * @typedef {{ opts: Options, entries: Map<string, import('../manifest.js').FileEntry>,
  *   previous: import('../manifest.js').Manifest | null, onDisk: Map<string, number>,
  *   report: { warn(p: string, m: string): void, change(p: string, a: string): void, fail(f: object): void },
- *   cache?: { task: { dir: string, read: boolean } | null, add(s: ReturnType<typeof taskStats>): void },
+ *   cache?: { task: import('./cache-take.js').From | null, add(s: ReturnType<typeof taskStats>): void },
  *   remote?: import('./remote/remote-run.js').RemoteRun | null,
  *   userFiles?: { has(rel: string): boolean } }} DeltaInput
  *   onDisk: the delta files found by the walk (path → size); userFiles: files of the user's at our paths, never written
@@ -111,10 +134,9 @@ export async function addDeltas(input) {
       '(Node >= 22.19 / 24.6 for dcz, >= 24.15 for dcb)';
   }
   const before = dictionaryState(entries);
-  const members = assignFamilies(entries, opts);
+  const { members, byContent } = assignFamilies(entries, opts);
   // No encoder, no store: versions kept for deltas this Node can never make would only cost disk.
-  const store = encoders.length > 0
-    ? await withRemote(await openStore(storeFolderFor(opts.dictionaryStore, opts.root)), input.remote) : null;
+  const store = encoders.length > 0 ? await withRemote(await openDictionaryStore(opts), input.remote) : null;
   /** @type {DeltaRun} */
   const run = { ...input, encoders, summary, keep: new Set() };
   if (store) {
@@ -124,6 +146,12 @@ export async function addDeltas(input) {
     for (const [key, rels] of members) {
       const current = new Set(rels.map((rel) => /** @type {any} */ (entries.get(rel)).hash));
       const dicts = dictionariesOf(store, key, earlier.get(key) ?? [], current, opts.dictionaryVersions * rels.length);
+      if (byContent.has(key)) {
+        for (const [rel, paired] of await pairedByContent(opts, entries, rels, dicts)) {
+          work.push({ rel, dicts: paired, size: /** @type {any} */ (entries.get(rel)).size });
+        }
+        continue;
+      }
       for (const rel of rels) work.push({ rel, dicts, size: /** @type {any} */ (entries.get(rel)).size });
     }
     // Largest first (zlib runs them on libuv's pool of 4 threads, up to 4 files at a time),
@@ -152,6 +180,32 @@ export async function addDeltas(input) {
 }
 
 /**
+ * For the files of a folder named only by a hash: each one's earlier version found by content
+ * (lib/compress/similarity.js), as its one dictionary; none when nothing is close enough.
+ * @param {Options} opts
+ * @param {Map<string, import('../manifest.js').FileEntry>} entries
+ * @param {string[]} rels this build's files of the folder
+ * @param {{ hash: string, read: () => Promise<Buffer | null> }[]} dicts the folder's earlier versions
+ * @returns {Promise<Map<string, { hash: string, read: () => Promise<Buffer | null> }[]>>}
+ */
+async function pairedByContent(opts, entries, rels, dicts) {
+  const earlier = [];
+  for (const d of dicts) {
+    const bytes = await d.read();
+    if (bytes !== null) earlier.push({ item: d, size: bytes.length, sketch: sketchOf(bytes) });
+  }
+  const fresh = [];
+  for (const rel of rels) {
+    const entry = /** @type {import('../manifest.js').FileEntry} */ (entries.get(rel));
+    const data = earlier.length > 0 ? await readChecked(opts, rel, entry) : null;
+    if (data !== null) fresh.push({ item: rel, size: data.length, sketch: sketchOf(data) });
+  }
+  const out = new Map(rels.map((rel) => [rel, /** @type {typeof dicts} */ ([])]));
+  for (const p of pairByContent(fresh, earlier)) out.set(p.fresh, [p.earlier]);
+  return out;
+}
+
+/**
  * The delta fields of every entry, to tell whether a pass changed them.
  * @param {Map<string, import("../manifest.js").FileEntry>} entries
  */
@@ -164,25 +218,29 @@ function dictionaryState(entries) {
 
 /**
  * Give every eligible entry its `dictionary` record (and drop the old delta fields of all).
- * @returns {Map<string, string[]>} family key → this build's files in it
+ * @returns {{ members: Map<string, string[]>, byContent: Set<string> }} family key → this build's files
+ *   in it; the keys of the families paired by content
  * @param {Map<string, import("../manifest.js").FileEntry>} entries
  * @param {Options} opts
  */
 function assignFamilies(entries, opts) {
   /** @type {Map<string, string[]>} */
   const members = new Map();
+  /** @type {Set<string>} */
+  const byContent = new Set();
   for (const [rel, entry] of entries) {
-    const fam = opts.deltas && eligible(rel, entry, opts) ? familyOf(rel, opts.hashPattern) : null;
+    const fam = opts.deltas && eligible(rel, entry, opts) ? deltaFamilyOf(rel, opts) : null;
     // Nothing to drop or add: the entry stands as it is (no copy of every entry of a large site).
     if (fam === null && entry.dictionary === undefined && entry.deltas === undefined) continue;
     const next = bare(entry);
     if (fam !== null) {
       next.dictionary = { hash: dictionaryHashOf(entry.hash), match: fam.match, dest: fam.dest, hashed: fam.hashed };
       members.set(fam.key, [...(members.get(fam.key) ?? []), rel]);
+      if (fam.byContent) byContent.add(fam.key);
     }
     entries.set(rel, next);
   }
-  return members;
+  return { members, byContent };
 }
 
 /**
@@ -285,8 +343,9 @@ async function cachedDelta(run, enc, data, dict, digest) {
   if (!c) return { out: await encodeDelta(enc, data, dict, digest), cached: false };
   const stats = taskStats();
   const key = cacheKey(enc, contentHash(data), digest.toString('hex'));
+  const store = storeOf(c.store);
   const proves = (/** @type {Buffer} */ bytes) => verifyDelta(enc, bytes, dict, digest, data);
-  const taken = c.read ? await takeDelta(run, key, proves, stats) : null;
+  const taken = c.read ? await takeDelta(run, store, key, proves, stats) : null;
   if (taken !== null) {
     run.cache?.add(stats);
     return { out: taken, cached: true };
@@ -296,7 +355,7 @@ async function cachedDelta(run, enc, data, dict, digest) {
   stats.misses = 1;
   if (out !== null) {
     try {
-      stats.written = storeSync(c.dir, key, out, { size: out.length, encodeMs: performance.now() - started });
+      stats.written = await store.put(key, out, { size: out.length, encodeMs: performance.now() - started });
       await run.remote?.store(key, undefined, out);
     } catch (err) {
       stats.error = /** @type {Error} */ (err).message;
@@ -307,30 +366,35 @@ async function cachedDelta(run, enc, data, dict, digest) {
 }
 
 /**
- * A delta of `key` from the variant cache, else from the remote cache (into the local one), that
- * `proves` (it decodes against its dictionary to the file): one that does not is removed and
- * counted as rejected, a miss. Null on a miss.
- * @param {Pick<DeltaRun, 'cache' | 'remote'>} run
+ * A delta of `key` from the variant store, else from the remote cache (added to the store), that
+ * `proves` (it decodes against its dictionary to the file): one whose bytes do not match their
+ * record (damage) is evicted, a miss; one that does not prove is evicted and counted as rejected.
+ * @param {Pick<DeltaRun, 'remote'>} run
+ * @param {import('./variant-store.js').VariantStore} store
  * @param {string} key
  * @param {(bytes: Buffer) => boolean} proves
  * @param {ReturnType<typeof taskStats>} stats
  * @returns {Promise<Buffer | null>}
  */
-async function takeDelta(run, key, proves, stats) {
-  const dir = /** @type {{ dir: string }} */ (run.cache?.task ?? null)?.dir ?? '';
-  let entry = lookupSync(dir, key);
-  if (entry === null && run.remote) {
+async function takeDelta(run, store, key, proves, stats) {
+  let stored = await store.get(key);
+  if (stored === null && run.remote) {
     const got = await run.remote.entry(key);
-    if (got !== null && got.data !== null && run.remote.keep(key, got) > 0) entry = lookupSync(dir, key);
+    if (got !== null && got.data !== null) {
+      const info = { size: got.rec.size, encodeMs: got.rec.encodeMs };
+      await store.put(key, got.data, info).catch(() => 0);
+      stored = { ...info, sha256: got.rec.sha256, bytes: got.data };
+    }
   }
-  const bytes = entry !== null && entry.bytes > 0 ? readBytesSync(entry) : null;
-  if (entry === null || bytes === null) return null;
-  if (!proves(bytes)) {
-    discard(entry.file);
-    stats.rejected = 1;
+  const bytes = stored?.bytes ?? null;
+  if (stored === null || bytes === null) return null;
+  const intact = sha256(bytes, 'hex') === stored.sha256;
+  if (!intact || !proves(bytes)) {
+    await store.evict(key);
+    if (intact) stats.rejected = 1;
     return null;
   }
-  Object.assign(stats, { hits: 1, cpuSavedMs: entry.encodeMs });
+  Object.assign(stats, { hits: 1, cpuSavedMs: stored.encodeMs });
   return bytes;
 }
 

@@ -15,6 +15,30 @@ import { contentHash } from '../manifest.js';
  * Writes are atomic (objects first, then the index); objects no version lists are removed after.
  */
 
+/**
+ * What the delta steps use of a dictionary store (lib/compress/deltas.js, site-deltas.js): another
+ * store (a remote one, for CI runners that share earlier versions) implements this and is returned
+ * by openDictionaryStore().
+ * @typedef {{ hash: string, bytes: () => Promise<Buffer> }} Version
+ * @typedef {object} DictionaryStore
+ * @property {string} dir where it is, for messages
+ * @property {(key: string) => string[]} versions hashes of a family's stored versions, newest first
+ * @property {(hash: string) => Promise<Buffer | null>} read a version's bytes, null when missing or not
+ *   what its hash says
+ * @property {(versions: Version[]) => Promise<string[]>} put store versions; resolves to the hashes stored
+ * @property {(current: Map<string, Version[]>, keep: number) => Promise<number>} record make this build's
+ *   versions the newest of their families, keep `keep` builds' worth; resolves to the families changed
+ */
+
+/**
+ * The dictionary store of a pass: the folder of its output folder under `dictionaryStore`.
+ * @param {{ dictionaryStore: string, root: string }} opts
+ * @returns {Promise<DictionaryStore>}
+ */
+export function openDictionaryStore(opts) {
+  return openStore(storeFolderFor(opts.dictionaryStore, opts.root));
+}
+
 const INDEX = 'index.json';
 const STORE_SCHEMA = 1;
 

@@ -8,6 +8,9 @@ import { FolderPlan } from './folder-plan.js';
 import { tempOwnerGone } from '../fs-atomic.js';
 import { relInside, absPath } from '../paths.js';
 
+/** Bytes found by a cold run's walk before it starts the workers: about a small pass's work (SMALL_PASS_COST). */
+const WARM_AFTER_BYTES = 192 * 1024;
+
 /**
  * @typedef {{ opts: import('../options.js').Options, report: import('./report.js').Report, settings: object,
  *   tool: string, warm: () => void, afterWalk?: () => void | Promise<void>,
@@ -34,9 +37,20 @@ export async function planPass(ctx, holdOut) {
   } catch (err) {
     unreadable = err;
   }
-  if (previous === null && !opts.dryRun) ctx.warm();
+  // A cold run starts the workers once the walk has found more than a small pass's bytes, so that
+  // they load while the rest is walked; a small pass is done without them (cache-first.js).
+  let toWarm = previous === null && !opts.dryRun ? WARM_AFTER_BYTES : Infinity;
   const plan = folderPlan(ctx, holdOut, previous);
-  const walked = await walk(opts.root, { dotfiles: opts.dotfiles, onFolder: (files) => plan.folder(files) });
+  const onFolder = (/** @type {import('./walk.js').WalkEntry[]} */ files) => {
+    plan.folder(files);
+    if (toWarm === Infinity) return;
+    for (const f of files) toWarm -= f.size;
+    if (toWarm < 0) {
+      toWarm = Infinity;
+      ctx.warm();
+    }
+  };
+  const walked = await walk(opts.root, { dotfiles: opts.dotfiles, onFolder });
   await ctx.afterWalk?.();
   return finishPlan(ctx, plan, walked, unreadable);
 }

@@ -170,6 +170,11 @@ class Pool {
     return new Promise((resolve, reject) => this.enqueue({ fn, task, cost: Infinity, resolve, reject }));
   }
 
+  /** Has a worker been started? */
+  get spawned() {
+    return this.slots.some((s) => s.worker !== null);
+  }
+
   /** Start every worker now (they load their modules while the caller prepares the work). */
   warm() {
     if (this.closed) return;

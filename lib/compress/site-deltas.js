@@ -8,7 +8,7 @@ import { variantPath } from '../encodings.js';
 import { absPath } from '../paths.js';
 import { writeAtomic, removeIfPresent } from '../fs-atomic.js';
 import { encodeBuffer, zlibOptions } from './encode.js';
-import { openStore, storeFolderFor } from './dictionary-store.js';
+import { openDictionaryStore } from './dictionary-store.js';
 import { withRemote } from './remote/dictionary-remote.js';
 import { extensionOf } from './plan.js';
 import { deltaCodecOf } from './encode.js';
@@ -91,8 +91,7 @@ export async function addSiteDictionary(input) {
     summary.unavailable = `Node ${process.version} has no zstd or Brotli encoder that takes a dictionary`;
   }
   // The store keeps the dictionary across builds that empty the folder (Vite), so that it can be kept.
-  const store = encoders.length > 0
-    ? await withRemote(await openStore(storeFolderFor(opts.dictionaryStore, opts.root)), input.remote) : null;
+  const store = encoders.length > 0 ? await withRemote(await openDictionaryStore(opts), input.remote) : null;
   const choice = store ? await choose(opts, pages, encoders, await previousDictionary(input, store)) : null;
   summary.method = choice?.method ?? 'none';
   const dict = choice?.bytes ?? null;
@@ -172,7 +171,7 @@ export async function keepSiteDictionary(input, sd, dictEntry) {
  * The previous build's dictionary: the file the previous manifest names, if it is still there
  * unchanged, else the newest one in the store (the folder was emptied); null when neither.
  * @param {DeltaInput} input
- * @param {Awaited<ReturnType<typeof openStore>>} store
+ * @param {import('./dictionary-store.js').DictionaryStore} store
  */
 async function previousDictionary(input, store) {
   const sd = input.previous?.siteDictionary;

@@ -1,11 +1,11 @@
 import { parentPort } from 'node:worker_threads';
 import { loadEncoder } from './encode.js';
-import { compressBufferedSync } from './compress-buffered.js';
+import { compressBuffered } from './compress-buffered.js';
 import { claimBatch } from './pool.js';
 import { collector, paceCollections } from '../heap-pace.js';
 
 /**
- * Worker thread: compress a batch of files per message, synchronously (compress-buffered.js).
+ * Worker thread: compress a batch of files per message, one after another (compress-buffered.js).
  * Sync zlib in a worker avoids the main-thread round trip per output chunk that async zlib makes,
  * and is not capped by libuv's shared 4-thread pool.
  */
@@ -24,7 +24,7 @@ parentPort?.on('message', async ({ id, tasks, claim, collectEvery }) => {
     try {
       // The WebAssembly encoders (zopfli; zstd on Node < 22.15) load once per worker, asynchronously.
       for (const encoding of task.encodings) await loadEncoder(encoding, task);
-      results.push({ result: compressBufferedSync(task) });
+      results.push({ result: await compressBuffered(task) });
       if (gc !== null && collectEvery > 0 && ++sinceCollected >= collectEvery) {
         sinceCollected = 0;
         gc();

@@ -1,4 +1,5 @@
 import { deltaPath } from '../manifest.js';
+import { IMMUTABLE_CACHE_CONTROL } from '../site-policy.js';
 import { DELTA_NAMES } from '../encodings.js';
 
 /** @typedef {import('../encodings.js').DeltaEncoding} DeltaEncoding */
@@ -9,9 +10,6 @@ import { DELTA_NAMES } from '../encodings.js';
  * table entry in, a representation (or null) out. The delta files are checked against the
  * manifest with the other variants (lib/serve/load.js) and on open (size), never per request.
  */
-
-/** Cache-Control of hashed assets when `immutableHashed` (browsers store only fresh dictionaries). */
-const IMMUTABLE_CACHE_CONTROL = 'public, max-age=31536000, immutable';
 
 /** Vary of every response of a file that has deltas. */
 export const DELTA_VARY = 'Accept-Encoding, Available-Dictionary';
@@ -105,22 +103,7 @@ export function chooseDelta(headers, deltas) {
   return dcb ?? dcz ?? null;
 }
 
-/**
- * RFC 8941 sf-string: quoted, with `\` and `"` escaped (the patterns are ASCII).
- * @param {string} s
- */
-function sfString(s) {
-  return `"${s.replace(/[\\"]/g, (c) => `\\${c}`)}"`;
-}
-
-/**
- * The `Use-As-Dictionary` value of a file's dictionary record: `match="<URLPattern>"` (relative to
- * the file's URL, so that it holds wherever the folder is mounted) and `match-dest` when known.
- * @param {import('../manifest.js').DictionaryEntry} d
- */
-export function useAsDictionary(d) {
-  return `match=${sfString(d.match)}${d.dest ? `, match-dest=(${sfString(d.dest)})` : ''}`;
-}
+export { useAsDictionary } from '../site-policy.js';
 
 /** @type {WeakMap<object, object>} */
 const hashedOpts = new WeakMap();

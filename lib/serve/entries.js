@@ -37,9 +37,10 @@ class Missing {
  *   bodies: import('./body-cache.js').BodyCache,
  *   maskOf: (encodings: string[]) => number,
  *   disk: () => { realRoot: string | null, rules: { dotfiles: string, manifestReal: string | null } },
- *   maxEntries: number, hashes: import('./content-hashes.js').ContentHashes,
+ *   maxEntries: number, hashes: import('./content-hashes.js').ContentHashes, watched: (rel: string) => boolean,
  * }} SiteParts  what the Site lends every generation: options, body cache, negotiator, the real root and
- *   rules now, the number of entries kept built, the content hashes of files whose mtime alone moved
+ *   rules now, the number of entries kept built, the content hashes of files whose mtime alone moved, and
+ *   whether events would tell a path's changes (its folder watched, or watching off)
  */
 
 export class Entries {
@@ -110,6 +111,8 @@ export class Entries {
         if (entry !== null) entry.stale = true;
         return entry;
       }
+      // its folder not watched (refused, the inotify limit): checked again on every request, nothing held
+      if (!this.parts.watched(rel)) return entry;
       if (found?.changed) this.changed(rel);
       if (!this.retired) {
         this.keep(rel, entry ?? new Missing(rel));

@@ -12,14 +12,18 @@ import { deltaStem } from '../manifest.js';
  * A watched folder replaced by a rename (`mv dist.new dist`) keeps its watcher on the old folder,
  * so that event is checked (dev/ino): the watchers there and below are dropped and a reload
  * (onManifest) re-reads the manifest and watches the new folders, instead of staying stale for ever.
+ * A folder that exists but cannot be watched (EACCES, the inotify limit: ENOSPC) goes to onFailure
+ * on each attempt; `covers()` tells the folders watched now, the only ones whose files may be trusted
+ * between events.
  *
  * @param {{
  *   manifest: string | null,
  *   onManifest: () => void,
  *   onFile: (absPath: string) => void,
+ *   onFailure?: (dir: string, err: Error) => void,
  * }} handlers
  */
-export function createWatcher({ manifest, onManifest, onFile }) {
+export function createWatcher({ manifest, onManifest, onFile, onFailure = () => {} }) {
   /** @type {Map<string, { w: fs.FSWatcher, dev: number, ino: number }>} the folder each watcher was set on */
   const watchers = new Map();
   const manifestDir = manifest === null ? null : path.dirname(manifest);
@@ -36,11 +40,8 @@ export function createWatcher({ manifest, onManifest, onFile }) {
     try {
       st = fs.statSync(dir); // before the watch: a folder swapped in between is the one watched, and found unlike
       w = fs.watch(dir, { persistent: false }, (event, filename) => {
-        if (filename === null || filename === undefined) {
-          // the platform did not say which file: treat every file of this folder as changed
-          onFile(path.join(dir, '*'));
-          return;
-        }
+        // the platform did not say which file: treat every file of this folder as changed
+        if (filename === null || filename === undefined) return onFile(path.join(dir, '*'));
         const name = String(filename);
         if (name === path.basename(dir)) checkSelf(dir, w); // the folder itself moved (or a file of its name)
         if (dir === manifestDir && name === manifestName) onManifest();
@@ -48,11 +49,14 @@ export function createWatcher({ manifest, onManifest, onFile }) {
       });
     } catch (err) {
       // gone or not watchable: the next reload tries again, but none comes for a manifest folder gone
-      const gone = /** @type {NodeJS.ErrnoException} */ (err).code === 'ENOENT';
-      if (dir === manifestDir && gone) stopAwaiting = awaitFolder(dir, stopAwaiting, () => [watch(dir), onManifest()]);
+      const code = /** @type {NodeJS.ErrnoException} */ (err).code;
+      const back = () => [watch(dir), onManifest()];
+      if (code !== 'ENOENT' && code !== 'ENOTDIR') onFailure(dir, /** @type {Error} */ (err));
+      else if (dir === manifestDir && code === 'ENOENT') stopAwaiting = awaitFolder(dir, stopAwaiting, back);
       return;
     }
-    w.on('error', () => drop(dir, w));
+    // not watched from now on: nothing of it is trusted from memory
+    w.on('error', (/** @type {Error} */ err) => [drop(dir, w), onFile(path.join(dir, '*')), onFailure(dir, err)]);
     watchers.set(dir, { w, dev: st.dev, ino: st.ino });
   }
 
@@ -104,7 +108,8 @@ export function createWatcher({ manifest, onManifest, onFile }) {
     watchers.clear();
   }
 
-  return { update, close, size: () => watchers.size };
+  // covers: is the folder `dir` (absolute) watched now?
+  return { update, close, covers: (/** @type {string} */ dir) => watchers.has(dir), size: () => watchers.size };
 }
 
 /**

@@ -1,4 +1,4 @@
-import { isTempPath } from '../fs-atomic.js';
+import { isAlwaysInternal } from '../site-policy.js';
 import { manifestText, parseManifest, validateHead } from '../manifest.js';
 import { keyHash, hashByte, FNV_SEED } from './key-table.js';
 import { LineFolders } from './line-folders.js';
@@ -140,7 +140,7 @@ export class LineScan {
     this.hashes[i] = h;
     this.keyLen[i] = len;
     if (key === null && this.isOurs(len, p + 3)) key = this.keyAt(i);
-    if (key !== null && (key === this.manifestRel || isTempPath(key))) {
+    if (key !== null && isAlwaysInternal(key, this.manifestRel)) {
       this.keyLen[i] = EXCLUDED;
     } else {
       this.folders.add(p + 3, key, slash, dirHash);

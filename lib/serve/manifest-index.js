@@ -1,4 +1,4 @@
-import { isTempPath } from '../fs-atomic.js';
+import { isAlwaysInternal } from '../site-policy.js';
 import { entryProblem, validateSiteDictionary } from '../manifest.js';
 import { KeyTable } from './key-table.js';
 import { scanManifest, EXCLUDED } from './line-scan.js';
@@ -87,7 +87,7 @@ export class ManifestIndex {
    * @param {string} rel
    */
   lineOf(rel) {
-    if (rel === this.manifestRel || isTempPath(rel)) return -1;
+    if (isAlwaysInternal(rel, this.manifestRel)) return -1;
     return this.table.find(rel, this.lines);
   }
 

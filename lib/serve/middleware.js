@@ -1,17 +1,24 @@
 import fs from 'node:fs';
 import { normalizeServeOptions } from './options.js';
-import { parseRequestPath, folderRedirectLocation, splitUrl } from './request-path.js';
-import { resolveEntry, statRep, contentTypeOf, appendVary } from './table.js';
-import { acceptsHtml } from './negotiate.js';
-import { respond, endWith, isGone } from './respond.js';
-import { chooseDelta } from './dictionary.js';
-import { httpError, redirectReply, methodNotAllowed } from './replies.js';
+import { decide } from './core.js';
+import { httpError, statusReply } from './replies.js';
 import { Site } from './site.js';
-import { OPEN_FLAGS, realOf } from './open.js';
-import { absPath } from '../paths.js';
+import { whenSending } from './socket-turn.js';
 
-// ENXIO: a socket planted where a file was
-const GONE = new Set(['ENOENT', 'ENOTDIR', 'ELOOP', 'EISDIR', 'ENXIO']);
+/**
+ * serveStatic: the serving core (core.js) on node:http and connect-style middleware. This adapter
+ * only writes decisions: next() or next(err) for what is not ours, the head and body of a reply
+ * (a file range streamed through its checked descriptor), and nothing once the client has gone.
+ */
+
+/** Bytes per read of a streamed file: fewer trips through libuv's pool (docs/benchmarks.md, "Serving"). */
+const STREAM_CHUNK = 512 * 1024;
+
+/**
+ * @typedef {import('node:http').IncomingMessage & { originalUrl?: string }} Req
+ * @typedef {import('node:http').ServerResponse} Res
+ * @typedef {((err?: unknown) => void) | undefined} Next
+ */
 
 /**
  * A drop-in for `express.static(root, options)` that sends the manifest's precompressed variants;
@@ -25,9 +32,10 @@ const GONE = new Set(['ENOENT', 'ENOTDIR', 'ELOOP', 'EISDIR', 'ENXIO']);
 export function serveStatic(root, options = {}) {
   const s = new Site(normalizeServeOptions(root, options));
   /** @type {any} */
-  const middleware = (
-    /** @type {Call['req']} */ req, /** @type {Call['res']} */ res, /** @type {Call['next']} */ next,
-  ) => handle({ s, req, res, next, p: null });
+  const middleware = (/** @type {Req} */ req, /** @type {Res} */ res, /** @type {Next} */ next) => {
+    const x = typeof next === 'function' ? next : undefined;
+    whenSending(req, res, () => decide({ s, req, res, gone: isGone, done: write, x, p: null }));
+  };
   middleware.reload = () => s.reload();
   /** Resolves when pending reloads and first checks of paths have finished. */
   middleware.settled = () => s.settled();
@@ -41,258 +49,112 @@ export function serveStatic(root, options = {}) {
 }
 
 /**
- * One request: the middleware's state and the (req, res, next) it was called with.
- * @typedef {{
- *   s: Site,
- *   req: import('node:http').IncomingMessage & { originalUrl?: string },
- *   res: import('node:http').ServerResponse,
- *   next?: (err?: unknown) => void,
- *   p: import('./request-path.js').PathOk | null,
- * }} Call  p: the request's path, once parsed (the site dictionary's Link is relative to it)
+ * Response already closed by the client: do not start writing (and leak nothing).
+ * @param {Res} res
  */
+export function isGone(res) {
+  return res.destroyed || Boolean(res.socket?.destroyed);
+}
 
-/** @param {Call} c */
-function handle(c) {
-  const { s, req, res, next } = c;
-  const { opts } = s;
-  if (req.method !== 'GET' && req.method !== 'HEAD') {
-    if (opts.fallthrough && typeof next === 'function') return next();
-    return methodNotAllowed(res);
+/**
+ * Carry out a decision on (req, res, next). Without `next`, what is not ours gets its status, and
+ * a 412/416 its own reply; with it, as express.static: next() (fallthrough) or next(err).
+ * @param {import('./decision.js').Decision} d
+ * @param {import('./core.js').Call<Next, Req, Res>} c
+ * @returns {void}
+ */
+function write(d, c) {
+  const { req, res, x: next } = c;
+  const { fallthrough } = c.s.opts;
+  switch (d.kind) {
+    case 'reply': return writeReply(c, d);
+    case 'pass':
+      if (next) return fallthrough ? next() : next(httpError(d.status));
+      return writeReply(c, statusReply(d.status, req.method ?? 'GET'));
+    case 'method': return fallthrough && next ? next() : writeReply(c, d.reply);
+    case 'reject':
+      if (!next) return writeReply(c, d.reply);
+      for (let i = 0; i < d.head.length; i += 2) res.setHeader(d.head[i], d.head[i + 1]);
+      for (const [k, v] of Object.entries(d.headers)) res.setHeader(k, v);
+      return next(httpError(d.status, Object.keys(d.headers).length > 0 ? { headers: d.headers } : undefined));
+    case 'error':
+      if (next) return next(httpError(500, d.error));
+      if (!res.headersSent) return writeReply(c, statusReply(500, req.method ?? 'GET'));
+      res.destroy();
+      break;
+    case 'gone': break;
   }
-  const p = parseRequestPath(req.url ?? '/', s.pathOptions);
-  if (!p.ok) return pass(c, p.status);
-  // the mount point of a mounted middleware asked without its slash (`/docs` for app.use('/docs')):
-  // Express gives us `/`; like express.static, answer as for a folder without its slash
-  if (p.rel === '' && req.originalUrl !== undefined && !splitUrl(req.originalUrl).pathname.endsWith('/')) {
-    p.slash = false;
-  }
-  if (p.dotfile && opts.dotfiles !== 'allow') return pass(c, opts.dotfiles === 'deny' ? 403 : 404);
-  c.p = p;
-  serveResolved(c, p, 2 + opts.extensions.length); // the path, then each extension, then a folder's redirect
 }
 
 /**
- * Serve what `p` resolves to. On a path's first request its files are checked first
- * (lib/serve/site.js); a listed file found missing is then resolved again, as later requests
- * resolve it (`extensions`, a folder), at most `left` times (each time one path fewer to try).
- * @param {Call} c
- * @param {import('./request-path.js').PathOk} p
- * @param {number} left
+ * Write a reply's head and body; a head node refuses (a bad header from setHeaders) is a 500.
+ * @param {import('./core.js').Call<Next, Req, Res>} c
+ * @returns {void}
+ * @param {import('./decision.js').Reply} r
  */
-function serveResolved(c, p, left) {
-  const hit = resolveEntry(c.s, p, c.s.opts);
-  if (hit === null) return miss(c, p);
-  if ('redirect' in hit) return redirect(c);
-  if (!(hit.entry instanceof Promise)) return serveEntry(c, hit.entry);
-  hit.entry.then((entry) => {
-    if (entry !== null) serveEntry(c, entry);
-    else if (left > 1) serveResolved(c, p, left - 1);
-    else miss(c, p);
-  }, (err) => fail(c, err));
-}
-
-/**
- * A path the manifest does not list (or whose file is missing): unlisted files, the SPA shell, or pass.
- * @param {Call} c
- * @param {import('./request-path.js').PathOk} p
- */
-function miss(c, p) {
-  // Never passed on: a framework's static handler behind this one would send the manifest as a file.
-  if (p.rel === c.s.manifestRel) return endWith(c.req, c.res, 404);
-  if (!c.s.opts.unlisted) return spaOrPass(c);
-  serveUnlisted(c, p);
-}
-
-/**
- * A miss or a rejected path: next() (fallthrough), next(err) with the http-errors object
- * express.static passes (NotFoundError, BadRequestError, ForbiddenError), or the status itself
- * without next.
- * @param {Call} c
- * @param {number} status
- */
-function pass(c, status) {
-  const { req, res, next } = c;
-  if (typeof next === 'function') return c.s.opts.fallthrough ? next() : next(httpError(status));
-  endWith(req, res, status);
-}
-
-/**
- * A system error (EACCES, EMFILE, ...): next(err) with status 500 even with fallthrough, as
- * express.static; without next, 500 (or the connection destroyed once headers are out).
- * @param {Call} c
- * @param {Error} err
- */
-function fail(c, err) {
-  const { req, res, next } = c;
-  if (typeof next === 'function') return next(httpError(500, err));
-  if (!res.headersSent) endWith(req, res, 500);
-  else res.destroy();
-}
-
-/**
- * Open `file` (never through a final symlink, never waiting on a FIFO), fstat it, and respond
- * with `repOf(stat)` through that descriptor, so the headers describe the bytes sent. With
- * `checkReal` (files served by path: stale entries, unlisted files), the descriptor's own real
- * path must also be servable, so a folder swapped for a symlink between lookup and open sends
- * nothing; entries are checked by `repOf` against the dev/ino recorded at their check instead.
- * When the file is gone, not a regular file, not servable, or `repOf` rejects it (null), calls
- * `onMissing(err)` instead; when the client has gone away, does nothing. Every path closes the
- * descriptor.
- * @param {Call} c
- * @param {{ path: string, vary: boolean }} target
- * @param {string} file
- * @param {(st: fs.Stats) => import('./table.js').Rep | null} repOf
- * @param {(err?: Error | null) => void} onMissing
- * @param {boolean} checkReal
- * @param {((fd: number, st: fs.Stats) => void) | null} [instead] takes over a descriptor whose rep passed
- *   (and closes it)
- */
-function openAndRespond(c, target, file, repOf, onMissing, checkReal, instead = null) {
+function writeReply(c, r) {
   const { res } = c;
-  fs.open(file, OPEN_FLAGS, (err, fd) => {
-    if (err) return GONE.has(/** @type {string} */ (err.code)) ? onMissing() : fail(c, err);
-    const drop = (/** @type {Error | null} */ e) => {
-      fs.close(fd, () => {});
-      if (!isGone(res)) onMissing(e);
-    };
-    const send = (/** @type {fs.Stats} */ st) => {
-      const rep = isGone(res) ? null : repOf(st);
-      if (rep === null) return drop(null);
-      if (instead !== null) return instead(fd, st);
-      try {
-        respond(c, target, rep, fd, st);
-      } catch (e) {
-        fs.close(fd, () => {});
-        fail(c, /** @type {Error} */ (e));
-      }
-    };
-    fs.fstat(fd, (err2, st) => {
-      if (err2 || !st.isFile()) return drop(err2);
-      if (!checkReal) return send(st);
-      realOf(fd, file, st, (real) => {
-        if (real === null) return drop(null);
-        c.s.unlisted.allows(real).then((ok) => (ok ? send(st) : drop(null)), drop);
-      });
+  const { body } = r;
+  try {
+    res.writeHead(r.status, r.head);
+  } catch (e) {
+    if (body !== null && 'fd' in body) fs.close(body.fd, () => {});
+    return write({ kind: 'error', error: /** @type {Error} */ (e) }, c);
+  }
+  if (body === null || !('fd' in body)) res.end(body ?? undefined);
+  else streamFd(res, body.fd, body.start, body.end, body.end - body.start + 1, body.stat);
+}
+
+/**
+ * Stream bytes [start, end] of an open descriptor into the response. The descriptor is closed
+ * when the stream ends, fails, or the client goes away. If the file shrank under us, fewer bytes
+ * than Content-Length arrive and the connection is destroyed instead of ending a short response.
+ * When `stat` (the fstat taken before the headers) is given, the last chunk is held back until a
+ * second fstat shows the same size and mtime: a file rewritten in place while it was read
+ * (whose bytes may mix two versions) gets its connection destroyed before the body is complete,
+ * so no client ever takes a short or mixed body as complete.
+ * @param {Res} res
+ * @param {number} fd
+ * @param {number} start
+ * @param {number} end
+ * @param {number} length
+ * @param {import('node:fs').Stats} [stat]
+ */
+export function streamFd(res, fd, start, end, length, stat) {
+  // autoClose off: the descriptor must stay open for the last fstat; rs.destroy() closes it (after
+  // any read in flight) on every path.
+  const rs = fs.createReadStream('', { fd, start, end, autoClose: false, highWaterMark: STREAM_CHUNK });
+  let sent = 0;
+  let finished = false;
+  const finish = (/** @type {Buffer | null} */ last) => {
+    finished = true;
+    rs.destroy();
+    if (last) res.end(last);
+    else res.destroy();
+  };
+  res.on('close', () => {
+    if (!finished) finish(null);
+  });
+  res.on('drain', () => rs.resume());
+  rs.on('data', (chunk) => {
+    sent += chunk.length;
+    if (sent < length) {
+      if (!res.write(chunk)) rs.pause();
+      return;
+    }
+    rs.pause();
+    if (!stat) return finish(/** @type {Buffer} */ (chunk));
+    fs.fstat(fd, (err, now) => {
+      if (finished) return;
+      // Not ctime: replacing the file by rename (which cannot mix versions) changes the old inode's ctime.
+      const same = !err && now.size === stat.size && now.mtimeMs === stat.mtimeMs;
+      finish(same ? /** @type {Buffer} */ (chunk) : null);
     });
   });
-}
-
-/**
- * The file at `target.file` from disk with fstat-based headers (stale entries, unlisted files).
- * @param {Call} c
- * @param {{ file: string, path: string, type: string, vary: boolean }} target
- * @param {() => void} onMissing
- */
-function serveFromDisk(c, target, onMissing) {
-  const repOf = (/** @type {fs.Stats} */ st) => statRep(target.file, target.type, target.vary, st, c.s.opts);
-  openAndRespond(c, target, target.file, repOf, (err) => (err ? fail(c, err) : onMissing()), true);
-}
-
-/**
- * A path's entry: stale → from disk; else the negotiated representation, from memory or streamed
- * (and checked against the table on open: a mismatch turns the entry stale and starts over).
- * @param {Call} c
- * @param {import('./table.js').Entry} entry
- */
-function serveEntry(c, entry) {
-  const { s, req } = c;
-  if (entry.stale) {
-    const target = { file: entry.identity.file, path: entry.path, type: entry.type, vary: entry.vary };
-    return serveFromDisk(c, target, () => pass(c, 404));
-  }
-  // nothing acceptable (identity refused too): identity all the same, as express.static and
-  // RFC 9110 §12.5.3 allow, rather than a 406
-  const delta = entry.deltas === null ? null : chooseDelta(req.headers, entry.deltas);
-  const choice = delta?.encoding ?? s.neg.negotiate(req.headers['accept-encoding'], entry.mask) ?? 'identity';
-  const rep = delta ?? (choice === 'identity' ? entry.identity : entry.reps[choice]);
-  if (rep.body !== null) {
-    rep.used = true;
-    try {
-      return respond(c, entry, rep, null);
-    } catch (e) {
-      return fail(c, /** @type {Error} */ (e));
-    }
-  }
-  // the very file its check saw (dev/ino): not another one reached through a folder swapped for a symlink
-  const unchanged = (/** @type {fs.Stats} */ st) => st.ino === rep.ino && st.dev === rep.dev && st.size === rep.size &&
-    (rep.encoding !== 'identity' || st.mtimeMs === rep.mtimeMs);
-  // a small body not held yet is read whole through the checked descriptor and joins the body cache
-  const fill = rep.size <= s.opts.memoryFileLimit && s.bodies.fits(rep.size) && delta === null;
-  openAndRespond(c, entry, rep.file, (st) => (unchanged(st) ? rep : null), () => {
-    s.markStale(entry);
-    serveEntry(c, entry);
-  }, false, fill ? (fd, st) => fillAndRespond(c, entry, rep, fd, st) : null);
-}
-
-/**
- * Read a representation's body through its checked descriptor into the body cache, and answer
- * from it; a body that no longer matches the entry turns the entry stale and starts over.
- * @param {Call} c
- * @param {import('./table.js').Entry} entry
- * @param {import('./table.js').Rep} rep
- * @param {number} fd
- * @param {fs.Stats} st
- */
-function fillAndRespond(c, entry, rep, fd, st) {
-  const { s, res } = c;
-  s.fill(entry, rep, fd, st).finally(() => fs.close(fd, () => {})).then((body) => {
-    if (isGone(res)) return;
-    if (body === null) {
-      s.markStale(entry);
-      return serveEntry(c, entry);
-    }
-    respond(c, entry, rep.body === body ? rep : { ...rep, body }, null, st);
-  }).catch((err) => fail(c, err));
-}
-
-/** The trailing-slash redirect of a folder, from the original URL (mount prefix and query kept). @param {Call} c */
-function redirect(c) {
-  const { req, res } = c;
-  redirectReply(res, folderRedirectLocation(req.originalUrl ?? req.url ?? '/'));
-}
-
-/**
- * A miss: the SPA shell for a path whose last segment has no `.`, else pass.
- * @param {Call} c
- */
-function spaOrPass(c) {
-  const { opts } = c.s;
-  if (opts.spa !== null) {
-    c.res.setHeader('Vary', appendVary(c.res.getHeader('vary'), 'Accept')); // the answer depends on Accept
-    if (!acceptsHtml(c.req.headers.accept)) return pass(c, 404);
-    const entry = c.s.find(opts.spa);
-    if (!(entry instanceof Promise)) return spaShell(c, entry);
-    entry.then((e) => spaShell(c, e ?? undefined), (err) => fail(c, err));
-    return;
-  }
-  pass(c, 404);
-}
-
-/**
- * The SPA shell: its entry, else (with `unlisted`) the file on disk, else 404.
- * @param {Call} c
- * @param {import('./table.js').Entry | undefined} entry
- */
-function spaShell(c, entry) {
-  const { opts } = c.s;
-  if (entry) return serveEntry(c, entry);
-  if (opts.unlisted && opts.spa !== null) {
-    const file = absPath(opts.root, opts.spa);
-    return serveFromDisk(c, { file, path: file, type: contentTypeOf(opts.spa), vary: false }, () => pass(c, 404));
-  }
-  pass(c, 404);
-}
-
-/**
- * A path the table does not have, with `unlisted`: stat-based lookup on disk.
- * @param {Call} c
- * @param {import('./request-path.js').PathOk} p
- */
-function serveUnlisted(c, p) {
-  c.s.unlisted.find(p).then((f) => {
-    if (f === null) return spaOrPass(c);
-    if ('redirect' in f) return redirect(c);
-    const target = { file: f.real, path: f.logical, type: contentTypeOf(f.rel), vary: false };
-    serveFromDisk(c, target, () => spaOrPass(c));
-  }, (err) => fail(c, err));
+  rs.on('end', () => {
+    if (!finished && sent < length) finish(null);
+  });
+  rs.on('error', () => {
+    if (!finished) finish(null);
+  });
 }

@@ -4,6 +4,7 @@ import { optionError } from '../errors.js';
 import { MANIFEST_NAME, fillOptions } from '../options.js';
 import { ENCODING_NAMES, isEncoding } from '../encodings.js';
 import { MAX_MANIFEST_BYTES } from '../manifest.js';
+import { INDEX_FILES } from '../site-policy.js';
 
 /** serve-static caps max-age at one year; so do we. */
 const MAX_MAX_AGE_MS = 365 * 24 * 60 * 60 * 1000;
@@ -16,7 +17,7 @@ export const SERVE_DEFAULTS = Object.freeze({
   manifest: null, // <root>/precompressor-manifest.json; false = no manifest, stat-based serving only
   unlisted: false, // serve files that the manifest does not list (stat per request, identity only)
   encodings: ENCODING_NAMES,
-  index: Object.freeze(['index.html']),
+  index: INDEX_FILES,
   dotfiles: 'ignore',
   etag: true,
   lastModified: true,
@@ -118,7 +119,7 @@ function names(o, k, { strip, subpaths }) {
 
 /**
  * @typedef {import('../encodings.js').Encoding} Encoding
- * @typedef {(res: import('node:http').ServerResponse, path: string,
+ * @typedef {(res: import('./decision.js').ResponseHeaders, path: string,
  *   stat: { size: number, mtime: Date, mtimeMs: number }, encoding: string) => void} SetHeaders
  * @typedef {{
  *   root: string, manifest: string | null, unlisted: boolean, encodings: readonly Encoding[],

@@ -2,6 +2,7 @@ import http from 'node:http';
 import os from 'node:os';
 import { serveStatic } from './middleware.js';
 import { previewLimits } from './options.js';
+import { Connections } from './connections.js';
 
 /**
  * The URLs a server listening on `host`:`port` can be reached at (pure). A specific host gives
@@ -45,9 +46,12 @@ export async function startPreview({
     headersTimeout: limits.headersTimeout,
     requestTimeout: limits.requestTimeout,
     keepAliveTimeout: limits.keepAliveTimeout,
-  }, (req, res) => mw(req, res));
+  });
+  const connections = new Connections(server, limits.maxConnections);
+  server.on('request', (req, res) => {
+    if (connections.admit(req, res)) mw(req, res);
+  });
   server.timeout = limits.timeout; // with no 'timeout' listener, node:http destroys the socket
-  server.maxConnections = limits.maxConnections;
   try {
     await new Promise((resolve, reject) => {
       server.once('error', reject);

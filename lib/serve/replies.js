@@ -1,10 +1,10 @@
+import { STATUS_CODES } from 'node:http';
 import createError from 'http-errors';
 
 /**
  * The answers serveStatic gives without a file, shaped as express.static (serve-static + send)
- * gives them, so that swapping one for the other changes nothing a client or an error handler
- * sees: errors for `next(err)` are `http-errors` objects (NotFoundError, ForbiddenError, ... with
- * status, statusCode and expose), the folder redirect is send's small HTML page, and 405 is empty.
+ * gives them: errors for `next(err)` are `http-errors` objects, the folder redirect is send's small
+ * HTML page, 405 is empty. Pure: each is a reply decision (lib/serve/core.js) for an adapter to write.
  */
 
 /**
@@ -39,30 +39,40 @@ function htmlDocument(title, text) {
 }
 
 /**
- * 301 to `location` (already encoded and same-origin), with the page express.static sends: the
- * location as escaped text, no link or script; headers set on `res` like send, so that headers of
- * earlier middleware stay.
- * @param {import('node:http').ServerResponse} res
- * @param {string} location
+ * Plain-text status reply (404, 400, 500, ...) with no user data in the body.
+ * @param {number} status
+ * @param {string} method
+ * @param {string[]} [extra] more header name/value pairs
+ * @returns {import('./decision.js').Reply}
  */
-export function redirectReply(res, location) {
-  const doc = htmlDocument('Redirecting', `Redirecting to ${escapeHtml(location)}`);
-  res.statusCode = 301;
-  res.setHeader('Content-Type', 'text/html; charset=UTF-8');
-  res.setHeader('Content-Length', Buffer.byteLength(doc));
-  res.setHeader('Content-Security-Policy', "default-src 'none'");
-  res.setHeader('X-Content-Type-Options', 'nosniff');
-  res.setHeader('Location', location);
-  res.end(doc);
+export function statusReply(status, method, extra = []) {
+  const body = Buffer.from(`${STATUS_CODES[status] ?? 'Error'}\n`);
+  const head = [
+    ...extra, 'Content-Type', 'text/plain; charset=utf-8', 'Content-Length', String(body.length),
+    'X-Content-Type-Options', 'nosniff', 'Content-Security-Policy', "default-src 'none'",
+  ];
+  return { kind: 'reply', status, head, body: method === 'HEAD' ? null : body };
+}
+
+/**
+ * 301 to `location` (already encoded and same-origin), with the page express.static sends: the
+ * location as escaped text, no link or script (the body is sent for HEAD too, as send does).
+ * @param {string} location
+ * @returns {import('./decision.js').Reply}
+ */
+export function redirectReply(location) {
+  const doc = Buffer.from(htmlDocument('Redirecting', `Redirecting to ${escapeHtml(location)}`));
+  const head = [
+    'Content-Type', 'text/html; charset=UTF-8', 'Content-Length', String(doc.length),
+    'Content-Security-Policy', "default-src 'none'", 'X-Content-Type-Options', 'nosniff', 'Location', location,
+  ];
+  return { kind: 'reply', status: 301, head, body: doc };
 }
 
 /**
  * 405 for a method other than GET and HEAD (with `fallthrough: false`): empty, with Allow.
- * @param {import('node:http').ServerResponse} res
+ * @returns {import('./decision.js').Reply}
  */
-export function methodNotAllowed(res) {
-  res.statusCode = 405;
-  res.setHeader('Allow', 'GET, HEAD');
-  res.setHeader('Content-Length', '0');
-  res.end();
+export function methodNotAllowed() {
+  return { kind: 'reply', status: 405, head: ['Allow', 'GET, HEAD', 'Content-Length', '0'], body: null };
 }

@@ -65,7 +65,7 @@ export class SiteLink {
  * @param {{ head: string[], linked: string[][] | null }} rep
  * @param {SiteLink} link
  * @param {{ up: number, into: string }} place
- * @param {import('node:http').ServerResponse} res
+ * @param {import('./decision.js').ResponseHeaders} res
  */
 export function linkedHead(head, rep, link, place, res) {
   const before = res.getHeader('link');

@@ -1,4 +1,5 @@
 import { absPath, relInside } from '../paths.js';
+import { watchFailureText } from '../errors.js';
 import { createWatcher, pathsTouchedBy } from './file-events.js';
 
 /**
@@ -15,10 +16,20 @@ import { createWatcher, pathsTouchedBy } from './file-events.js';
  * @param {Watched} site
  */
 export function watchSite(site) {
+  /** @type {Set<string>} the failures said (by code): once each */
+  const said = new Set();
   const watcher = createWatcher({
     manifest: site.opts.manifest,
     onFile: (abs) => forgetTouched(site, abs),
     onManifest: () => void site.reload().catch(() => {}),
+    onFailure: (dir, err) => {
+      const code = /** @type {NodeJS.ErrnoException} */ (err).code ?? '';
+      const warn = site.opts.onWarning;
+      if (said.has(code) || warn === null) return;
+      said.add(code);
+      warn(`precompressor: ${watchFailureText(dir, err)}. The files of folders not watched are checked on disk ` +
+        'on every request, never sent from memory; a manifest there is reloaded only by reload()');
+    },
   });
   watcher.update(watchedDirs(site));
   return watcher;

@@ -1,6 +1,6 @@
 import { PrecompressorError } from '../errors.js';
 import { contentHash, readManifestBytes, readManifestBytesSync } from '../manifest.js';
-import { relInside } from '../paths.js';
+import { absPath, relInside } from '../paths.js';
 import { singleFlight } from '../flow.js';
 import { createNegotiator } from './negotiate.js';
 import { realRootOf, manifestToHide } from './load.js';
@@ -46,6 +46,7 @@ export class Site {
       opts, bodies: this.bodies, maskOf: this.neg.maskOf,
       disk: () => ({ realRoot: this.realRoot ??= realRootOf(opts.root), rules: this.rules }),
       maxEntries: MAX_ENTRIES, hashes: new ContentHashes(),
+      watched: (rel) => !opts.watch || (this.watcher?.covers(absPath(opts.root, folderOf(rel))) ?? false),
     };
     const { manifest, maxManifestBytes } = opts;
     const bytes = manifest === null ? null : readManifestBytesSync(manifest, { maxBytes: maxManifestBytes });
@@ -163,6 +164,9 @@ export class Site {
     this.watcher?.close();
   }
 }
+
+/** The folder of a site path ('' the root). @param {string} rel */
+const folderOf = (rel) => (rel.includes('/') ? rel.slice(0, rel.lastIndexOf('/')) : '');
 
 /** A manifest that lists nothing (none given, or none there with `unlisted`). */
 const EMPTY = Buffer.from('{\n "schema": 3,\n "files": {\n }\n}\n');

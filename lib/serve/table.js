@@ -1,9 +1,9 @@
 import path from 'node:path';
 import crypto from 'node:crypto';
-import mime from 'mime-types';
 import { variantPath } from '../encodings.js';
 import { DELTA_VARY, deltaFilesOf, optionsForHashed, useAsDictionary } from './dictionary.js';
 import { absPath } from '../paths.js';
+import { contentTypeOf, isImmutable, LOOKUP_ORDER } from '../site-policy.js';
 
 /** @typedef {import('../encodings.js').Encoding} Encoding */
 
@@ -60,13 +60,7 @@ export function appendVary(existing, add = 'Accept-Encoding') {
   return missing.length === 0 ? value : `${value}, ${missing.join(', ')}`;
 }
 
-/**
- * Content-Type of a file from its (original) name: mime-types, with charset for text.
- * @param {string} rel
- */
-export function contentTypeOf(rel) {
-  return mime.contentType(path.posix.extname(rel)) || 'application/octet-stream';
-}
+export { contentTypeOf } from '../site-policy.js';
 
 /**
  * Short tag of the compressor settings, so that variants made with other settings get other ETags.
@@ -156,7 +150,7 @@ export function statRep(file, type, vary, st, opts) {
  */
 export function buildEntry(rel, src, ctx, check) {
   const dict = ctx.opts.dictionaries && src.dictionary ? src.dictionary : null;
-  const opts = dict?.hashed ? optionsForHashed(ctx.opts) : ctx.opts;
+  const opts = dict && isImmutable(src) ? optionsForHashed(ctx.opts) : ctx.opts;
   const logical = absPath(ctx.root, rel);
   const listed = opts.encodings.filter((e) => Object.hasOwn(src.variants, e));
   const present = check ? listed.filter((e) => Object.hasOwn(check.variants, e)) : listed;
@@ -218,16 +212,10 @@ export function resolveEntry(site, p, opts) {
   const { rel, slash } = p;
   if (rel === site.manifestRel) return null;
   if (!slash) {
-    const entry = site.find(rel);
-    if (entry !== undefined) return { entry };
-    // rel '' without a slash: the mount point of a mounted middleware, a folder if it has files
-    if (site.dirs.has(rel) && (rel !== '' || site.size > 0)) return opts.redirect ? { redirect: true } : null;
-    // like send: extensions are tried only for a path without one
-    if (rel !== '' && path.posix.extname(rel) === '') {
-      for (const ext of opts.extensions) {
-        const hit = site.find(`${rel}.${ext}`);
-        if (hit !== undefined) return { entry: hit };
-      }
+    // in the site policy's order (lib/site-policy.js): the file, a folder's redirect, the extensions
+    for (const step of LOOKUP_ORDER) {
+      const found = lookupStep(site, rel, step, opts);
+      if (found !== undefined) return found;
     }
     return null;
   }
@@ -240,9 +228,38 @@ export function resolveEntry(site, p, opts) {
 }
 
 /**
+ * One step of the lookup of a path without a trailing slash: what answers, or undefined to go on
+ * (a folder without `redirect` answers null: a miss, as express.static's).
+ * @template E
+ * @param {{ find(rel: string): E | undefined, dirs: Set<string>, size: number }} site
+ * @param {string} rel
+ * @param {import('../site-policy.js').LookupStep} step
+ * @param {Readonly<import('./options.js').ServeOptions>} opts
+ * @returns {{ entry: E } | { redirect: true } | null | undefined}
+ */
+function lookupStep(site, rel, step, opts) {
+  if (step === 'file') {
+    const entry = site.find(rel);
+    return entry === undefined ? undefined : { entry };
+  }
+  if (step === 'folder') {
+    // rel '' without a slash: the mount point of a mounted middleware, a folder if it has files
+    if (!site.dirs.has(rel) || (rel === '' && site.size === 0)) return undefined;
+    return opts.redirect ? { redirect: true } : null;
+  }
+  // like send: extensions are tried only for a path without one
+  if (rel === '' || path.posix.extname(rel) !== '') return undefined;
+  for (const ext of opts.extensions) {
+    const hit = site.find(`${rel}.${ext}`);
+    if (hit !== undefined) return { entry: hit };
+  }
+  return undefined;
+}
+
+/**
  * The Vary header of a response of `entry` that carries no representation (412, 416),
  * appended to what is already set: built only on those paths, not per 200.
- * @param {import('node:http').ServerResponse} res
+ * @param {import('./decision.js').ResponseHeaders} res
  * @param {{ vary: boolean }} entry
  */
 export function varyHead(res, entry) {

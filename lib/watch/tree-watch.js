@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { EventEmitter } from 'node:events';
+import { PrecompressorError, watchFailureText } from '../errors.js';
 
 /**
  * Native file-system events for a whole tree with one `fs.watch` per folder, not per file. A
@@ -9,7 +10,9 @@ import { EventEmitter } from 'node:events';
  * its variants, above the default per-user limit, so watching failed (ENOSPC) for every process
  * of the user. Emits what lib/watch/watch.js reads from chokidar: `all` (event, absolute path)
  * with `add`, `change`, `unlink`, `unlinkDir` (and `addDir`), `ready` once the tree is listed,
- * `error`. Events are hints: each is an lstat of the name the folder reported.
+ * `error`. Events are hints: each is an lstat of the name the folder reported. A folder that exists
+ * but cannot be watched (EACCES, ENOSPC) is an `error` (ERR_PRECOMPRESSOR_WATCH), instead of `ready`
+ * when found while the tree is listed.
  */
 
 /** @typedef {{ watcher: fs.FSWatcher | null, files: Set<string>, dirs: Set<string> }} Folder names seen in a folder */
@@ -45,9 +48,12 @@ export class TreeWatcher extends EventEmitter {
       folder.watcher = fs.watch(dir, (_event, name) =>
         this.#onEvent(dir, name === null || name === undefined ? null : String(name)));
       folder.watcher.on('error', () => this.#gone(dir));
-    } catch {
-      this.#folders.delete(dir); // gone already, or not readable
-      return;
+    } catch (err) {
+      this.#folders.delete(dir);
+      const code = /** @type {NodeJS.ErrnoException} */ (err).code;
+      if (code === 'ENOENT' || code === 'ENOTDIR') return; // gone already
+      // refused (EACCES) or the system's limit (ENOSPC): its changes would be missed, silently
+      throw new PrecompressorError('ERR_PRECOMPRESSOR_WATCH', watchFailureText(dir, err), { path: dir, cause: err });
     }
     const entries = await fs.promises.readdir(dir, { withFileTypes: true }).catch(() => []);
     for (const d of entries) {

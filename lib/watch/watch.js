@@ -25,10 +25,11 @@ export { MANY_EVENTS, eventsTrusted } from './pass-choice.js';
 
 /**
  * Watch `dir`: an incremental pass first, then one pass per debounced batch of changes.
- * Throws a PrecompressorError for bad options; a missing folder rejects `ready`.
- * Events: `batch` (the pass's report plus `events`, `initial` and `held`: the files it left as
- * they were because they were still being written), `error` (a pass or the watcher failed; the
- * watcher keeps going). Per-file failures are in each batch's `failures`, not `error` events.
+ * Throws a PrecompressorError for bad options; a missing folder, or one that cannot be watched,
+ * rejects `ready`. Events: `batch` (the pass's report plus `events`, `initial` and `held`: the files
+ * it left as they were because they were still being written), `error` (a pass or the watcher
+ * failed; the watcher keeps going, but one with code ERR_PRECOMPRESSOR_WATCH means a folder made
+ * since is not watched). Per-file failures are in each batch's `failures`, not `error` events.
  * @param {string} dir
  * @param {import('../types.js').WatchOptions} [options]
  * @returns {Watcher}
@@ -83,11 +84,17 @@ export class Watcher extends EventEmitter {
     this.#fsw = fsw;
     // relInside: the site path; null for the root itself and anything outside it
     fsw.on('all', (event, abs) => this.#onEvent(event, relInside(this.root, abs)));
+    let listed = false;
     fsw.on('error', (err) => {
+      if (!listed) return; // rejects ready instead (below)
       this.#runner.distrust(WHY.watcherError);
       this.#error(/** @type {Error} */ (err));
     });
-    await new Promise((resolve) => fsw.once('ready', () => resolve(undefined)));
+    // an error before ready (a folder that cannot be watched) rejects ready: nothing would be watched
+    await new Promise((resolve, reject) => {
+      fsw.once('ready', () => resolve(listed = true));
+      fsw.once('error', reject);
+    });
     // Listen first, then pass: a change made during the first pass queues a second one.
     this.#started = true;
     const first = this.#batches.run();

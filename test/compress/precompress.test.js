@@ -318,10 +318,24 @@ test('a dry run on a compressed tree changes nothing, though a source changed an
 });
 
 test('the most expensive work runs first (one worker: the pool starts the tasks in decreasing size order)', async () => {
-  await writeTree(root, { 'small.js': textOf(2000, 1), 'large.js': textOf(120_000, 2), 'medium.js': textOf(30_000, 3) });
+  // large enough together for the pool (a smaller pass is done without workers: see below)
+  await writeTree(root, { 'small.js': textOf(2000, 1), 'large.js': textOf(240_000, 2), 'medium.js': textOf(30_000, 3) });
   const started = [];
   await pass(root, { concurrency: 1, encodings: ['br'] }, new Set(), { onJobStart: (task) => started.push(path.basename(task.abs)) });
   expect(started).toEqual(['large.js', 'medium.js', 'small.js']);
+});
+
+test('a pass smaller than the workers\' start-up is done without them, cold or warm', async () => {
+  const files = { 'a.js': textOf(20_000, 1), 'b.css': textOf(8000, 2), 'c.html': textOf(3000, 3) };
+  await writeTree(root, files);
+  const onWorker = [];
+  const r = await pass(root, {}, new Set(), { onJobStart: (task) => onWorker.push(task.rel) });
+  expect(r.report.files).toMatchObject({ compressed: 3 });
+  expect(onWorker).toEqual([]);
+  for (const [rel, text] of Object.entries(files)) {
+    expect(zlib.brotliDecompressSync(await fs.readFile(path.join(root, `${rel}.br`))).toString()).toBe(text);
+    expect(zlib.gunzipSync(await fs.readFile(path.join(root, `${rel}.gz`))).toString()).toBe(text);
+  }
 });
 
 test('a manifest path in a folder that does not exist yet: the folder is made, and the manifest is not compressed', async () => {

@@ -163,19 +163,24 @@ export function manifestOf(dir) {
  * How the bundles (JS, CSS) of a build that changed since the build before were paired with their earlier
  * version: `changed` the files with a family whose name is new while their family was in the
  * earlier build; `paired` those with a delta tried against that version; `withDelta` those
- * with a delta file kept; `unnamed` new files with no family (named only by a hash).
+ * with a delta file kept; `unnamed` new files named only by a hash, `byContent` those of them with a
+ * delta (paired with an earlier file by content).
  * @param {any} before manifest of the earlier build
  * @param {any} after manifest of the later build
  */
 export function pairing(before, after) {
   const familyOf = (rel, e) => `${rel.slice(0, rel.lastIndexOf('/') + 1)}${e.dictionary.match}`;
   const earlier = new Map();
-  for (const [rel, e] of Object.entries(before.files)) if (e.dictionary) earlier.set(familyOf(rel, e), e.dictionary.hash);
-  const out = { changed: /** @type {string[]} */ ([]), paired: /** @type {string[]} */ ([]), withDelta: /** @type {string[]} */ ([]), unnamed: /** @type {string[]} */ ([]) };
+  // a name that is only a hash (match `*.js`): paired by content, counted apart
+  const named = (e) => e.dictionary && !e.dictionary.match.startsWith('*');
+  for (const [rel, e] of Object.entries(before.files)) if (named(e)) earlier.set(familyOf(rel, e), e.dictionary.hash);
+  const out = { changed: /** @type {string[]} */ ([]), paired: /** @type {string[]} */ ([]), withDelta: /** @type {string[]} */ ([]), unnamed: /** @type {string[]} */ ([]),
+    byContent: /** @type {string[]} */ ([]) };
   for (const [rel, e] of /** @type {[string, any][]} */ (Object.entries(after.files))) {
     if (Object.hasOwn(before.files, rel) || !/\.(m?js|css)$/.test(rel)) continue;
-    if (!e.dictionary) {
+    if (!named(e)) {
       out.unnamed.push(rel);
+      if (e.deltas) out.byContent.push(rel);
       continue;
     }
     const old = earlier.get(familyOf(rel, e));
@@ -262,7 +267,8 @@ export async function expectHydratesWithBr(origin, selector, text) {
 export function expectAllPaired(label, before, after, ms) {
   const p = pairing(before, after);
   console.log(`${label}: builds ${ms.map((t) => `${Math.round(t)} ms`).join(', ')}; changed with a family ${p.changed.length}, paired ${p.paired.length}, ` +
-    `with a delta ${p.withDelta.length}; new files named only by a hash ${p.unnamed.length}`);
+    `with a delta ${p.withDelta.length}; new files named only by a hash ${p.unnamed.length}, ` +
+    `with a delta by content ${p.byContent.length}`);
   expect(p.changed.length).toBeGreaterThan(0);
   expect(p.paired).toEqual(p.changed);
   return p;

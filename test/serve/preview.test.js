@@ -82,15 +82,19 @@ test('a client that stops reading a large response is closed after the timeout (
   }
 });
 
-test('connections beyond maxConnections are closed at once; the limits are checked', async () => {
+test('a connection beyond maxConnections is closed at once when every other one is answering; the limits are checked', async () => {
   const big = Buffer.alloc(16 << 20, 'x');
   const site = await makeSite({ 'big.bin': big }, { noVariants: ['big.bin'] });
   const p = await startPreview({ root: site.dir, maxConnections: 2 });
   try {
     const port = Number(new URL(p.url).port);
-    const opened = serverSockets(p.server, 2);
+    // both requests arrived: the connections are answering them, so neither is closed for a newcomer
+    const asked = new Promise((r) => {
+      let n = 0;
+      p.server.on('request', () => ++n === 2 && r(undefined));
+    });
     const held = [stalledClient(port, '/big.bin'), stalledClient(port, '/big.bin')];
-    await opened;
+    await asked;
     const extra = stalledClient(port, '/big.bin');
     expect(await drain(extra)).toBe(0);
     for (const s of held) s.destroy();
@@ -101,4 +105,49 @@ test('connections beyond maxConnections are closed at once; the limits are check
   await expect(startPreview({ root: site.dir, timeout: 'soon' })).rejects.toThrow('Expected options.timeout to be a number of milliseconds or a duration string like "30s", got "soon" (string)');
   await expect(startPreview({ root: site.dir, maxConnections: 0 })).rejects.toThrow('Expected options.maxConnections to be a positive integer, got 0 (number)');
   await expect(startPreview({ root: site.dir, headersTimeout: '1m', requestTimeout: '10s' })).rejects.toThrow(/Expected options.headersTimeout to be at most options.requestTimeout/);
+});
+
+/** The server's sockets in the order it accepts them; `next()` resolves with the next one. */
+function acceptLog(server) {
+  const sockets = [];
+  const waiting = [];
+  server.on('connection', (s) => {
+    sockets.push(s);
+    waiting.shift()?.(s);
+  });
+  return { sockets, next: () => new Promise((r) => waiting.push(r)) };
+}
+
+test('at maxConnections a newcomer closes the connection idle longest, not one answering a request', async () => {
+  const site = await makeSite({ 'a.txt': 'hello\n', 'big.bin': Buffer.alloc(16 << 20, 'x') }, { noVariants: ['big.bin'] });
+  const p = await startPreview({ root: site.dir, maxConnections: 3 });
+  const port = Number(new URL(p.url).port);
+  const log = acceptLog(p.server);
+  const clients = [];
+  try {
+    // the oldest connection answers a download it never reads; then two idle ones, one header byte each
+    const asked = new Promise((r) => p.server.once('request', r));
+    clients.push(stalledClient(port, '/big.bin'));
+    await log.next();
+    await asked;
+    for (let i = 0; i < 2; i++) {
+      const s = net.connect(port, '127.0.0.1');
+      s.on('error', () => {});
+      s.write('G');
+      clients.push(s);
+      await log.next();
+    }
+    const [busy, idleOld, idleNew] = log.sockets;
+    const evicted = new Promise((r) => idleOld.once('close', r));
+    const r = await request(port, '/a.txt');
+    expect(r.status).toBe(200);
+    expect(r.body.toString()).toBe('hello\n');
+    await evicted;
+    expect(busy.destroyed).toBe(false);
+    expect(idleNew.destroyed).toBe(false);
+  } finally {
+    for (const s of clients) s.destroy();
+    await p.close();
+    await fs.rm(site.dir, { recursive: true, force: true });
+  }
 });

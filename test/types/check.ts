@@ -7,6 +7,9 @@ import { precompressed } from 'precompressor/sveltekit';
 import astroIntegration from 'precompressor/astro';
 import nuxtModule from 'precompressor/nuxt';
 import PrecompressorPlugin from 'precompressor/webpack';
+import { fetchHandler, type FetchHandler, type ResponseHeaders } from 'precompressor/fetch';
+import fastifyPlugin, { precompressor as namedPlugin } from 'precompressor/fastify';
+import Fastify from 'fastify';
 
 async function main(): Promise<void> {
   const adapter = precompressed({ name: 'adapter-static', adapt: async (builder: unknown) => void builder, extra: 1 }, { encodings: ['br', 'gzip'], verbose: true });
@@ -61,5 +64,17 @@ async function main(): Promise<void> {
   void m;
   void vitePlugin({ exclude: ['**/*.map'] });
   void vitePlugin({ cache: false, cacheDir: '.cache/variants', cacheMaxSize: '256MB', ssr: true });
+
+  const files: FetchHandler = fetchHandler('dist', {
+    maxAge: '1d', fallthrough: false,
+    setHeaders: (headers: ResponseHeaders, path: string) => void headers.setHeader('X-Path', path),
+  });
+  const answer: Response | undefined = await files(new Request('http://localhost/index.html'));
+  void answer?.status;
+  await files.settled();
+  files.close();
+  const app = Fastify();
+  await app.register(fastifyPlugin, { root: 'dist', prefix: '/static', immutableHashed: true });
+  await app.register(namedPlugin, { root: 'public', setHeaders: (headers) => void headers.removeHeader('Cache-Control') });
 }
 void main;

@@ -7,6 +7,10 @@ import type { serveStatic } from '../../lib/serve/middleware.js';
 import type { startPreview } from '../../lib/serve/preview.js';
 import type { watch } from '../../lib/watch/watch.js';
 import type { PrecompressorError } from '../../lib/errors.js';
+import type * as DeclaredFetch from '../../lib/fetch.js';
+import type * as DeclaredFastify from '../../lib/fastify.js';
+import type { fetchHandler } from '../../lib/serve/fetch.js';
+import type { precompressor } from '../../lib/serve/fastify.js';
 
 type Mutual<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
 type Same<Impl extends (...args: any[]) => unknown, Decl extends (...args: any[]) => unknown> =
@@ -18,4 +22,6 @@ export const drift: [
   Same<typeof startPreview, typeof Declared.startPreview>,
   Same<typeof watch, typeof Declared.watch>,
   [PrecompressorError] extends [Declared.PrecompressorError] ? true : false,
-] = [true, true, true, true, true];
+  Same<typeof fetchHandler, typeof DeclaredFetch.fetchHandler>,
+  Same<typeof precompressor, typeof DeclaredFastify.precompressor>,
+] = [true, true, true, true, true, true, true];

@@ -13,7 +13,7 @@ import { encodeActionResult } from './action-result.js';
  * The local store stays the first level: a family it knows is read from it; the remote fills in the
  * families it lacks. After a build records its versions, the missing blobs and the index are uploaded.
  *
- * @typedef {Awaited<ReturnType<typeof import('../dictionary-store.js').openStore>>} Store
+ * @typedef {import('../dictionary-store.js').DictionaryStore} Store
  */
 
 const HASH = /^sha256-[A-Za-z0-9_-]{43}$/;
@@ -69,7 +69,7 @@ export async function withRemote(store, remote) {
       if (local !== null || !HASH.test(hash)) return local;
       const bytes = await remote.http.get('cas', hexOf(hash));
       // As a local object: only bytes that hash to the SHA-256 recorded for that version.
-      return bytes !== null && contentHash(bytes) === hash ? /** @type {Buffer<ArrayBuffer>} */ (bytes) : null;
+      return bytes !== null && contentHash(bytes) === hash ? bytes : null;
     },
     async record(/** @type {Parameters<Store['record']>[0]} */ current, /** @type {number} */ keep) {
       const changed = await store.record(current, keep);

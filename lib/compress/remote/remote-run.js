@@ -4,12 +4,14 @@ import { absPath } from '../../paths.js';
 import { zlibOptions } from '../encode.js';
 import { brotliModeFor } from '../plan.js';
 import { hashFile } from '../compress-file.js';
-import { cacheKey, lookupSync, readBytesSync, storeSync } from '../cache.js';
+import { cacheKey } from '../cache.js';
+import { storeDescriptor, storeOf } from '../variant-store.js';
 import { HttpCache } from './http-cache.js';
 import { decodeActionResult, encodeActionResult } from './action-result.js';
 
 /**
- * The remote cache's part in one pass, the local cache folder staying the first level:
+ * The remote cache's part in one pass, the pass's variant store (lib/compress/variant-store.js: the
+ * local folder) staying the first level:
  * - before the compressions, each variant the local cache lacks is fetched from the remote into
  *   it (`prefetch()`), from where the pass takes it as any local entry: decoded and compared with
  *   its source before it is written, so a rewritten remote entry is a miss, never output;
@@ -47,6 +49,10 @@ export function createRemoteRun(opts) {
   return new RemoteRun(opts);
 }
 
+/** A store read for an entry's record only, or its bytes, neither marking it used (the pass marks what it takes). */
+const ONLY_RECORD = Object.freeze({ below: 0, touchOlderThan: 0 });
+const NOT_MARKED = Object.freeze({ touchOlderThan: 0 });
+
 export class RemoteRun {
   /**
    * @type {Map<string, string | null | undefined>} keys to upload after the pass → what the remote holds: the
@@ -58,7 +64,7 @@ export class RemoteRun {
   /** @param {import('../../options.js').Options} opts */
   constructor(opts) {
     this.opts = opts;
-    this.dir = opts.cacheDir;
+    this.local = storeOf(storeDescriptor(opts));
     this.http = new HttpCache(/** @type {string} */ (opts.cacheUrl), {
       headers: opts.cacheHeaders, readOnly: opts.cacheUrlReadOnly,
     });
@@ -81,14 +87,14 @@ export class RemoteRun {
       if (h === null) return; // the pass meets and reports it
       await Promise.all(encodingsOf(f.rel).map(async (enc) => {
         const key = variantKey(h.hash, h.size, f.rel, enc, this.opts);
-        if (!this.opts.force && lookupSync(this.dir, key) !== null) return;
+        if (!this.opts.force && (await this.local.get(key, ONLY_RECORD)) !== null) return;
         const got = this.opts.force ? null : await this.entry(key);
         if (got === null) {
           this.wanted.set(key, undefined);
           return;
         }
         this.wanted.set(key, got.rec.sha256);
-        written += this.keep(key, got);
+        written += await this.keep(key, got);
       }));
     })));
     return written;
@@ -124,11 +130,8 @@ export class RemoteRun {
    * @param {{ rec: RemoteRecord, data: Buffer | null }} got
    */
   keep(key, got) {
-    try {
-      return storeSync(this.dir, key, got.data, { size: got.rec.size, encodeMs: got.rec.encodeMs });
-    } catch {
-      return 0; // the pass then encodes it (and says why the cache could not be written)
-    }
+    // When it cannot be stored, the pass encodes it (and says why the cache could not be written).
+    return this.local.put(key, got.data, { size: got.rec.size, encodeMs: got.rec.encodeMs }).catch(() => 0);
   }
 
   /**
@@ -139,13 +142,12 @@ export class RemoteRun {
    */
   async store(key, remoteSha = undefined, bytes = null) {
     if (this.http.readOnly || this.http.down !== null) return;
-    const local = lookupSync(this.dir, key);
+    const local = await this.local.get(key, bytes === null ? NOT_MARKED : ONLY_RECORD);
     if (local === null || (remoteSha !== undefined && local.sha256 === remoteSha)) return;
-    const rec = { key, size: local.size, bytes: local.bytes, encodeMs: local.encodeMs, sha256: local.sha256 };
-    if (local.bytes > 0) {
-      const data = bytes ?? readBytesSync(local);
-      if (data === null || !(await this.http.put('cas', /** @type {string} */ (local.sha256), data))) return;
-    }
+    const data = local.sha256 === null ? null : bytes ?? local.bytes;
+    if (local.sha256 !== null && (data === null || sha256(data, 'hex') !== local.sha256)) return;
+    const rec = { key, size: local.size, bytes: data?.length ?? 0, encodeMs: local.encodeMs, sha256: local.sha256 };
+    if (data !== null && !(await this.http.put('cas', /** @type {string} */ (local.sha256), data))) return;
     if (await this.http.put('ac', key, encodeActionResult(rec))) this.stats.uploaded++;
   }
 
