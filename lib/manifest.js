@@ -30,6 +30,7 @@ const READABLE_SCHEMAS = [1, 2, 3];
  *   type?: string,
  *   variants: Partial<Record<import('./encodings.js').Encoding, VariantEntry>>,
  *   skipped?: 'excluded' | 'compressed-format' | 'not-smaller' | 'empty',
+ *   hashed?: true,
  *   dictionary?: DictionaryEntry,
  *   deltas?: Record<string, DeltaEntry>,
  * }} FileEntry
@@ -186,6 +187,7 @@ export function entryProblem(rel, e, schema) {
       return `entry ${JSON.stringify(rel)} variant ${enc} has no valid size`;
     }
   }
+  if (e.hashed !== undefined && e.hashed !== true) return `entry ${JSON.stringify(rel)} has an invalid hashed`;
   if (e.dictionary === undefined && e.deltas === undefined) return null;
   const why = dictionaryProblem(e, schema);
   return why === null ? null : `entry ${JSON.stringify(rel)} ${why}`;
@@ -246,6 +248,18 @@ export function deltaPath(rel, dictHash, encoding) {
 export function siteDictionaryPath(hash) {
   const hex = Buffer.from(hash.replace(/^sha256-/, ''), 'base64url').toString('hex');
   return `precompressor-dictionary.${hex.slice(0, 16)}.dict`;
+}
+
+/**
+ * The manifest's site dictionary record when its path is the one a run writes for its hash
+ * (siteDictionaryPath()), else undefined: only such a file is a run's previous dictionary, to keep or
+ * to remove (a record naming a page would have the page removed).
+ * @param {Pick<Manifest, 'siteDictionary'> | null | undefined} m
+ * @returns {SiteDictionaryEntry | undefined}
+ */
+export function ownSiteDictionary(m) {
+  const sd = m?.siteDictionary;
+  return typeof sd?.hash === 'string' && sd.path === siteDictionaryPath(sd.hash) ? sd : undefined;
 }
 
 const DELTA_NAME = new RegExp(`^(.+)\\.[0-9a-f]{16}\\.(?:${DELTA_NAMES.join('|')})$`);

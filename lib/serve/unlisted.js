@@ -3,6 +3,10 @@ import path from 'node:path';
 import { manifestToHide } from './load.js';
 import { servableReal } from './open.js';
 import { absPath } from '../paths.js';
+import { LOOKUP_ORDER } from '../site-policy.js';
+
+/** The stat errors send answers 404 with (others are a 500). */
+const SEND_404 = new Set(['ENOENT', 'ENAMETOOLONG', 'ENOTDIR']);
 
 /**
  * Stat-based lookup of files that the manifest does not list (only with `unlisted`): a request
@@ -81,11 +85,9 @@ export function createUnlistedLookup(opts, initialRealRoot) {
     realRoot ??= await fs.promises.realpath(opts.root).catch(() => null);
     if (realRoot === null) return null;
     const hit = await tryFile(p.rel);
-    if (hit && !hit.dir) return p.slash ? null : hit;
-    if (hit && !p.slash) return opts.redirect ? { redirect: true } : null;
-    if (hit) return firstFile(opts.index.map((name) => (p.rel === '' ? name : `${p.rel}/${name}`)));
-    if (p.slash || p.rel === '' || path.posix.extname(p.rel) !== '') return null;
-    return firstFile(opts.extensions.map((ext) => `${p.rel}.${ext}`));
+    const under = (/** @type {string} */ name) => (p.rel === '' ? name : `${p.rel}/${name}`);
+    if (p.slash) return hit?.dir ? firstFile(opts.index.map(under)) : null;
+    return inOrder(hit, p.rel, opts, () => firstFile(opts.extensions.map((ext) => `${p.rel}.${ext}`)));
   }
 
   /** Resolve the manifest's real path again (it may have been created, deleted or re-linked). */
@@ -93,5 +95,48 @@ export function createUnlistedLookup(opts, initialRealRoot) {
     manifestReal = await realManifest();
   }
 
-  return { find, refresh, allows };
+  return { find, refresh, allows, missCause: (/** @type {{ rel: string, slash: boolean }} */ p) => missCause(opts, p) };
+}
+
+/**
+ * The error send's stat gives for a miss at `p` (for a folder URL, at its last index file), when
+ * it is one send answers 404 with (ENOENT, ENAMETOOLONG, ENOTDIR); else undefined.
+ * @param {Readonly<import('./options.js').ServeOptions>} opts
+ * @param {{ rel: string, slash: boolean }} p
+ * @returns {Promise<Error | undefined>}
+ */
+async function missCause(opts, p) {
+  const at = p.rel === '' ? opts.root : absPath(opts.root, p.rel);
+  /** @param {string} file */
+  const statError = (file) => fs.promises.stat(file).then((st) => st, (err) => err);
+  let target = p.slash ? `${at}${path.sep}` : at;
+  if (p.slash && opts.index.length > 0) {
+    const st = await statError(target);
+    if (!(st instanceof fs.Stats)) return SEND_404.has(st.code) ? st : undefined;
+    target = path.join(target, opts.index[opts.index.length - 1]);
+  }
+  const st = await statError(target);
+  return st instanceof fs.Stats || !SEND_404.has(st.code) ? undefined : st;
+}
+
+/**
+ * What answers a path without a trailing slash, in the site policy's order (lib/site-policy.js), as
+ * the listed paths are looked up: the file, a folder's redirect, the extensions.
+ * @template F
+ * @param {(F & { dir: boolean }) | null} hit what is at the path on disk
+ * @param {string} rel
+ * @param {Readonly<import('./options.js').ServeOptions>} opts
+ * @param {() => Promise<F | null>} withExtension
+ * @returns {Promise<F | { redirect: true } | null>}
+ */
+async function inOrder(hit, rel, opts, withExtension) {
+  for (const step of LOOKUP_ORDER) {
+    if (step === 'file' && hit && !hit.dir) return hit;
+    if (step === 'folder' && hit?.dir) return opts.redirect ? { redirect: true } : null;
+    if (step === 'extensions' && rel !== '' && path.posix.extname(rel) === '') {
+      const found = await withExtension();
+      if (found) return found;
+    }
+  }
+  return null;
 }
