@@ -17,10 +17,10 @@ export default [
     },
   },
   {
-    // ARCHITECTURE.md: a function a reader can hold at once (closures that act as classes become classes).
+    // A function a reader can hold at once, every line counted (#26); classes: test/structure.test.js.
     files: ['lib/**/*.js', 'plugins/**/*.js', 'bin/**/*.js'],
     rules: {
-      'max-lines-per-function': ['error', { max: 60, skipBlankLines: true, skipComments: true }],
+      'max-lines-per-function': ['error', { max: 80, skipBlankLines: false, skipComments: false }],
       // strings and templates count too: a long message is cut into pieces like any long line
       'max-len': ['error', { code: 120, ignoreUrls: true }],
     },

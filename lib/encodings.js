@@ -66,6 +66,14 @@ export function encodingSpec(name) {
 }
 
 /**
+ * The Content-Encoding token of `name` (the name itself for every encoding so far; `identity` is its own).
+ * @param {string} name
+ */
+export function tokenOf(name) {
+  return BY_NAME.get(name)?.token ?? name;
+}
+
+/**
  * @param {unknown} name
  * @returns {name is Encoding}
  */

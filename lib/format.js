@@ -110,7 +110,8 @@ export function formatProgress(p, width = 24) {
  *     notSmaller: number, excluded: number, empty: number, failed: number },
  *   bytes: Record<string, number> & { original: number, compressible: number },
  *   changes: { path: string, action: string }[],
- *   deltas?: { files: number, written: number, bytes: number, savedBytes: number, unavailable: string | null },
+ *   deltas?: { files: number, written: number, bytes: number, savedBytes: number, unhashed?: number,
+ *     byContent?: number, unavailable: string | null },
  *   siteDictionary?: SiteDictionaryReport,
  *   cache?: { enabled: boolean, dir: string, hits: number, misses: number, cpuSavedMs: number,
  *     remote?: { url: string, hits: number, misses: number, uploaded: number, down: string | null } },
@@ -121,15 +122,24 @@ export function formatProgress(p, width = 24) {
 
 /**
  * The deploy-delta line of a summary, or '' when there is nothing to say.
- * @param {{ files: number, written: number, bytes: number, savedBytes: number,
- *   unavailable: string | null } | undefined} d
+ * @param {{ files: number, written: number, bytes: number, savedBytes: number, unhashed?: number,
+ *   byContent?: number, unavailable: string | null } | undefined} d
  */
 export function deltaLine(d) {
   if (!d) return '';
   if (d.unavailable) return `deltas: none (${d.unavailable})`;
-  if (d.files === 0) return '';
-  return `deltas: ${d.files} files (${d.written} written); a returning visitor downloads ${formatBytes(d.bytes)} ` +
-    `instead of ${formatBytes(d.bytes + d.savedBytes)} for them`;
+  const unhashed = d.unhashed ?? 0;
+  const byContent = d.byContent ?? 0;
+  if (d.files === 0 && unhashed === 0 && byContent === 0) return '';
+  const parts = [`deltas: ${d.files} servable ${d.files === 1 ? 'file' : 'files'} (${d.written} written)`];
+  if (d.files > 0) {
+    const without = formatBytes(d.bytes + d.savedBytes);
+    parts.push(`a returning visitor downloads ${formatBytes(d.bytes)} instead of ${without} for them`);
+  }
+  // made, but a browser keeps or offers these dictionaries only in some cases: not counted as servable
+  if (unhashed > 0) parts.push(`${unhashed} more for unhashed names (used only where served with a max-age)`);
+  if (byContent > 0) parts.push(`${byContent} more paired by content (used when the browser offers that version)`);
+  return parts.join('; ');
 }
 
 /**

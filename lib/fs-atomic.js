@@ -4,6 +4,7 @@ import path from 'node:path';
 import crypto from 'node:crypto';
 import { threadId } from 'node:worker_threads';
 import { PrecompressorError } from './errors.js';
+import { assertRealDir, inHeldFolder, inHeldFolderSync } from './held-folder.js';
 
 /**
  * Flags to open a path for reading that neither follow a symlink at its last component nor block
@@ -13,27 +14,67 @@ const C = fsSync.constants;
 export const READ_NOFOLLOW = C.O_RDONLY | (C.O_NOFOLLOW ?? 0) | (C.O_NONBLOCK ?? 0);
 
 /**
+ * Is `dir` a folder itself, not a symlink to one (false also when missing)? Checked right before a
+ * path operation in a store that others may write (the variant cache's shards, the dictionary
+ * store's folders): a folder swapped for a symlink would take a write or a removal outside it.
+ * @param {string} dir
+ */
+export function isRealFolder(dir) {
+  return fsSync.lstatSync(dir, { throwIfNoEntry: false })?.isDirectory() ?? false;
+}
+
+/** The error of a write refused by isRealFolder(). @param {string} dir */
+export function notRealFolder(dir) {
+  return new Error(`${dir} is not a folder (a symlink?): not written`);
+}
+
+/**
+ * The whole content of `file` if it is a regular file of at most `maxBytes`, else null (missing, a
+ * symlink, a FIFO or device, too big, unreadable): opened with READ_NOFOLLOW, so neither a symlink
+ * nor a FIFO planted in a store others may write can redirect or block the build, and read through
+ * that descriptor.
+ * @param {string} file
+ * @param {number} maxBytes
+ * @returns {Promise<Buffer | null>}
+ */
+export async function readRegularFile(file, maxBytes) {
+  let fh;
+  try {
+    fh = await fs.open(file, READ_NOFOLLOW);
+    const st = await fh.stat();
+    if (!st.isFile() || st.size > maxBytes) return null;
+    const buf = Buffer.allocUnsafe(st.size);
+    let got = 0;
+    for (let r = -1; got < st.size && r !== 0; got += r) r = (await fh.read(buf, got, st.size - got, got)).bytesRead;
+    return got === st.size ? buf : null;
+  } catch {
+    return null;
+  } finally {
+    await fh?.close().catch(() => {});
+  }
+}
+
+/**
  * Throw (ERR_PRECOMPRESSOR_FILE) unless the folder of `target` is where its path says: no
- * component of it is a symlink now, so its real path is itself. Called right before a rename or a
- * remove in the compressed folder, whose paths are built from its real path: a folder swapped for
- * a symlink meanwhile would take the write or the remove outside the folder. (The instant between
- * this check and the rename or remove remains: Node has no renameat()/unlinkat() on a folder's
- * descriptor.)
+ * component of it is a symlink now, so its real path is itself (a source's folder, before it is read).
+ * Writes and removals in the compressed folder go further: through the folder held open
+ * (`checkParent`, removeIfPresent(): lib/held-folder.js).
  * @param {string} target
  */
 export function assertRealParent(target) {
-  const dir = path.dirname(target);
-  let real;
-  try {
-    real = fsSync.realpathSync.native(dir);
-  } catch (err) {
-    if (/** @type {any} */ (err).code === 'ENOENT') return; // nothing there to write through or remove
-    throw err;
-  }
-  if (real !== dir) {
-    throw new PrecompressorError('ERR_PRECOMPRESSOR_FILE', `${dir} now resolves to ${real} ` +
-      '(a folder on its path was replaced by a symlink): nothing written or removed there', { path: target });
-  }
+  assertRealDir(path.dirname(target));
+}
+
+/**
+ * `target`'s name in its folder held open (inHeldFolder()) when `check`, else `target` as it is.
+ * @template T
+ * @param {string} target
+ * @param {boolean | undefined} check
+ * @param {(at: string) => Promise<T>} fn
+ */
+function atTarget(target, check, fn) {
+  if (!check) return fn(target);
+  return inHeldFolder(path.dirname(target), (dir) => fn(path.join(dir, path.basename(target))));
 }
 
 /** Suffix of every temporary file we create; the walker ignores and sweeps these. */
@@ -72,9 +113,20 @@ export function tempPathFor(target) {
  * truncated one under the final name.
  * @param {string} target
  * @param {Uint8Array | string | Iterable<string>} data a string or bytes, or pieces of text written one after another
- * @param {{ mtime?: Date, checkParent?: boolean }} [opts] checkParent: assertRealParent() before the rename
+ * @param {{ mtime?: Date, checkParent?: boolean }} [opts] checkParent: the temp file made and renamed
+ *   in the target's folder held open (lib/held-folder.js)
  */
-export async function writeAtomic(target, data, opts = {}) {
+export function writeAtomic(target, data, opts = {}) {
+  return atTarget(target, opts.checkParent, (at) => writeAtomicAt(at, data, opts));
+}
+
+/**
+ * writeAtomic() at `target` as given.
+ * @param {string} target
+ * @param {Uint8Array | string | Iterable<string>} data
+ * @param {{ mtime?: Date }} opts
+ */
+async function writeAtomicAt(target, data, opts) {
   const tmp = tempPathFor(target);
   let fh;
   try {
@@ -84,7 +136,6 @@ export async function writeAtomic(target, data, opts = {}) {
     if (opts.mtime) await fh.utimes(opts.mtime, opts.mtime);
     await fh.close();
     fh = undefined;
-    if (opts.checkParent) assertRealParent(target);
     await fs.rename(tmp, target);
   } catch (err) {
     if (fh) await fh.close().catch(() => {});
@@ -102,10 +153,20 @@ export async function writeAtomic(target, data, opts = {}) {
  * which the next run and serveStatic both check, so neither trusts it.
  * @param {string} target
  * @param {(fh: import('node:fs/promises').FileHandle) => Promise<boolean>} produce
- * @param {{ mtime?: Date, checkParent?: boolean }} [opts] checkParent: assertRealParent() before the rename
+ * @param {{ mtime?: Date, checkParent?: boolean }} [opts] checkParent: as writeAtomic()'s
  * @returns {Promise<boolean>} whether the target was written
  */
-export async function writeAtomicWith(target, produce, opts = {}) {
+export function writeAtomicWith(target, produce, opts = {}) {
+  return atTarget(target, opts.checkParent, (at) => writeAtomicWithAt(at, produce, opts));
+}
+
+/**
+ * writeAtomicWith() at `target` as given.
+ * @param {string} target
+ * @param {(fh: import('node:fs/promises').FileHandle) => Promise<boolean>} produce
+ * @param {{ mtime?: Date }} opts
+ */
+async function writeAtomicWithAt(target, produce, opts) {
   const tmp = tempPathFor(target);
   let fh;
   try {
@@ -118,7 +179,6 @@ export async function writeAtomicWith(target, produce, opts = {}) {
       await fs.rm(tmp, { force: true });
       return false;
     }
-    if (opts.checkParent) assertRealParent(target);
     await fs.rename(tmp, target);
     return true;
   } catch (err) {
@@ -128,23 +188,28 @@ export async function writeAtomicWith(target, produce, opts = {}) {
   }
 }
 
+/** @param {unknown} err */
+const ignoreMissing = (err) => {
+  if (/** @type {any} */ (err).code !== 'ENOENT') throw err;
+};
+
 /**
- * Remove a file of the compressed folder if it exists, unless a folder on its path is a symlink now
- * (assertRealParent()) or, with `expect`, it is not the file (device and inode) that was found there.
+ * Remove a file of the compressed folder if it exists, in its folder held open (lib/held-folder.js:
+ * not through a folder swapped for a symlink), unless, with `expect`, it is not the file (device and
+ * inode) that was found there.
  * @param {string} file
  * @param {{ dev?: number, ino?: number }} [expect]
  */
 export async function removeIfPresent(file, expect) {
-  assertRealParent(file);
-  const st = expect?.ino === undefined ? null : fsSync.lstatSync(file, { throwIfNoEntry: false });
-  if (st && (st.ino !== expect?.ino || st.dev !== expect?.dev)) {
-    throw new PrecompressorError('ERR_PRECOMPRESSOR_FILE', `${file} is not the file found there ` +
-      '(replaced, or a folder on its path replaced by a symlink): not removed', { path: file });
-  }
-  // unlink() at once (rm() would lstat first): the instant after the check is as short as it can be.
-  await fs.unlink(file).catch((err) => {
-    if (err.code !== 'ENOENT') throw err;
-  });
+  await atTarget(file, true, async (at) => {
+    const st = expect?.ino === undefined ? null : fsSync.lstatSync(at, { throwIfNoEntry: false });
+    if (st && (st.ino !== expect?.ino || st.dev !== expect?.dev)) {
+      throw new PrecompressorError('ERR_PRECOMPRESSOR_FILE', `${file} is not the file found there ` +
+        '(replaced, or a folder on its path replaced by a symlink): not removed', { path: file });
+    }
+    // unlink() at once (rm() would lstat first): the instant after the check is as short as it can be.
+    await fs.unlink(at);
+  }).catch(ignoreMissing);
 }
 
 /**
@@ -152,11 +217,10 @@ export async function removeIfPresent(file, expect) {
  * @param {string} file
  */
 export function removeIfPresentSync(file) {
-  assertRealParent(file);
   try {
-    fsSync.unlinkSync(file);
+    inHeldFolderSync(path.dirname(file), (dir) => fsSync.unlinkSync(path.join(dir, path.basename(file))));
   } catch (err) {
-    if (/** @type {any} */ (err).code !== 'ENOENT') throw err;
+    ignoreMissing(err);
   }
 }
 
@@ -199,8 +263,7 @@ export function tempOwnerGone(name) {
  */
 export async function removeTemp(p) {
   if (!p.endsWith(TEMP_SUFFIX)) throw new Error(`Refusing to remove ${p}: not a temp file of ours`);
-  assertRealParent(p);
-  await fs.rm(p, { force: true, recursive: true });
+  await atTarget(p, true, (at) => fs.rm(at, { force: true, recursive: true })).catch(ignoreMissing);
 }
 
 let tempCounter = 0;
@@ -213,9 +276,22 @@ let tempCounter = 0;
  * @param {string} target
  * @param {Uint8Array} data
  * @param {{ mtime?: Date, tempDir?: string | null, checkParent?: boolean }} [opts]
- *   checkParent: assertRealParent() before the rename
+ *   checkParent: renamed into the target's folder held open (lib/held-folder.js)
  */
 export function writeAtomicSync(target, data, opts = {}) {
+  if (!opts.checkParent) return writeAtomicSyncAt(target, data, opts);
+  const dir = path.dirname(target);
+  return inHeldFolderSync(dir, (at) => writeAtomicSyncAt(path.join(at, path.basename(target)), data, opts));
+}
+
+/**
+ * writeAtomicSync() at `target` as given.
+ * @param {string} target
+ * @param {Uint8Array} data
+ * @param {{ mtime?: Date, tempDir?: string | null }} opts
+ * @returns {void}
+ */
+function writeAtomicSyncAt(target, data, opts) {
   // In a private temp folder a counter is a unique name (and cheaper than random bytes per file).
   const tmp = opts.tempDir ? path.join(opts.tempDir, `${threadId}-${tempCounter++}`) : tempPathFor(target);
   let fd;
@@ -226,13 +302,12 @@ export function writeAtomicSync(target, data, opts = {}) {
     if (opts.mtime) fsSync.futimesSync(fd, opts.mtime, opts.mtime);
     fsSync.closeSync(fd);
     fd = undefined;
-    if (opts.checkParent) assertRealParent(target);
     fsSync.renameSync(tmp, target);
   } catch (err) {
     if (fd !== undefined) fsSync.closeSync(fd);
     fsSync.rmSync(tmp, { force: true });
     if (opts.tempDir && /** @type {any} */ (err).code === 'EXDEV') {
-      return writeAtomicSync(target, data, { mtime: opts.mtime, checkParent: opts.checkParent });
+      return writeAtomicSyncAt(target, data, { mtime: opts.mtime });
     }
     throw err;
   }

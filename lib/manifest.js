@@ -30,9 +30,11 @@ const READABLE_SCHEMAS = [1, 2, 3];
  *   type?: string,
  *   variants: Partial<Record<import('./encodings.js').Encoding, VariantEntry>>,
  *   skipped?: 'excluded' | 'compressed-format' | 'not-smaller' | 'empty',
+ *   hashed?: true,
  *   dictionary?: DictionaryEntry,
  *   deltas?: Record<string, DeltaEntry>,
- * }} FileEntry
+ * }} FileEntry  serveStatic keeps only these fields of an entry (lib/serve/manifest-compact.js ENTRY, PLAIN_LINE):
+ *   a field added here is added there
  * @typedef {{
  *   schema: number,
  *   tool: string,
@@ -92,6 +94,15 @@ export function pathProblem(rel) {
  */
 function bad(file, why) {
   return new PrecompressorError('ERR_PRECOMPRESSOR_MANIFEST', `Invalid manifest ${file}: ${why}`, { path: file });
+}
+
+/**
+ * The error of a manifest that is not valid, with the one message template.
+ * @param {string} file
+ * @param {string} why
+ */
+export function invalidManifest(file, why) {
+  return bad(file, why);
 }
 
 /**
@@ -186,6 +197,7 @@ export function entryProblem(rel, e, schema) {
       return `entry ${JSON.stringify(rel)} variant ${enc} has no valid size`;
     }
   }
+  if (e.hashed !== undefined && e.hashed !== true) return `entry ${JSON.stringify(rel)} has an invalid hashed`;
   if (e.dictionary === undefined && e.deltas === undefined) return null;
   const why = dictionaryProblem(e, schema);
   return why === null ? null : `entry ${JSON.stringify(rel)} ${why}`;
@@ -246,6 +258,18 @@ export function deltaPath(rel, dictHash, encoding) {
 export function siteDictionaryPath(hash) {
   const hex = Buffer.from(hash.replace(/^sha256-/, ''), 'base64url').toString('hex');
   return `precompressor-dictionary.${hex.slice(0, 16)}.dict`;
+}
+
+/**
+ * The manifest's site dictionary record when its path is the one a run writes for its hash
+ * (siteDictionaryPath()), else undefined: only such a file is a run's previous dictionary, to keep or
+ * to remove (a record naming a page would have the page removed).
+ * @param {Pick<Manifest, 'siteDictionary'> | null | undefined} m
+ * @returns {SiteDictionaryEntry | undefined}
+ */
+export function ownSiteDictionary(m) {
+  const sd = m?.siteDictionary;
+  return typeof sd?.hash === 'string' && sd.path === siteDictionaryPath(sd.hash) ? sd : undefined;
 }
 
 const DELTA_NAME = new RegExp(`^(.+)\\.[0-9a-f]{16}\\.(?:${DELTA_NAMES.join('|')})$`);
@@ -535,6 +559,52 @@ export function readManifestBytes(file, { maxBytes = MAX_MANIFEST_BYTES } = {}) 
  */
 export function readManifestBytesSync(file, { maxBytes = MAX_MANIFEST_BYTES } = {}) {
   return runSync(readDoc(file, maxBytes, (fd, size) => readBytes(fd, size, file, maxBytes)));
+}
+
+/**
+ * @template T
+ * @typedef {(size: number) => { push(piece: Buffer): void, end(): T }} Sink
+ *   what takes a manifest a piece at a time (given the file's size first); `end()` gives the result
+ */
+
+/**
+ * Read a manifest a piece at a time into a sink (serveStatic keeps only what it needs of them,
+ * lib/serve/manifest-compact.js), refused as readManifest() refuses a file; null when it does not
+ * exist. The pieces share one buffer: the sink copies what it keeps.
+ * @template T
+ * @param {string} file
+ * @param {{ maxBytes?: number, sink: Sink<T> }} options
+ * @returns {Promise<T | null>}
+ */
+export function readManifestPieces(file, { maxBytes = MAX_MANIFEST_BYTES, sink }) {
+  return runAsync(readDoc(file, maxBytes, (fd, size) => readPieces(fd, size, file, maxBytes, sink)));
+}
+
+/**
+ * Synchronous twin of readManifestPieces(), for serveStatic's construction.
+ * @template T
+ * @param {string} file
+ * @param {{ maxBytes?: number, sink: Sink<T> }} options
+ * @returns {T | null}
+ */
+export function readManifestPiecesSync(file, { maxBytes = MAX_MANIFEST_BYTES, sink }) {
+  return runSync(readDoc(file, maxBytes, (fd, size) => readPieces(fd, size, file, maxBytes, sink)));
+}
+
+/**
+ * @template T
+ * @param {unknown} fd
+ * @param {number} size
+ * @param {string} file
+ * @param {number} maxBytes
+ * @param {Sink<T>} sinkOf
+ * @returns {Generator<[string, ...any[]], T, any>}
+ */
+function* readPieces(fd, size, file, maxBytes, sinkOf) {
+  const sink = sinkOf(size);
+  const buf = Buffer.allocUnsafe(CHUNK_BYTES);
+  for (let at = 0, n; (n = yield* readAt(fd, at, file, maxBytes, buf)).length > 0; at += n.length) sink.push(n);
+  return sink.end();
 }
 
 /**

@@ -455,12 +455,19 @@ function deltaOptions(o) {
  * @param {Options} opts
  */
 export function settingsOf(opts) {
-  return {
-    encodings: [...opts.encodings],
-    brotliQuality: opts.brotliQuality,
-    gzipLevel: opts.gzipLevel,
-    zstdLevel: opts.zstdLevel,
-    zopfli: opts.zopfli,
-    minRatio: opts.minRatio,
-  };
+  // The levels in the order manifests have recorded them (serveStatic's ETags hash this object), then
+  // those of encodings added since.
+  const ordered = { brotliQuality: opts.brotliQuality, gzipLevel: opts.gzipLevel, zstdLevel: opts.zstdLevel };
+  const { zopfli, minRatio } = opts;
+  return { encodings: [...opts.encodings], ...ordered, ...levelsOf(opts), zopfli, minRatio };
+}
+
+/**
+ * Each encoding's level option and its value.
+ * @param {Options} opts
+ * @returns {Record<string, number>}
+ */
+function levelsOf(opts) {
+  const o = /** @type {Record<string, any>} */ (opts);
+  return Object.fromEntries(ENCODINGS.map(({ level }) => [level.option, o[level.option]]));
 }

@@ -24,6 +24,21 @@ import { ENCODINGS } from './encodings.js';
  */
 export const LOOKUP_ORDER = Object.freeze(/** @type {LookupStep[]} */ (['file', 'folder', 'extensions']));
 
+/**
+ * The hosts' order (Netlify, Vercel, Cloudflare Pages): `/about` is `about.html` before the folder
+ * `about/` (a Next.js export writes both), for `precompressor serve` and serveStatic's `extensionsFirst`.
+ * @type {readonly LookupStep[]}
+ */
+export const EXTENSIONS_FIRST_ORDER = Object.freeze(/** @type {LookupStep[]} */ (['file', 'extensions', 'folder']));
+
+/**
+ * The lookup order of a server: express.static's by default, the hosts' with `extensionsFirst`.
+ * @param {boolean} extensionsFirst
+ */
+export function lookupOrder(extensionsFirst) {
+  return extensionsFirst ? EXTENSIONS_FIRST_ORDER : LOOKUP_ORDER;
+}
+
 /** The index file of a folder URL (serveStatic's default `index`, and the generated configurations'). */
 export const INDEX_FILES = Object.freeze(['index.html']);
 
@@ -92,13 +107,43 @@ export function internalKind(rel, { listed = false, manifestRel = MANIFEST_NAME,
 // ---- which names are hashed ----
 
 /**
- * Are responses of this file immutable (a year of freshness, `immutable`)? Those of a hashed name:
- * the build recorded it in the file's `dictionary` record (familyOf() below, at build time).
- * @param {{ dictionary?: { hashed: boolean } }} entry a manifest entry
+ * Are responses of this file immutable (a year of freshness, `immutable`)? Those of a hashed name,
+ * whatever its size or type: the build recorded it (`hashed`, or in its `dictionary` record, as
+ * manifests before `hashed` did).
+ * @param {{ hashed?: true, dictionary?: { hashed: boolean } }} entry a manifest entry
  */
 export function isImmutable(entry) {
-  return entry.dictionary?.hashed === true;
+  return entry.hashed === true || entry.dictionary?.hashed === true;
 }
+
+/**
+ * Folders whose every file is immutable whatever its name (a build id in the path, not a hash in
+ * the name): Next.js's `_next/static/` (its `<buildId>/_buildManifest.js`).
+ * @type {readonly string[]}
+ */
+export const IMMUTABLE_FOLDERS = Object.freeze(['_next/static/']);
+
+/**
+ * Is a site path in one of the IMMUTABLE_FOLDERS (at the root)?
+ * @param {string} rel
+ */
+export function inImmutableFolder(rel) {
+  return IMMUTABLE_FOLDERS.some((f) => rel.startsWith(f));
+}
+
+/**
+ * Does a browser keep a response with this Cache-Control as a dictionary? Only a fresh one: not
+ * `max-age=0` (serveStatic's default for a name without a hash). Without the header (`cacheControl:
+ * false`), the browser's heuristic freshness may keep it.
+ * @param {string | null} cacheControl
+ */
+export function keptAsDictionary(cacheControl) {
+  if (cacheControl === null) return true;
+  if (/(?:^|[\s,])no-store/.test(cacheControl)) return false;
+  const m = /(?:^|[\s,])max-age=(\d+)/.exec(cacheControl);
+  return m === null || Number(m[1]) > 0;
+}
+
 
 /**
  * RFC 8941 sf-string: quoted, with `\` and `"` escaped (the patterns are ASCII).

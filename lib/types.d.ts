@@ -128,12 +128,16 @@ export interface SiteDictionarySummary {
 export interface DeltaSummary {
   /** The delta encodings this Node could make (`dcb`, `dcz`), probed at run time. */
   encoders: DeltaEncoding[];
-  /** Files with at least one delta. */
+  /** Files with a hashed name of their own (immutable: a browser keeps them as dictionaries) and at least one delta. */
   files: number;
+  /** Files with deltas whose name has no hash: used only where they are served with a max-age. */
+  unhashed: number;
+  /** Files named only by a hash, paired by content, with deltas: used when the browser offers that very version. */
+  byContent: number;
   written: number;
   reused: number;
   removed: number;
-  /** Bytes of those files' smallest deltas against the newest earlier version. */
+  /** Bytes of the `files`' smallest deltas against the newest earlier version. */
   bytes: number;
   /** What a returning visitor holding the newest earlier version saves on them, against the best ordinary variant. */
   savedBytes: number;
@@ -262,6 +266,8 @@ export interface ManifestFileEntry {
   /** The variants that exist next to the file, keyed by encoding. */
   variants: Partial<Record<Encoding, { size: number }>>;
   skipped?: 'excluded' | 'compressed-format' | 'not-smaller' | 'empty';
+  /** A content hash in its name (the bundler's record, or the name rule): served immutable, whatever its size. */
+  hashed?: true;
   /** Schema 2: the file as a dictionary (`Use-As-Dictionary`). `hash`: SHA-256 in standard base64. */
   dictionary?: { hash: string; match: string; dest: string | null; hashed: boolean };
   /** Schema 2: deltas by the dictionary's SHA-256 (standard base64), at `<file>.<16 hex of it>.<dcb|dcz>`. */
@@ -318,6 +324,12 @@ export interface ServeOptions {
   redirect?: boolean;
   /** Extensions to try for extension-less paths, e.g. `['html']`. Default false. */
   extensions?: string[] | false;
+  /**
+   * Try `extensions` before a folder's redirect when both exist (`/about` answers `about.html` beside an
+   * `about/` folder, as static hosts do: a Next.js export). Default false (express.static's order);
+   * `precompressor serve` turns it on.
+   */
+  extensionsFirst?: boolean;
   /** SPA fallback: true for `index.html`, or a file to send for unknown paths that accept HTML. Default false. */
   spa?: boolean | string;
   /** Most bytes of bodies held in memory at once (small files and their variants, least recently used out). Default 16 MiB. */
@@ -332,7 +344,7 @@ export interface ServeOptions {
    * offer it. Default true.
    */
   dictionaries?: boolean;
-  /** Hashed assets with a family get `Cache-Control: public, max-age=31536000, immutable` (browsers keep only fresh dictionaries). Default true. */
+  /** Files with a hash in their name (any size or type; `hashed` in the manifest) get `Cache-Control: public, max-age=31536000, immutable` (browsers keep only fresh dictionaries). Default true. */
   immutableHashed?: boolean;
   /** A larger manifest (or one that is not a regular file) is refused: thrown at startup, kept out on reload. Default 400 MiB. */
   maxManifestBytes?: number;
@@ -359,9 +371,10 @@ export interface ServeStaticMiddleware {
   size(): number;
   /**
    * What is held now: bodies in memory (at most `memoryBudget` bytes) and entries built; and how many
-   * files were hashed because their mtime alone moved (a deploy copy that kept whole seconds).
+   * files were hashed because their mtime alone moved (a deploy copy that kept whole seconds), and the
+   * bytes kept of the manifest (what serving reads of it: no white space, no field it does not read).
    */
-  memory(): { bodies: number; bodyBytes: number; entries: number; hashed: number };
+  memory(): { bodies: number; bodyBytes: number; entries: number; hashed: number; manifestBytes: number };
 }
 
 /**
@@ -417,7 +430,10 @@ export interface PreviewOptions extends ServeOptions {
   port?: number;
   /** Interface to listen on. Default `'127.0.0.1'`. */
   host?: string;
-  /** Close a socket with no progress for this long, a download its client stopped reading included (ms or `'30s'`; 0: never). Default 30 s. */
+  /**
+   * Close a socket with no progress for this long (reset within half a second after), a download its
+   * client stopped reading included (ms or `'30s'`; 0: never). Default 30 s.
+   */
   timeout?: number | string;
   /** The request head must arrive within this (node:http `headersTimeout`). Default 20 s. */
   headersTimeout?: number | string;

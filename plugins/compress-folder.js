@@ -1,6 +1,12 @@
 import { formatBytes, formatDuration, deltaLine, cacheLine, siteDictionaryLine, printable } from '../lib/format.js';
-import { defaultCacheDir, defaultDictionaryStore, normalizeOptions, splitOptions } from '../lib/options.js';
+import fs from 'node:fs';
+import fsp from 'node:fs/promises';
+import path from 'node:path';
+import { MANIFEST_NAME, defaultCacheDir, defaultDictionaryStore, normalizeOptions, splitOptions }
+  from '../lib/options.js';
 import { precompress } from '../lib/compress/precompress.js';
+import { assertManifestTarget } from '../lib/compress/guards.js';
+import { isInside } from '../lib/paths.js';
 import { PrecompressorError, optionError } from '../lib/errors.js';
 import { writeServerConfigs } from '../lib/servers/write.js';
 
@@ -38,10 +44,58 @@ export function summaryLines(report, verbose) {
 /**
  * @typedef {{ info(msg: string): void, warn(msg: string): void }} HostLogger
  * @typedef {{ root: string, logger: HostLogger, verbose?: boolean,
- *   hashSpans?: (rel: string) => [number, number] | null | undefined }} FolderContext
+ *   hashSpans?: (rel: string) => [number, number] | null | undefined, parkedManifest?: string }} FolderContext
  *   root: the project (the caches go to its node_modules/.cache/precompressor);
- *   hashSpans: where the bundler put each hash (a `hashPattern` of the user's wins)
+ *   hashSpans: where the bundler put each hash (a `hashPattern` of the user's wins);
+ *   parkedManifest: where the pass writes the manifest, for the host to move it to its final path
+ *   later with placeManifest() (Nuxt)
  */
+
+/** The real path of `p`, or of its nearest existing folder with the rest joined on. @param {string} p */
+function realOrParent(p) {
+  const rest = [];
+  for (let at = p; ; at = path.dirname(at)) {
+    try {
+      return path.join(fs.realpathSync.native(at), ...rest.reverse());
+    } catch {
+      if (path.dirname(at) === at) return p;
+      rest.push(path.basename(at));
+    }
+  }
+}
+
+/**
+ * The manifest's final path in the output folder `dir`, checked with the CLI's rule
+ * (assertManifestTarget(): only a missing file or a manifest of ours, never a symlink or another
+ * kind of file) and inside `dir`, its folders' symlinks resolved: a framework's output folder is
+ * all that an integration may write to. Throws ERR_PRECOMPRESSOR_MANIFEST.
+ * @param {string} dir
+ * @param {unknown} manifest the user's option (relative to `dir`), or undefined
+ */
+export function manifestTarget(dir, manifest) {
+  const final = path.resolve(dir, typeof manifest === 'string' ? manifest : MANIFEST_NAME);
+  const realDir = realOrParent(path.resolve(dir));
+  const realFolder = realOrParent(path.dirname(final));
+  if (final === path.resolve(dir) || !isInside(realDir, realFolder)) {
+    throw new PrecompressorError('ERR_PRECOMPRESSOR_MANIFEST', `Refusing to write the manifest to ${final}: ` +
+      `it is outside the output folder ${dir}. Choose an options.manifest inside it`, { path: final });
+  }
+  assertManifestTarget(final);
+  return final;
+}
+
+/**
+ * Move a manifest written at a parked path to its final one (Nuxt, once Nitro has listed the
+ * folder), the final path checked again by manifestTarget() just before.
+ * @param {string} parked
+ * @param {string} dir the output folder
+ * @param {unknown} manifest the user's option
+ */
+export async function placeManifest(parked, dir, manifest) {
+  const final = manifestTarget(dir, manifest);
+  await fsp.mkdir(path.dirname(final), { recursive: true });
+  await fsp.rename(parked, final);
+}
 
 /**
  * Compress `dir` and log through the host. Throws a PrecompressorError (`ERR_PRECOMPRESSOR_FILES`)
@@ -56,7 +110,9 @@ export async function compressFolder(dir, api, ctx) {
     dictionaryStore: api.dictionaryStore ?? defaultDictionaryStore(ctx.root),
   };
   const hashPattern = api.hashPattern ?? ctx.hashSpans ?? null;
-  const report = await precompress(dir, { ...api, ...keep, hashPattern });
+  const manifest = ctx.parkedManifest ?? manifestTarget(dir, api.manifest);
+  if (ctx.parkedManifest) manifestTarget(dir, api.manifest); // checked now too: fail before the pass, not after
+  const report = await precompress(dir, { ...api, ...keep, hashPattern, manifest });
   for (const w of report.warnings) ctx.logger.warn(`precompressor: ${printable(w.path)}: ${printable(w.message)}`);
   if (!report.ok) {
     const lines = ['precompressor: some files could not be compressed:',

@@ -1,7 +1,6 @@
-import fsp from 'node:fs/promises';
 import path from 'node:path';
 import { hashSpanCollector } from './hash-names.js';
-import { compressFolder, splitIntegrationOptions } from './compress-folder.js';
+import { compressFolder, placeManifest, splitIntegrationOptions } from './compress-folder.js';
 
 /**
  * Nuxt: Nitro copies the client build into `.output/public` (with the prerendered pages) after
@@ -39,14 +38,10 @@ export default function precompressorModule(inline, nuxt) {
         '(gzip and Brotli at its own levels); precompressor recompresses and lists those variants: ' +
         'set nitro: { compressPublicAssets: false } in nuxt.config to compress once');
     }
-    const final = path.resolve(publicDir, /** @type {string} */ (api.manifest ?? 'precompressor-manifest.json'));
     const parked = path.join(path.dirname(publicDir), PARKED);
-    const ctx = { root: nuxt.options.rootDir, logger, verbose, hashSpans: names.lookup };
-    await compressFolder(publicDir, { ...api, manifest: parked }, ctx);
-    nitro.hooks.hook('compiled', async () => {
-      await fsp.mkdir(path.dirname(final), { recursive: true });
-      await fsp.rename(parked, final);
-    });
+    const ctx = { root: nuxt.options.rootDir, logger, verbose, hashSpans: names.lookup, parkedManifest: parked };
+    await compressFolder(publicDir, api, ctx);
+    nitro.hooks.hook('compiled', () => placeManifest(parked, publicDir, api.manifest));
   });
 }
 

@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url';
 import * as espree from 'espree';
 import {
   DEFAULT_ENCODINGS, DELTA_ENCODINGS, DELTA_NAMES, ENCODINGS, ENCODING_NAMES, encodingSpec, isDeltaEncoding, isEncoding,
-  suffixEncoding, variantPath,
+  suffixEncoding, tokenOf, variantPath,
 } from '../lib/encodings.js';
 import { codecOf, deltaCodecOf, decodeBufferSync, encodeBuffer, loadEncoder, zlibOptions } from '../lib/compress/encode.js';
 import { deltaEncoders, encodeDelta, verifyDelta } from '../lib/compress/delta.js';
@@ -99,6 +99,7 @@ test('each entry: a suffix of its own, its HTTP token, and a codec', () => {
     expect(isEncoding(e.name) && !isDeltaEncoding(e.name)).toBe(true);
     expect(encodingSpec(e.name)).toBe(e);
     expect(e.token).toMatch(/^[a-z0-9-]+$/);
+    expect(tokenOf(e.name)).toBe(e.token);
     expect(suffixEncoding(variantPath('a/b.js', e.name))).toBe(e.name);
     expect(typeof codecOf(e.name).encodeSync).toBe('function');
   }

@@ -4,7 +4,7 @@ import { statPaths } from './walk.js';
 import { removeOutputs, failureOf, cacheSummary } from './pass-outputs.js';
 import { addDeltas } from './deltas.js';
 import { keepSiteDictionary, summaryOf } from './site-deltas.js';
-import { buildManifest, deltaStem, deltasOf, SCHEMA_VERSION } from '../manifest.js';
+import { buildManifest, deltaStem, deltasOf, ownSiteDictionary, SCHEMA_VERSION } from '../manifest.js';
 import { ENCODING_NAMES, variantPath, suffixEncoding, stemOf } from '../encodings.js';
 
 /**
@@ -74,7 +74,7 @@ function stemOfOutput(rel) {
  */
 export async function batchPass(dir, options, holdOut, { paths, records, links }) {
   const rels = batchPaths([...paths, ...links], records);
-  const sd = records.head.siteDictionary;
+  const sd = ownSiteDictionary(records.head);
   if (sd !== undefined && [...rels].some((rel) => rel === sd.path || stemOfOutput(rel) === sd.path)) return null;
   const state = { whole: false };
   const out = await pass(dir, options, holdOut, {}, {
@@ -104,10 +104,10 @@ async function finishBatch(p, rels, records, state) {
     opts: p.opts, entries: p.entries, previous: p.previous, onDisk: p.deltasOnDisk,
     report: p.report, userFiles: p.owners.user, cache: p.cache, remote: p.remote,
   };
-  const sd = records.head.siteDictionary;
+  const sd = ownSiteDictionary(records.head);
   const dictEntry = sd === undefined ? undefined : records.entry(sd.path);
   const site = sd === undefined || dictEntry === undefined ? null : await keepSiteDictionary(input, sd, dictEntry);
-  if (sd !== undefined && site === null) state.whole = true;
+  if (records.head.siteDictionary !== undefined && site === null) state.whole = true; // none, or not ours
   const keep = site?.keep ?? new Set();
   const deltas = await addDeltas({ ...input, onDisk: new Map([...input.onDisk].filter(([rel]) => !keep.has(rel))) });
   site?.apply(p.entries);

@@ -3,7 +3,7 @@ import fsp from 'node:fs/promises';
 import path from 'node:path';
 import crypto from 'node:crypto';
 import { createRequire } from 'node:module';
-import { READ_NOFOLLOW, tempPathFor, writeAtomicSync } from '../fs-atomic.js';
+import { READ_NOFOLLOW, isRealFolder, notRealFolder, tempPathFor, writeAtomicSync } from '../fs-atomic.js';
 import { sha256 } from '../manifest.js';
 
 /**
@@ -132,7 +132,7 @@ function readRecord(fd, fileSize, key, whole = null) {
  * @param {string} file
  */
 function inRealShard(file) {
-  return fs.lstatSync(path.dirname(file), { throwIfNoEntry: false })?.isDirectory() ?? false;
+  return isRealFolder(path.dirname(file));
 }
 
 /**
@@ -360,7 +360,7 @@ export async function storeFile(dir, key, variant, encodeMs, made) {
 
 /** @param {string} file */
 function symlinkedShard(file) {
-  return new Error(`${path.dirname(file)} is not a folder (a symlink?): not written`);
+  return notRealFolder(path.dirname(file));
 }
 
 /** Per-task cache counters, filled where the task runs and returned with its result. */

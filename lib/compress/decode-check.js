@@ -97,13 +97,25 @@ export async function copyDecoding(bytes, out, encoding, source) {
  * @param {{ size: number, hash: string }} source
  */
 export async function decodesToHash(variantAbs, encoding, source) {
-  const d = decodingHasher(encoding, source.size);
-  if (d === null) return false;
+  const r = await decodedOf(variantAbs, encoding, source.size);
+  return r !== null && r.size === source.size && r.hash === source.hash;
+}
+
+/**
+ * The size and content hash of what the file `variantAbs` decodes to (as `encoding`), streamed; null
+ * when it cannot be read or decoded, or decodes to more than `maxSize` bytes (stopped there).
+ * @param {string} variantAbs
+ * @param {string} encoding
+ * @param {number} maxSize
+ * @returns {Promise<{ size: number, hash: string } | null>}
+ */
+export async function decodedOf(variantAbs, encoding, maxSize) {
+  const d = decodingHasher(encoding, maxSize);
+  if (d === null) return null;
   try {
     await pipeline(createReadStream(variantAbs, { highWaterMark: 1 << 20 }), d.decoder, d.sink);
   } catch {
-    return false;
+    return null;
   }
-  const r = d.result();
-  return r.size === source.size && r.hash === source.hash;
+  return d.result();
 }

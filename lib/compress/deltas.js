@@ -2,7 +2,7 @@ import fs from 'node:fs/promises';
 import crypto from 'node:crypto';
 import pLimit from 'p-limit';
 import { dictionaryHashOf, deltaEncoders, encodeDelta, verifyDelta, DELTA_MAX_SIZE } from './delta.js';
-import { escapeUrlPattern, familyOf } from '../site-policy.js';
+import { escapeUrlPattern, familyOf, inImmutableFolder, INDEX_FILES } from '../site-policy.js';
 import { openDictionaryStore } from './dictionary-store.js';
 import { withRemote } from './remote/dictionary-remote.js';
 import { contentHash, deltaPath, entryOf, sha256 } from '../manifest.js';
@@ -28,10 +28,16 @@ import { pairByContent, sketchOf } from './similarity.js';
  * @typedef {import('./dictionary-store.js').DictionaryStore} Store
  * @typedef {{ hash: string, bytes: Buffer }} PreviousVersion
  * @typedef {{ encoders: DeltaEncoding[], files: number, written: number, reused: number, removed: number,
- *   bytes: number, savedBytes: number, unavailable: string | null }} DeltaSummary
- *   files: files with at least one delta; bytes: their deltas against the newest earlier version;
- *   savedBytes: what a returning visitor (holding that version) saves on them against the best variant
+ *   bytes: number, savedBytes: number, unhashed: number, byContent: number, unavailable: string | null }} DeltaSummary
+ *   files: files with a hashed name (immutable, a dictionary a browser keeps) and at least one delta;
+ *   bytes: their deltas against the newest earlier version; savedBytes: what a returning visitor
+ *   (holding that version) saves on them against the best variant; unhashed: files with deltas whose
+ *   name has no hash (a browser keeps them only if they are served with a max-age); byContent: files
+ *   named only by a hash with deltas (used when the browser offers that very version)
  */
+
+/** Pages answered at their folder's URL. */
+const INDEX_PAGES = new Set([...INDEX_FILES, 'index.htm']);
 
 /**
  * The family of a file for deltas: by name (familyOf()), or for a name that is only a hash
@@ -42,6 +48,10 @@ import { pairByContent, sketchOf } from './similarity.js';
  */
 export function deltaFamilyOf(rel, opts) {
   const fam = familyOf(rel, opts.hashPattern);
+  if (fam !== null && !fam.hashed && INDEX_PAGES.has(fam.match)) {
+    // served at its folder's URL (`docs/` for `docs/index.html`): a pattern that matches that URL too
+    return { ...fam, match: `{${fam.match}}?`, byContent: false };
+  }
   if (fam !== null) return { ...fam, byContent: false };
   const slash = rel.lastIndexOf('/');
   const base = rel.slice(slash + 1);
@@ -72,6 +82,7 @@ function bare(entry) {
   const rest = { ...entry };
   delete rest.dictionary;
   delete rest.deltas;
+  delete rest.hashed;
   return rest;
 }
 
@@ -127,7 +138,8 @@ export async function addDeltas(input) {
   const encoders = opts.deltas ? deltaEncoders() : [];
   /** @type {DeltaSummary} */
   const summary = {
-    encoders: [...encoders], files: 0, written: 0, reused: 0, removed: 0, bytes: 0, savedBytes: 0, unavailable: null,
+    encoders: [...encoders], files: 0, written: 0, reused: 0, removed: 0, bytes: 0, savedBytes: 0, unhashed: 0,
+    byContent: 0, unavailable: null,
   };
   if (opts.deltas && encoders.length === 0) {
     summary.unavailable = `Node ${process.version} has no zstd or Brotli encoder that takes a dictionary ` +
@@ -212,7 +224,9 @@ async function pairedByContent(opts, entries, rels, dicts) {
 function dictionaryState(entries) {
   // One entry at a time: a copy of a big site's entries as pairs would be the pass's peak.
   let state = '';
-  for (const [rel, e] of entries) if (e.dictionary !== undefined) state += `${JSON.stringify([rel, e])},`;
+  for (const [rel, e] of entries) {
+    if (e.dictionary !== undefined || e.hashed !== undefined) state += `${JSON.stringify([rel, e])},`;
+  }
   return state;
 }
 
@@ -229,10 +243,15 @@ function assignFamilies(entries, opts) {
   /** @type {Set<string>} */
   const byContent = new Set();
   for (const [rel, entry] of entries) {
-    const fam = opts.deltas && eligible(rel, entry, opts) ? deltaFamilyOf(rel, opts) : null;
+    const named = deltaFamilyOf(rel, opts);
+    // immutable when served, whatever its size or type
+    const hashed = named?.hashed === true || inImmutableFolder(rel);
+    const fam = opts.deltas && eligible(rel, entry, opts) ? named : null;
     // Nothing to drop or add: the entry stands as it is (no copy of every entry of a large site).
-    if (fam === null && entry.dictionary === undefined && entry.deltas === undefined) continue;
+    if (fam === null && entry.dictionary === undefined && entry.deltas === undefined &&
+      (entry.hashed === true) === hashed) continue;
     const next = bare(entry);
+    if (hashed) next.hashed = true;
     if (fam !== null) {
       next.dictionary = { hash: dictionaryHashOf(entry.hash), match: fam.match, dest: fam.dest, hashed: fam.hashed };
       members.set(fam.key, [...(members.get(fam.key) ?? []), rel]);
@@ -274,13 +293,29 @@ async function deltasFor(run, rel, dicts) {
     deltas[dictKey] = rec;
     for (const enc of Object.keys(rec)) run.keep.add(deltaPath(rel, dictKey, /** @type {any} */ (enc)));
     const sizes = Object.values(rec).map((v) => v.size);
-    if (i === 0 && sizes.length > 0) {
-      run.summary.files++;
-      run.summary.bytes += Math.min(...sizes);
-      run.summary.savedBytes += best - Math.min(...sizes);
-    }
+    if (i === 0 && sizes.length > 0) count(run.summary, entry, best, Math.min(...sizes));
   }
   if (Object.keys(deltas).length > 0) run.entries.set(rel, { ...entry, deltas });
+}
+
+/**
+ * Count a file's delta in the summary: as servable only when a browser keeps the file as a
+ * dictionary as it is served by default (a hashed name, immutable) and offers it for the new
+ * version (a pattern of its own, not a folder's `*.js`).
+ * @param {DeltaSummary} summary
+ * @param {import('../manifest.js').FileEntry} entry
+ * @param {number} best its best ordinary representation
+ * @param {number} smallest its smallest delta against the newest earlier version
+ */
+function count(summary, entry, best, smallest) {
+  const d = entry.dictionary;
+  if (!d?.hashed) summary.unhashed++;
+  else if (d.match.startsWith('*')) summary.byContent++;
+  else {
+    summary.files++;
+    summary.bytes += smallest;
+    summary.savedBytes += best - smallest;
+  }
 }
 
 /**

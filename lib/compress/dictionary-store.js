@@ -1,8 +1,9 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import crypto from 'node:crypto';
-import { writeAtomic } from '../fs-atomic.js';
+import { isRealFolder, notRealFolder, readRegularFile, writeAtomic } from '../fs-atomic.js';
 import { contentHash } from '../manifest.js';
+import { DELTA_MAX_SIZE } from './delta.js';
 
 /**
  * The dictionary store: earlier versions of each family (see familyOf() in lib/compress/delta.js),
@@ -13,6 +14,9 @@ import { contentHash } from '../manifest.js';
  * - `index.json`: per family key, its versions' hashes (manifest format), newest first.
  * Reads check every object against its name; a missing or damaged object is simply not offered.
  * Writes are atomic (objects first, then the index); objects no version lists are removed after.
+ * Others may write the store (a CI cache): files are read only if regular and capped
+ * (readRegularFile(): a FIFO or a symlink there neither blocks nor redirects a build), and nothing
+ * is written or removed through a folder of the store that is a symlink (isRealFolder()).
  */
 
 /**
@@ -41,6 +45,8 @@ export function openDictionaryStore(opts) {
 
 const INDEX = 'index.json';
 const STORE_SCHEMA = 1;
+/** The index lists hashes only: far below this even for a store of 100,000 families. */
+const INDEX_MAX = 64 * 1024 * 1024;
 
 /**
  * The store folder of one output folder.
@@ -58,23 +64,36 @@ const isHash = (/** @type {unknown} */ h) => typeof h === 'string' && /^sha256-[
 const isObjectName = (/** @type {string} */ name) => /^[A-Za-z0-9_-]{43}$/.test(name);
 
 /**
- * Open (or start) the store of one output folder. A missing or unreadable index is an empty store.
- * @param {string} dir from storeFolderFor()
+ * The families of a store's index; none when it is missing, not a regular file or not valid.
+ * @param {string} dir
+ * @returns {Promise<Record<string, string[]>>}
  */
-export async function openStore(dir) {
-  /** @type {Record<string, string[]>} */
-  let families = Object.create(null);
+async function readIndex(dir) {
+  const families = Object.create(null);
   try {
-    const data = JSON.parse(await fs.readFile(path.join(dir, INDEX), 'utf8'));
+    const data = JSON.parse((await readRegularFile(path.join(dir, INDEX), INDEX_MAX))?.toString('utf8') ?? 'null');
     if (data?.schema === STORE_SCHEMA && data.families && typeof data.families === 'object') {
       for (const [k, v] of Object.entries(data.families)) {
         if (Array.isArray(v) && v.every(isHash)) families[k] = v;
       }
     }
+    return families;
   } catch {
-    families = Object.create(null);
+    return Object.create(null);
   }
+}
+
+/**
+ * Open (or start) the store of one output folder. A missing or unreadable index is an empty store.
+ * @param {string} dir from storeFolderFor()
+ */
+export async function openStore(dir) {
+  const families = await readIndex(dir);
   const objects = path.join(dir, 'objects');
+  /** Throw unless the store's folders are folders, not symlinks: right before each write or removal. */
+  const assertReal = () => {
+    for (const d of [dir, objects]) if (!isRealFolder(d)) throw notRealFolder(d);
+  };
 
   return {
     dir,
@@ -85,12 +104,8 @@ export async function openStore(dir) {
      * @param {string} hash
      */
     async read(hash) {
-      try {
-        const buf = await fs.readFile(path.join(objects, objectName(hash)));
-        return contentHash(buf) === hash ? buf : null;
-      } catch {
-        return null;
-      }
+      const buf = await readRegularFile(path.join(objects, objectName(hash)), DELTA_MAX_SIZE);
+      return buf !== null && contentHash(buf) === hash ? buf : null;
     },
     /**
      * Write the objects of `versions` that are not there yet; returns the hashes stored.
@@ -101,9 +116,11 @@ export async function openStore(dir) {
       const kept = [];
       for (const v of versions) {
         const file = path.join(objects, objectName(v.hash));
-        if (!(await fs.stat(file).then(() => true, () => false))) {
+        // A FIFO or a symlink of that name is replaced (the rename acts on the name only).
+        if (!(await fs.lstat(file).then((st) => st.isFile(), () => false))) {
           const bytes = await v.bytes().catch(() => null);
           if (bytes === null || contentHash(bytes) !== v.hash) continue;
+          assertReal();
           await writeAtomic(file, bytes);
         }
         kept.push(v.hash);
@@ -120,6 +137,8 @@ export async function openStore(dir) {
      */
     async record(current, keep) {
       let added = 0;
+      // mkdir would create `objects` through a symlinked store folder
+      if (!(await fs.lstat(dir).then((st) => st.isDirectory(), () => true))) throw notRealFolder(dir);
       await fs.mkdir(objects, { recursive: true });
       for (const [key, versions] of current) {
         const list = families[key] ?? [];
@@ -131,10 +150,15 @@ export async function openStore(dir) {
         added++;
       }
       if (added === 0) return 0;
+      assertReal();
       await writeAtomic(path.join(dir, INDEX), JSON.stringify({ schema: STORE_SCHEMA, families }) + '\n');
       const listed = new Set(Object.values(families).flat().map(objectName));
       for (const name of await fs.readdir(objects)) {
-        if (!listed.has(name) && isObjectName(name)) await fs.rm(path.join(objects, name), { force: true });
+        if (listed.has(name) || !isObjectName(name)) continue;
+        assertReal();
+        await fs.unlink(path.join(objects, name)).catch((err) => {
+          if (err.code !== 'ENOENT') throw err;
+        });
       }
       return added;
     },

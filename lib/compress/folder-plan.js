@@ -1,6 +1,6 @@
 import pLimit from 'p-limit';
 import { classify, decide } from './plan.js';
-import { claimsOf, blockedEncodings, userFileWarnings } from './ownership.js';
+import { claimsOf, blockedEncodings, lookAlikes, userFileWarnings } from './ownership.js';
 import { variantPath } from '../encodings.js';
 
 /**
@@ -42,6 +42,7 @@ export class FolderPlan {
   /** @type {{ source: string, path: string, message: string }[]} */ warnings = [];
   /** @type {{ files: WalkEntry[], claims: Claims }[]} folders waiting for check() */ waiting = [];
   /** @type {string[]} files that are symlinks (watch mode looks at them again in each batch) */ links = [];
+  /** @type {Map<string, string[]>} files of the user's that look like ours (lookAlikes()) */ alike = new Map();
 
   /** @param {FolderPlanContext} ctx */
   constructor(ctx) {
@@ -63,13 +64,20 @@ export class FolderPlan {
   /**
    * After the walk: decode the files that are ours only if they decode to their source's bytes (a
    * few at a time), decide the folders that waited for it, and put what was kept in path order.
-   * @param {(check: import('./ownership.js').Check) => Promise<boolean>} decodes
+   * @param {(check: import('./ownership.js').Check) => Promise<boolean | string>} decodes true: ours;
+   *   false: the user's; a string: the user's, decoding to the content of that hash
    */
   async check(decodes) {
     const limit = pLimit(4);
+    /** @type {{ rel: string, stem: string, hash: string }[]} */
+    const others = [];
     await Promise.all(this.waiting.flatMap(({ claims }) => claims.check.map((c) => limit(async () => {
-      if (!(await decodes(c))) claims.user.add(c.rel);
+      const got = await decodes(c);
+      if (got === true) return;
+      claims.user.add(c.rel);
+      if (typeof got === 'string') others.push({ rel: c.rel, stem: c.stem, hash: got });
     }))));
+    this.alike = lookAlikes(others);
     for (const { files, claims } of this.waiting) this.decideFolder(files, claims.user);
     this.waiting = [];
     this.decisions.sort((a, b) => byPath(a.file.rel, b.file.rel));
@@ -91,7 +99,8 @@ export class FolderPlan {
     for (const [rel, size] of classified.deltas) this.deltas.set(rel, size);
     const decisions = decide(classified, previous, { ...decideCtx, blocked });
     for (const d of decisions) {
-      if (d.blocked) for (const w of userFileWarnings([d])) this.warnings.push({ source: d.file.rel, ...w });
+      if (!d.blocked) continue;
+      for (const w of userFileWarnings([d], this.alike)) this.warnings.push({ source: d.file.rel, ...w });
     }
     /** @type {Set<string>} */
     const removable = new Set(classified.orphans);

@@ -11,8 +11,11 @@ import { variantPath, suffixOf, suffixEncoding, stemOf } from '../encodings.js';
  *   not newer than that manifest (every output is written before the manifest that lists it);
  * - else, for a variant of X that this pass would write, it is ours if it decodes to exactly X's
  *   bytes (then it is safe to adopt): the caller checks that on disk (lib/compress/same-content.js);
+ * - else, if it decodes to a content that the previous manifest records for some file, with a
+ *   variant of this encoding and this very size (the file's folder was moved or copied with its
+ *   variants, and the file changed since), it is a stale variant of ours (recordedVariants());
  * - else it is the user's: never overwritten or removed, an ordinary file of the site, and X
- *   gets no variant of that encoding.
+ *   gets no variant of that encoding (the warning says when it looks like ours: lookAlikes()).
  * A file at a variant path whose X does not exist and was not ours is an ordinary file: no claim.
  */
 
@@ -63,8 +66,8 @@ export function recordedOurs(file, previous, at = writtenAt(previous)) {
 }
 
 /**
- * @typedef {{ rel: string, stem: string, encoding: string }} Check
- *   a file that is ours only if it decodes to its stem's bytes
+ * @typedef {{ rel: string, stem: string, encoding: string, size: number }} Check
+ *   a file that is ours only if it decodes to its stem's bytes (or to a content we made a variant of)
  * @typedef {{ ours: Set<string>, check: Check[], user: Set<string> }} Claims
  */
 
@@ -95,10 +98,54 @@ export function claimsOf(files, manifestRel, previous, ctx) {
     byRel ??= new Map(files.map((x) => [x.rel, x]));
     const source = stem === manifestRel ? undefined : byRel.get(stem);
     if (source === undefined) continue; // beside no file: an ordinary file, not at one of our paths
-    if (enc !== undefined && ctx.adoptable(source, enc)) claims.check.push({ rel: f.rel, stem, encoding: enc });
+    const check = enc !== undefined && ctx.adoptable(source, enc);
+    if (check) claims.check.push({ rel: f.rel, stem, encoding: /** @type {string} */ (enc), size: f.size });
     else claims.user.add(f.rel);
   }
   return claims;
+}
+
+/**
+ * The variants the previous manifest records, by encoding and size (`"br 1234"`): the content
+ * hashes of the files they were made of, with their sizes. A file at a variant path that decodes
+ * to one of those contents, and has that encoding and size, is a variant we made.
+ * @param {import('../manifest.js').Manifest | null} previous
+ * @returns {Map<string, Map<string, number>>}
+ */
+export function recordedVariants(previous) {
+  const out = new Map();
+  const files = previous?.files ?? {};
+  for (const rel in files) {
+    const e = Object.hasOwn(files, rel) ? files[rel] : undefined;
+    if (typeof e?.hash !== 'string') continue;
+    for (const [enc, v] of Object.entries(e.variants ?? {})) {
+      const key = `${enc} ${v?.size}`;
+      if (!out.has(key)) out.set(key, new Map());
+      out.get(key).set(e.hash, e.size);
+    }
+  }
+  return out;
+}
+
+/**
+ * Files of the user's at variant paths that look like variants we made of another content, though
+ * no record says so: two or more variants of one file that decode to the same bytes, not its own.
+ * @param {{ rel: string, stem: string, hash: string }[]} others what each decodes to
+ * @returns {Map<string, string[]>} such a file → the files of its group
+ */
+export function lookAlikes(others) {
+  /** @type {Map<string, string[]>} */
+  const groups = new Map();
+  for (const o of others) {
+    const key = `${o.stem}\0${o.hash}`;
+    if (!groups.has(key)) groups.set(key, []);
+    groups.get(key)?.push(o.rel);
+  }
+  const out = new Map();
+  for (const rels of groups.values()) {
+    if (rels.length > 1) for (const rel of rels) out.set(rel, [...rels].sort());
+  }
+  return out;
 }
 
 /**
@@ -134,16 +181,31 @@ export function userFileMessage(rel, stem, what) {
  * One warning per file of the user's that stands in the way of a variant this pass would write
  * (its source is compressed, checked or fresh; not skipped or held).
  * @param {{ action: string, file: { rel: string }, blocked?: Set<string> }[]} decisions
+ * @param {Map<string, string[]>} [alike] lookAlikes()
  * @returns {{ path: string, message: string }[]}
  */
-export function userFileWarnings(decisions) {
+export function userFileWarnings(decisions, alike = new Map()) {
   const out = [];
   for (const d of decisions) {
     if (!d.blocked || d.action === 'skip' || d.action === 'hold') continue;
     for (const enc of d.blocked) {
       const rel = variantPath(d.file.rel, /** @type {Encoding} */ (enc));
-      out.push({ path: rel, message: userFileMessage(rel, d.file.rel, `${suffixOf(enc)} variant`) });
+      const message = userFileMessage(rel, d.file.rel, `${suffixOf(enc)} variant`);
+      const group = alike.get(rel);
+      out.push({ path: rel, message: group === undefined ? message : lookAlikeMessage(d.file.rel, group, message) });
     }
   }
   return out;
+}
+
+/**
+ * The warning for a file of lookAlikes(): the user-file message, and why it looks like ours.
+ * @param {string} stem
+ * @param {string[]} group
+ * @param {string} message userFileMessage()
+ */
+function lookAlikeMessage(stem, group, message) {
+  return `looks like a variant precompressor made of another content of ${stem} (${group.join(' and ')} ` +
+    'decode to the same bytes; a folder moved or copied with its variants?), but no record says so: ' +
+    `${message.replace(/^not written by precompressor: /, '')}. If precompressor made it, remove it`;
 }

@@ -150,7 +150,8 @@ export function cacheSummary(pass) {
 
 /** A delta summary of a run that made none. @returns {import('./deltas.js').DeltaSummary} */
 const idleDeltas = () =>
-  ({ encoders: [], files: 0, written: 0, reused: 0, removed: 0, bytes: 0, savedBytes: 0, unavailable: null });
+  ({ encoders: [], files: 0, written: 0, reused: 0, removed: 0, bytes: 0, savedBytes: 0, unhashed: 0, byContent: 0,
+    unavailable: null });
 
 /**
  * The last step of a shard (`--shard`): its variants are in the caches, and that is all it is for: no

@@ -2,7 +2,8 @@ import path from 'node:path';
 import { readManifest } from '../manifest.js';
 import { walk } from './walk.js';
 import { eligibility } from './plan.js';
-import { decodesTo } from './same-content.js';
+import { decodedAgainst } from './same-content.js';
+import { recordedVariants } from './ownership.js';
 import { canDecode } from './decode-check.js';
 import { FolderPlan } from './folder-plan.js';
 import { tempOwnerGone } from '../fs-atomic.js';
@@ -92,6 +93,31 @@ function folderPlan(ctx, holdOut, previous) {
   });
 }
 
+/** Decoded this far only to tell whether files of the user's look like variants of ours (lookAlikes()). */
+const LOOK_ALIKE_MAX = 1024 * 1024;
+
+/**
+ * The decode check of a file at a variant path (FolderPlan.check()): ours when it decodes to its
+ * source's bytes, or to a content the previous manifest records a variant of with this encoding and
+ * size (recordedVariants(): a folder moved with its variants); else the user's, with the hash of
+ * what it decodes to.
+ * @param {import('../options.js').Options} opts
+ * @param {import('../manifest.js').Manifest | null} previous
+ */
+function checker(opts, previous) {
+  /** @type {Map<string, Map<string, number>> | null} made on the first check */
+  let recorded = null;
+  const abs = (/** @type {string} */ rel) => absPath(opts.root, rel);
+  return async (/** @type {import('./ownership.js').Check} */ c) => {
+    recorded ??= recordedVariants(previous);
+    const made = recorded.get(`${c.encoding} ${c.size}`);
+    const maxOther = Math.max(LOOK_ALIKE_MAX, ...(made?.values() ?? []));
+    const r = await decodedAgainst(abs(c.rel), c.encoding, abs(c.stem), opts.streamThreshold, maxOther);
+    if (r === null) return false;
+    return r.same || made?.get(r.decoded.hash) === r.decoded.size ? true : r.decoded.hash;
+  };
+}
+
 /**
  * After the files are found: the problems found on the way to the report, the decode checks, the
  * removals of leftovers and orphans.
@@ -110,8 +136,7 @@ async function finishPlan(ctx, plan, walked, unreadable) {
   if (unreadable) {
     report.warn(manifestRel ?? opts.manifest, `${/** @type {Error} */ (unreadable).message}; starting afresh`);
   }
-  const abs = (/** @type {string} */ rel) => absPath(opts.root, rel);
-  await plan.check((c) => decodesTo(abs(c.rel), c.encoding, abs(c.stem), opts.streamThreshold));
+  await plan.check(checker(opts, plan.ctx.previous));
   for (const w of plan.warnings) report.warn(w.path, w.message);
   /** @type {{ rel: string, why: string }[]} leftovers of killed runs (not those of a run still going) and orphans */
   const removals = walked.temps.filter((rel) => tempOwnerGone(path.posix.basename(rel)))

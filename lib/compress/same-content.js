@@ -1,4 +1,4 @@
-import { canDecode, decodesToHash } from './decode-check.js';
+import { canDecode, decodedOf, decodesToHash } from './decode-check.js';
 import { hashFile } from './compress-file.js';
 
 /**
@@ -20,4 +20,24 @@ export async function decodesTo(variantAbs, encoding, sourceAbs, streamThreshold
   if (!canDecode(encoding)) return false;
   const source = await hashFile(sourceAbs, streamThreshold).catch(() => null);
   return source !== null && decodesToHash(variantAbs, encoding, source);
+}
+
+/**
+ * What the file at `variantAbs` decodes to, as `encoding`, against its source at `sourceAbs`:
+ * `same` when exactly the source's bytes; else what it decodes to (size and content hash, when
+ * within `maxOther` bytes), for the records to tell whether it is a variant we made of another
+ * content (lib/compress/ownership.js). Null when either cannot be read, or it cannot be decoded.
+ * @param {string} variantAbs
+ * @param {string} encoding
+ * @param {string} sourceAbs
+ * @param {number} streamThreshold
+ * @param {number} maxOther
+ * @returns {Promise<{ same: boolean, decoded: { size: number, hash: string } } | null>}
+ */
+export async function decodedAgainst(variantAbs, encoding, sourceAbs, streamThreshold, maxOther) {
+  if (!canDecode(encoding)) return null;
+  const source = await hashFile(sourceAbs, streamThreshold).catch(() => null);
+  if (source === null) return null;
+  const decoded = await decodedOf(variantAbs, encoding, Math.max(source.size, maxOther));
+  return decoded === null ? null : { same: decoded.size === source.size && decoded.hash === source.hash, decoded };
 }

@@ -3,7 +3,7 @@ import pLimit from 'p-limit';
 import { chooseDictionary } from './site-dictionary.js';
 import { deltaEncoders, dictionaryHashOf, DELTA_MAX_SIZE } from './delta.js';
 import { encodeAll, readChecked } from './deltas.js';
-import { contentHash, deltaPath, entryOf, siteDictionaryPath } from '../manifest.js';
+import { contentHash, deltaPath, entryOf, ownSiteDictionary, siteDictionaryPath } from '../manifest.js';
 import { variantPath } from '../encodings.js';
 import { absPath } from '../paths.js';
 import { writeAtomic, removeIfPresent } from '../fs-atomic.js';
@@ -84,7 +84,7 @@ export async function addSiteDictionary(input) {
   const encoders = opts.siteDictionary ? deltaEncoders() : [];
   const summary = summaryOf(null, 'none');
   const none = { keep: new Set(), changed: false, summary, apply: () => {}, path: null, hash: null };
-  const oldRel = previous?.siteDictionary?.path ?? null;
+  const oldRel = ownSiteDictionary(previous)?.path ?? null;
   const pages = [...entries].filter(([rel, e]) => isPage(rel, e, opts)).sort(([a], [b]) => (a < b ? -1 : 1));
   // Said only for a site that would have had one (two pages or more), so that others hear nothing.
   if (opts.siteDictionary && encoders.length === 0 && pages.length >= 2) {
@@ -137,8 +137,8 @@ function applier(rel, dictKey, records) {
     const d = all.get(rel);
     if (d) all.set(rel, { ...d, dictionary: { hash: dictKey, ...SITE_MATCH, hashed: true } });
     for (const [page, rec] of records) {
-      const e = /** @type {FileEntry} */ (all.get(page));
-      all.set(page, { ...e, deltas: { ...e.deltas, [dictKey]: rec } });
+      const e = all.get(page);
+      if (e !== undefined) all.set(page, { ...e, deltas: { ...e.deltas, [dictKey]: rec } });
     }
   };
 }
@@ -174,7 +174,7 @@ export async function keepSiteDictionary(input, sd, dictEntry) {
  * @param {import('./dictionary-store.js').DictionaryStore} store
  */
 async function previousDictionary(input, store) {
-  const sd = input.previous?.siteDictionary;
+  const sd = ownSiteDictionary(input.previous);
   const e = sd === undefined ? undefined : input.entries.get(sd.path);
   const here = sd !== undefined && e !== undefined && e.hash === sd.hash
     ? await readChecked(input.opts, sd.path, e)
@@ -307,7 +307,7 @@ async function removeOld(input, oldRel, rel) {
   const { opts, entries, previous, report } = input;
   const old = oldRel === null ? undefined : entries.get(oldRel);
   if (oldRel === null || oldRel === rel || old === undefined) return false;
-  if (old.hash !== previous?.siteDictionary?.hash) return false;
+  if (old.hash !== ownSiteDictionary(previous)?.hash) return false;
   entries.delete(oldRel);
   report.change(oldRel, 'remove (old site dictionary)');
   if (opts.dryRun) return true;

@@ -58,7 +58,8 @@ export class Connections {
     if (socket.destroyed) return false;
     const waiting = (this.#busy.get(socket) ?? 0) + 1;
     if (waiting > MAX_PIPELINED) {
-      socket.destroy();
+      // reset: a client that reads nothing is told, and the kernel drops what it still holds for it
+      socket.resetAndDestroy();
       return false;
     }
     this.#busy.set(socket, waiting);

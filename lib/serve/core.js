@@ -92,9 +92,10 @@ function miss(c, p) {
  * Not ours: the app goes on (fallthrough), or `status` (404, 400, 403) reaches it as an error.
  * @param {Call} c
  * @param {number} status
+ * @param {Error} [cause] the system error of a miss (ENOENT, ENAMETOOLONG), as express.static gives it
  */
-function pass(c, status) {
-  c.done({ kind: 'pass', status }, c);
+function pass(c, status, cause) {
+  c.done(cause === undefined ? { kind: 'pass', status } : { kind: 'pass', status, cause }, c);
 }
 
 /**
@@ -274,13 +275,24 @@ function spaShell(c, entry) {
 }
 
 /**
+ * A miss on disk: with `fallthrough: false` (and no SPA shell), the 404 carries the system error
+ * express.static's stat of that path gives (a root too long for the OS: ENAMETOOLONG).
+ * @param {Call} c
+ * @param {import('./request-path.js').PathOk} p
+ */
+function unlistedMiss(c, p) {
+  if (c.s.opts.fallthrough || c.s.opts.spa !== null) return spaOrPass(c);
+  c.s.unlisted.missCause(p).then((cause) => pass(c, 404, cause), (err) => fail(c, err));
+}
+
+/**
  * A path the table does not have, with `unlisted`: stat-based lookup on disk.
  * @param {Call} c
  * @param {import('./request-path.js').PathOk} p
  */
 function serveUnlisted(c, p) {
   c.s.unlisted.find(p).then((f) => {
-    if (f === null) return spaOrPass(c);
+    if (f === null) return unlistedMiss(c, p);
     if ('redirect' in f) return redirect(c);
     const target = { file: f.real, path: f.logical, type: contentTypeOf(f.rel), vary: false };
     serveFromDisk(c, target, () => spaOrPass(c));

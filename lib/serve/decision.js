@@ -18,12 +18,13 @@
  * @typedef {{ kind: 'reply', status: number, head: string[], body: Buffer | FileRange | null }} Reply
  *   head: header name/value pairs, over those set before as writeHead() merges them
  * @typedef {Reply
- *   | { kind: 'pass', status: number }
+ *   | { kind: 'pass', status: number, cause?: Error }
  *   | { kind: 'method', reply: Reply }
  *   | { kind: 'reject', status: 412 | 416, head: string[], headers: Record<string, string>, reply: Reply }
  *   | { kind: 'error', error: Error }
  *   | { kind: 'gone' }
- * } Decision  pass: not ours (the app goes on; where nothing follows, `status`); method: neither GET nor HEAD
+ * } Decision  pass: not ours (the app goes on; where nothing follows, `status`; `cause`: the system error of
+ *   the miss, as express.static passes it); method: neither GET nor HEAD
  *   (passed on with fallthrough, else `reply`); reject: a 412/416, to an error handler as express.static
  *   passes it (the metadata `head` kept, `headers` added) or else `reply`; error: a system error (500);
  *   gone: the client went away, nothing to write

@@ -4,6 +4,7 @@ import { decide } from './core.js';
 import { httpError, statusReply } from './replies.js';
 import { Site } from './site.js';
 import { fileChunks } from './file-chunks.js';
+import { whenSending } from './socket-turn.js';
 
 /**
  * `precompressor/fastify`: the serving core (core.js) as a Fastify plugin. It owns a GET/HEAD
@@ -39,10 +40,11 @@ export async function precompressor(fastify, options) {
       const url = raw.slice(prefix.length);
       const req = { method: request.method, url: url.startsWith('/') ? url : `/${url}`, originalUrl: raw,
         headers: request.headers };
-      return new Promise((resolve, reject) => {
+      // a pipelined request waits for its turn on the socket before a file is opened (socket-turn.js)
+      return new Promise((resolve, reject) => whenSending(request.raw, reply.raw, () => {
         decide(/** @type {FastifyCall} */ ({ s, req, res: headersOf(reply), gone, done, x: { reply, resolve, reject },
           p: null }));
-      });
+      }));
     },
   });
 }

@@ -60,12 +60,7 @@ export function createWatcher({ manifest, onManifest, onFile, onFailure = () => 
     watchers.set(dir, { w, dev: st.dev, ino: st.ino });
   }
 
-  /**
-   * Is the watcher of `dir` still on the folder now at that path? If not, drop it and the
-   * watchers below (they watch the old tree too) and reload, which watches the new folders.
-   * @param {string} dir
-   * @param {fs.FSWatcher} w
-   */
+  /** Is `w` still on `dir`? Else drop it and those below, reload. @param {string} dir @param {fs.FSWatcher} w */
   function checkSelf(dir, w) {
     // synchronously: bodies of the old folder must not be sent a moment longer than needed
     const now = fs.statSync(dir, { throwIfNoEntry: false });
@@ -81,19 +76,13 @@ export function createWatcher({ manifest, onManifest, onFile, onFailure = () => 
     onManifest();
   }
 
-  /**
-   * @param {string} dir
-   * @param {fs.FSWatcher} w
-   */
+  /** @param {string} dir @param {fs.FSWatcher} w */
   function drop(dir, w) {
     w.close();
     if (watchers.get(dir)?.w === w) watchers.delete(dir);
   }
 
-  /**
-   * Watch exactly these folders (absolute paths) plus the manifest's folder.
-   * @param {Iterable<string>} dirs
-   */
+  /** Watch exactly these folders (absolute paths) plus the manifest's folder. @param {Iterable<string>} dirs */
   function update(dirs) {
     const want = new Set(dirs);
     if (manifestDir !== null) want.add(manifestDir);

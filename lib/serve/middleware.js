@@ -69,7 +69,7 @@ function write(d, c) {
   switch (d.kind) {
     case 'reply': return writeReply(c, d);
     case 'pass':
-      if (next) return fallthrough ? next() : next(httpError(d.status));
+      if (next) return fallthrough ? next() : next(httpError(d.status, d.cause));
       return writeReply(c, statusReply(d.status, req.method ?? 'GET'));
     case 'method': return fallthrough && next ? next() : writeReply(c, d.reply);
     case 'reject':
@@ -96,13 +96,42 @@ function writeReply(c, r) {
   const { res } = c;
   const { body } = r;
   try {
-    res.writeHead(r.status, r.head);
+    res.writeHead(r.status, onExpress4(c.req) ? express4Head(r.head) : r.head);
   } catch (e) {
     if (body !== null && 'fd' in body) fs.close(body.fd, () => {});
     return write({ kind: 'error', error: /** @type {Error} */ (e) }, c);
   }
   if (body === null || !('fd' in body)) res.end(body ?? undefined);
   else streamFd(res, body.fd, body.start, body.end, body.end - body.start + 1, body.stat);
+}
+
+/** @type {WeakMap<object, boolean>} */
+const express4Apps = new WeakMap();
+
+/**
+ * Is this request's app Express 4? Its express.static (send 0.19, mime 1.x) writes the charset in
+ * upper case (`text/html; charset=UTF-8`). Express 4's app holds `_router` once a middleware is
+ * mounted; Express 5's never does (its router is `router`).
+ * @param {Req} req
+ */
+function onExpress4(req) {
+  const app = /** @type {{ app?: unknown }} */ (req).app;
+  if (typeof app !== 'function') return false;
+  let is = express4Apps.get(app);
+  if (is === undefined) express4Apps.set(app, (is = Object.hasOwn(app, '_router')));
+  return is;
+}
+
+/**
+ * A head with Express 4's charset casing in its Content-Type.
+ * @param {string[]} head
+ */
+function express4Head(head) {
+  const i = head.indexOf('Content-Type');
+  if (i === -1 || (i & 1) === 1 || !head[i + 1].endsWith('charset=utf-8')) return head;
+  const out = [...head];
+  out[i + 1] = `${head[i + 1].slice(0, -'utf-8'.length)}UTF-8`;
+  return out;
 }
 
 /**

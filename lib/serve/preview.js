@@ -3,6 +3,7 @@ import os from 'node:os';
 import { serveStatic } from './middleware.js';
 import { previewLimits } from './options.js';
 import { Connections } from './connections.js';
+import { StallWatch } from './stall-watch.js';
 
 /**
  * The URLs a server listening on `host`:`port` can be reached at (pure). A specific host gives
@@ -46,12 +47,16 @@ export async function startPreview({
     headersTimeout: limits.headersTimeout,
     requestTimeout: limits.requestTimeout,
     keepAliveTimeout: limits.keepAliveTimeout,
+    // how often the head and request deadlines are checked: Node's 30 s let them run that much late
+    connectionsCheckingInterval: 1000,
   });
   const connections = new Connections(server, limits.maxConnections);
   server.on('request', (req, res) => {
     if (connections.admit(req, res)) mw(req, res);
   });
-  server.timeout = limits.timeout; // with no 'timeout' listener, node:http destroys the socket
+  // with no 'timeout' listener, node:http destroys the socket; the watch is sooner for downloads
+  server.timeout = limits.timeout;
+  const watch = limits.timeout > 0 ? new StallWatch(server, limits.timeout) : null;
   try {
     await new Promise((resolve, reject) => {
       server.once('error', reject);
@@ -62,12 +67,14 @@ export async function startPreview({
     });
   } catch (err) {
     mw.close();
+    watch?.close();
     throw err;
   }
   const address = /** @type {import('node:net').AddressInfo} */ (server.address());
   const urls = previewUrls(host, address.port, os.networkInterfaces());
   const close = () => new Promise((resolve) => {
     mw.close();
+    watch?.close();
     server.closeAllConnections();
     server.close(() => resolve(undefined));
   });

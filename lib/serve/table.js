@@ -1,9 +1,9 @@
 import path from 'node:path';
 import crypto from 'node:crypto';
-import { variantPath } from '../encodings.js';
+import { tokenOf, variantPath } from '../encodings.js';
 import { DELTA_VARY, deltaFilesOf, optionsForHashed, useAsDictionary } from './dictionary.js';
 import { absPath } from '../paths.js';
-import { contentTypeOf, isImmutable, LOOKUP_ORDER } from '../site-policy.js';
+import { contentTypeOf, isImmutable, keptAsDictionary, lookupOrder } from '../site-policy.js';
 
 /** @typedef {import('../encodings.js').Encoding} Encoding */
 
@@ -101,7 +101,7 @@ function makeRep(encoding, file, size, etag, mtimeMs, body, entryInfo, opts, id 
   // fs.Stats rounds mtimeMs to its mtime Date; send's Last-Modified and ETag come from that Date
   const lastModified = new Date(Math.round(mtimeMs)).toUTCString();
   const head = ['Content-Type', entryInfo.type, 'Content-Length', String(size)];
-  if (encoding !== 'identity') head.push('Content-Encoding', encoding);
+  if (encoding !== 'identity') head.push('Content-Encoding', tokenOf(encoding));
   if (entryInfo.extra) head.push(...entryInfo.extra);
   if (opts.acceptRanges) head.push('Accept-Ranges', 'bytes');
   const validators = [];
@@ -150,7 +150,8 @@ export function statRep(file, type, vary, st, opts) {
  */
 export function buildEntry(rel, src, ctx, check) {
   const dict = ctx.opts.dictionaries && src.dictionary ? src.dictionary : null;
-  const opts = dict && isImmutable(src) ? optionsForHashed(ctx.opts) : ctx.opts;
+  // a hash in the name (site policy): immutable, whatever the file's size, type or dictionaries
+  const opts = isImmutable(src) ? optionsForHashed(ctx.opts) : ctx.opts;
   const logical = absPath(ctx.root, rel);
   const listed = opts.encodings.filter((e) => Object.hasOwn(src.variants, e));
   const present = check ? listed.filter((e) => Object.hasOwn(check.variants, e)) : listed;
@@ -158,7 +159,8 @@ export function buildEntry(rel, src, ctx, check) {
     ? deltaFilesOf(path.posix.basename(rel), src).filter((d) => !check || Object.hasOwn(check.deltas ?? {}, d.name))
     : [];
   const type = typeof src.type === 'string' && src.type !== '' ? src.type : contentTypeOf(rel);
-  const extra = dict ? ['Use-As-Dictionary', useAsDictionary(dict)] : [];
+  // only where a browser keeps it: not on a `max-age=0` response (a name without a hash, by default)
+  const extra = dict && keptAsDictionary(opts.cacheControl) ? ['Use-As-Dictionary', useAsDictionary(dict)] : [];
   // not in the heads: the Link depends on the URL a page is answered at (respond.js adds it)
   const link = ctx.opts.dictionaries && ctx.siteLink && type.startsWith('text/html') ? ctx.siteLink : null;
   const info = {
@@ -213,7 +215,7 @@ export function resolveEntry(site, p, opts) {
   if (rel === site.manifestRel) return null;
   if (!slash) {
     // in the site policy's order (lib/site-policy.js): the file, a folder's redirect, the extensions
-    for (const step of LOOKUP_ORDER) {
+    for (const step of lookupOrder(opts.extensionsFirst)) {
       const found = lookupStep(site, rel, step, opts);
       if (found !== undefined) return found;
     }

@@ -51,9 +51,12 @@ map "$pc_dict:$pc_${enc}_ok:$pc_fetch_ok" $pc_${enc} {
 function httpConf(f) {
   const hashed = f.hashed.filter((h) => !h.uri.includes('$') && !h.useAsDictionary.includes('$'));
   const keys = [...hashed.map((h) => h.uri), ...f.listedInternal, ...f.dictionaries.map((d) => `:${d.key}:`)];
-  const deltaTypes = new Set(f.deltaTypes.map((d) => d.type));
-  const vary = [...new Set([...f.variantTypes, ...deltaTypes])]
-    .map((t) => `  ${q(t)} ${q(deltaTypes.has(t) ? 'Accept-Encoding, Available-Dictionary' : 'Accept-Encoding')};\n`);
+  // by the file's extension, not the response's type: a 304 has none, and must carry Vary too
+  const deltaExts = f.deltaTypes.flatMap((d) => d.extensions).filter((e) => SAFE_EXTENSION.test(e));
+  const variantExts = f.variantExtensions.filter((e) => !deltaExts.includes(e));
+  const vary = [[deltaExts, 'Accept-Encoding, Available-Dictionary'], [variantExts, 'Accept-Encoding']]
+    .filter(([exts]) => exts.length > 0)
+    .map(([exts, value]) => `  ${q(`~*\\.(?:${[...exts].sort().join('|')})$`)} ${q(/** @type {string} */ (value))};\n`);
   const internal = [...f.listedInternal.map((u) => `  ${q(u)} 0;\n`),
     ...(f.manifestUri === null ? [] : [`  ${q(f.manifestUri)} 1;\n`]),
     ...f.internal.map((r) => `  ${q(`~${r.source.replace(/^\^/, '^/')}`)} 1;\n`)];
@@ -83,8 +86,8 @@ map $pc_use_as_dictionary $pc_cache_control {
 map $uri $pc_internal {
   default 0;
 ${internal.join('')}}
-# Vary: Accept-Encoding where a type has variants; Available-Dictionary too where it has deltas
-map $sent_http_content_type $pc_vary {
+# Vary: Accept-Encoding where files of an extension have variants; Available-Dictionary too where deltas
+map $pc_uri $pc_vary {
   default "";
 ${vary.join('')}}
 # the site dictionary, named on every HTML page

@@ -1,4 +1,4 @@
-import { deltaStem, deltasOf } from '../manifest.js';
+import { deltaStem, deltasOf, ownSiteDictionary } from '../manifest.js';
 import { variantPath, suffixEncoding, stemOf } from '../encodings.js';
 import { isTempPath } from '../fs-atomic.js';
 
@@ -74,7 +74,7 @@ export class OwnOutputs {
     const r = this.records;
     if (r !== null && r.has(rel)) {
       // a file of the site; the site dictionary is one, but a pass writes it
-      return rel === r.head.siteDictionary?.path ? r.entry(rel)?.size : undefined;
+      return rel === ownSiteDictionary(r.head)?.path ? r.entry(rel)?.size : undefined;
     }
     const listed = r === null ? undefined : listedOutput(r, rel);
     if (listed !== undefined) return listed;

@@ -44,7 +44,7 @@ test('prints a summary and exits 0; --json prints the report', async () => {
     failures: [],
     warnings: [],
     changes: [{ path: 'a.js', action: 'compress' }],
-    deltas: { encoders: [], files: 0, written: 0, reused: 0, removed: 0, bytes: 0, savedBytes: 0, unavailable: null },
+    deltas: { encoders: [], files: 0, written: 0, reused: 0, removed: 0, bytes: 0, savedBytes: 0, unhashed: 0, byContent: 0, unavailable: null },
     siteDictionary: { path: null, method: 'none', size: 0, bytes: 0, pages: 0, written: 0, reused: 0, pageBytes: 0, ordinaryBytes: 0, unavailable: null },
     cache: { enabled: true, dir: path.join(/** @type {string} */ (process.env.CACHE_DIR), 'precompressor', 'variants'), hits: 0, misses: 2, rejected: 0, cpuSavedMs: 0 },
   });

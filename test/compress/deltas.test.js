@@ -59,7 +59,7 @@ withEncoders('a second build gets deltas against the first: recorded, decoding t
   expect(m.files['app.js'].dictionary).toMatchObject({ match: 'app.js', hashed: false });
   expect(Object.keys(m.files['app.js'].deltas ?? {})).toHaveLength(1);
   expect(m.files['index.html'].dictionary).toBeUndefined(); // below deltaMinSize
-  expect(r.deltas).toMatchObject({ files: 2, written: 2 * encoders.length, removed: 0 });
+  expect(r.deltas).toMatchObject({ files: 1, unhashed: 1, byContent: 0, written: 2 * encoders.length, removed: 0 }); // app.js: no hash
   expect(r.deltas.savedBytes).toBeGreaterThan(0);
   expect(r.changes).toEqual(expect.arrayContaining([{ path: deltaPath(rel, dictKey, encoders[0]), action: `delta (${encoders[0]})` }]));
 });
@@ -164,4 +164,22 @@ test('the manifest contract: version-1 manifests still read; bad dictionary or d
   expect(() => validateManifest({ schema: 2, files: { 'a.js': { ...ok, dictionary: { ...ok.dictionary, hash: 'nope' } } } })).toThrow(/invalid dictionary/);
   expect(() => validateManifest({ schema: 2, files: { 'a.js': { ...ok, deltas: { [hash]: { gzip: { size: 1, hash: 'h' } } } } } })).toThrow(/invalid "gzip" delta/);
   expect(() => validateManifest({ schema: 2, files: { 'a.js': { ...ok, dictionary: undefined } } })).toThrow(/deltas but no dictionary/);
+});
+
+test('every file with a hash in its name is recorded as hashed, whatever its size or type; an index page gets a pattern for its folder URL', async () => {
+  await writeTree(out, {
+    'assets/tiny-3f2a1b9c.js': 'export const a = 1;\n', // below deltaMinSize: no dictionary, still immutable
+    'assets/logo.3f2a1b9c4d.png': noiseOf(300),
+    'assets/5d6c5e71b5246344.js': textOf(2_000),
+    'app.js': bundle(1),
+    'docs/index.html': textOf(3_000),
+  });
+  await precompress(out, { dictionaryStore: store });
+  const m = /** @type {any} */ (await readManifest(path.join(out, 'precompressor-manifest.json')));
+  const hashed = Object.entries(m.files).filter(([, e]) => /** @type {any} */ (e).hashed === true).map(([rel]) => rel).sort();
+  expect(hashed).toEqual(['assets/5d6c5e71b5246344.js', 'assets/logo.3f2a1b9c4d.png', 'assets/tiny-3f2a1b9c.js']);
+  expect(m.files['assets/tiny-3f2a1b9c.js'].dictionary).toBeUndefined();
+  expect(m.files['docs/index.html'].dictionary).toMatchObject({ match: '{index.html}?', dest: 'document', hashed: false });
+  expect(m.files['app.js'].dictionary).toMatchObject({ match: 'app.js', hashed: false });
+  expect(() => validateManifest({ schema: 3, files: { 'a.js': { ...m.files['assets/tiny-3f2a1b9c.js'], hashed: false } } })).toThrow(/invalid hashed/);
 });

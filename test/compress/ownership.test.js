@@ -1,4 +1,4 @@
-import { claimsOf, recordedOurs, blockedEncodings, userFileWarnings, userFileMessage } from '../../lib/compress/ownership.js';
+import { claimsOf, recordedOurs, blockedEncodings, userFileWarnings, userFileMessage, recordedVariants, lookAlikes } from '../../lib/compress/ownership.js';
 
 // The pure ownership decision: whose is a file at one of precompressor's output paths?
 
@@ -44,7 +44,7 @@ describe('claimsOf', () => {
     const files = [f('a.js', 900), f('a.js.br', 100), f('a.js.gz', 999), f('data.csv'), f('data.csv.gz', 5000), f('lone.txt.gz'), f('m.json'), f('m.json.br')];
     const c = claimsOf(files, 'm.json', previous, { adoptable: (stem) => stem.rel === 'a.js' });
     expect([...c.ours]).toEqual(['a.js.br']);
-    expect(c.check).toEqual([{ rel: 'a.js.gz', stem: 'a.js', encoding: 'gzip' }]);
+    expect(c.check).toEqual([{ rel: 'a.js.gz', stem: 'a.js', encoding: 'gzip', size: 999 }]);
     expect([...c.user]).toEqual(['data.csv.gz']);
   });
   test('a recorded variant whose file is gone is ours (an orphan to remove)', () => {
@@ -76,4 +76,25 @@ test('userFileWarnings: one per blocking file with path, what happens and how to
       'To resolve: rename or remove downloads/data.csv.gz, or exclude downloads/data.csv',
   }]);
   expect(userFileMessage('a.js.x.dcz', 'a.js', 'dcz delta')).toMatch(/^not written by precompressor: .* a\.js gets no dcz delta\. To resolve: rename or remove a\.js\.x\.dcz, or exclude a\.js$/);
+});
+
+describe('variants we made of another content (#27, item 7)', () => {
+  test('recordedVariants: per encoding and size, the contents they were made of', () => {
+    const m = { schema: 3, files: {
+      'sub/x.txt': { size: 6000, hash: 'sha256-X', variants: { br: { size: 26 }, gzip: { size: 62 } } },
+      'y.txt': { size: 10, hash: 'sha256-Y', variants: {} },
+    } };
+    const r = recordedVariants(/** @type {any} */ (m));
+    expect([...r.keys()].sort()).toEqual(['br 26', 'gzip 62']);
+    expect(r.get('br 26')).toEqual(new Map([['sha256-X', 6000]]));
+    expect(recordedVariants(null).size).toBe(0);
+  });
+  test('lookAlikes: two or more variants of one file decoding to one other content; a lone one is not', () => {
+    const got = lookAlikes([
+      { rel: 'a/x.txt.gz', stem: 'a/x.txt', hash: 'h1' }, { rel: 'a/x.txt.br', stem: 'a/x.txt', hash: 'h1' },
+      { rel: 'b.csv.gz', stem: 'b.csv', hash: 'h2' },
+      { rel: 'c.js.gz', stem: 'c.js', hash: 'h3' }, { rel: 'c.js.br', stem: 'c.js', hash: 'h4' },
+    ]);
+    expect(got).toEqual(new Map([['a/x.txt.gz', ['a/x.txt.br', 'a/x.txt.gz']], ['a/x.txt.br', ['a/x.txt.br', 'a/x.txt.gz']]]));
+  });
 });

@@ -92,3 +92,86 @@ test('a file replaced by rename after the walk (as bundlers write) is read as it
   expect(report.failures).toEqual([]);
   expect(zlib.gunzipSync(fsSync.readFileSync(path.join(root, 'uploads', 'a.txt.gz'))).toString()).toBe(textOf(6000, 42));
 });
+
+// The instant between the check of a folder and the rename or unlink in it (#27, item 9): the swap
+// is made right there, by the first rename (or unlink) into `uploads/`, just before it runs. On Linux
+// the folder is held open and the rename or unlink goes through /proc/self/fd: it lands in the held
+// folder whatever its path leads to since.
+const procFd = process.platform === 'linux' && fsSync.existsSync('/proc/self/fd');
+const onLinux = procFd ? test : test.skip;
+if (!procFd) console.warn('swap race tests skipped: no /proc/self/fd here (the path check, tested above, is what holds)');
+
+/** Is `dest` in `uploads/`, by its path or through a folder held open there? */
+function inUploads(dest) {
+  if (!dest.startsWith('/proc/self/fd/')) return dest.includes(`${path.sep}uploads${path.sep}`);
+  try {
+    return fsSync.readlinkSync(dest.split('/').slice(0, 5).join('/')).endsWith(`${path.sep}uploads`);
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Patch `obj[name]` (a rename or unlink of node:fs) so that the first call whose destination is in
+ * `uploads/` (by its path, or through a held folder) swaps the folder just before it runs.
+ */
+function swapBefore(obj, name) {
+  const real = obj[name];
+  let done = false;
+  obj[name] = function (...args) {
+    const dest = String(args[name.startsWith('rename') ? 1 : 0]);
+    if (!done && inUploads(dest)) {
+      done = true;
+      swap();
+    }
+    return real.apply(this, args);
+  };
+  return () => {
+    obj[name] = real;
+    return done;
+  };
+}
+
+describe('the instant between the check and the rename or unlink (#27, item 9)', () => {
+  onLinux('a streamed variant renamed just after its folder was swapped lands in the folder, not outside', async () => {
+    await setUp(true);
+    const before = snapshot(outside);
+    const restore = swapBefore(fsSync.promises, 'rename');
+    try {
+      await pass(root, { streamThreshold: 100_000 }, new Set());
+    } finally {
+      expect(restore()).toBe(true);
+    }
+    expect(snapshot(outside)).toEqual(before);
+    expect(zlib.gunzipSync(fsSync.readFileSync(path.join(root, 'uploads-was', 'big.txt.gz'))).toString()).toBe(textOf(300_000, 5));
+  });
+
+  onLinux('a variant taken from the cache on the main thread: the same', async () => {
+    await setUp(true);
+    await precompress(root);
+    for (const n of NAMES) for (const s of ['.br', '.gz']) fsSync.rmSync(path.join(root, 'uploads', n + s));
+    fsSync.rmSync(path.join(root, 'precompressor-manifest.json'));
+    const before = snapshot(outside);
+    const restore = swapBefore(fsSync, 'renameSync');
+    try {
+      await pass(root, {}, new Set());
+    } finally {
+      expect(restore()).toBe(true);
+    }
+    expect(snapshot(outside)).toEqual(before);
+  });
+
+  onLinux('a stale variant removed just after its folder was swapped: the outside file of that name stays', async () => {
+    await setUp(true);
+    await precompress(root);
+    for (const n of NAMES) fsSync.rmSync(path.join(root, 'uploads', n));
+    const before = snapshot(outside);
+    const restore = swapBefore(fsSync.promises, 'unlink');
+    try {
+      await pass(root, {}, new Set());
+    } finally {
+      expect(restore()).toBe(true);
+    }
+    expect(snapshot(outside)).toEqual(before);
+  });
+});

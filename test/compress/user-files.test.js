@@ -205,3 +205,49 @@ test('a source dated in the future: its variants are still ours, and go with it 
   expect(r.changes).toEqual(['future.txt.br', 'future.txt.gz'].map((p) => ({ path: p, action: 'remove (orphan)' })));
   expect(await exists(path.join(root, 'future.txt.gz'))).toBe(false);
 });
+
+describe('variants moved with their folder (#27, item 7)', () => {
+  const OLD = textOf(6000, 21);
+  const NEW = textOf(6500, 22);
+
+  test('after mv sub sub2 and an edit of sub2/x.txt: the old variants are ours by the manifest that lists them under sub/, replaced', async () => {
+    await writeTree(root, { 'index.html': textOf(3000), 'sub/x.txt': OLD });
+    await precompress(root, opts);
+    await fs.rename(path.join(root, 'sub'), path.join(root, 'sub2'));
+    await fs.writeFile(path.join(root, 'sub2/x.txt'), NEW);
+    const r = await precompress(root, opts);
+    expect(r.warnings).toEqual([]);
+    expect(r.changes).toContainEqual({ path: 'sub2/x.txt', action: 'compress' });
+    expect(zlib.brotliDecompressSync(await fs.readFile(path.join(root, 'sub2/x.txt.br'))).toString()).toBe(NEW);
+    expect(zlib.gunzipSync(await fs.readFile(path.join(root, 'sub2/x.txt.gz'))).toString()).toBe(NEW);
+    const m = await readManifest(root);
+    expect(Object.keys(m.files['sub2/x.txt'].variants).sort()).toEqual(['br', 'gzip']);
+    expect(m.files['sub2/x.txt.br']).toBeUndefined();
+  });
+
+  test('the CLI, as the issue ran it: the file gets its variants again, no warning', async () => {
+    await writeTree(root, { 'sub/x.txt': OLD });
+    expect((await runCommand(process.execPath, [BIN, root, '--quiet', '--no-deltas'])).code).toBe(0);
+    await fs.rename(path.join(root, 'sub'), path.join(root, 'sub2'));
+    await fs.writeFile(path.join(root, 'sub2/x.txt'), NEW);
+    const r = await runCommand(process.execPath, [BIN, root, '--json', '--no-deltas']);
+    expect(r.code).toBe(0);
+    expect(JSON.parse(r.stdout).warnings).toEqual([]);
+    expect(zlib.gunzipSync(await fs.readFile(path.join(root, 'sub2/x.txt.gz'))).toString()).toBe(NEW);
+  });
+
+  test('without a record that says so, variants of one other content are kept, with a warning that they look like ours', async () => {
+    await writeTree(root, { 'sub/x.txt': OLD });
+    await precompress(root, opts);
+    await fs.rename(path.join(root, 'sub'), path.join(root, 'sub2'));
+    await fs.writeFile(path.join(root, 'sub2/x.txt'), NEW);
+    await fs.rm(path.join(root, 'precompressor-manifest.json'));
+    const gz = await fs.readFile(path.join(root, 'sub2/x.txt.gz'));
+    const r = await precompress(root, { ...opts, cache: false });
+    expect(r.warnings.map((w) => w.path).sort()).toEqual(['sub2/x.txt.br', 'sub2/x.txt.gz']);
+    for (const w of r.warnings) {
+      expect(w.message).toMatch(/^looks like a variant precompressor made of another content of sub2\/x\.txt \(sub2\/x\.txt\.br and sub2\/x\.txt\.gz decode to the same bytes; a folder moved or copied with its variants\?\), but no record says so: kept as your own file/);
+    }
+    expect(await fs.readFile(path.join(root, 'sub2/x.txt.gz'))).toEqual(gz);
+  });
+});

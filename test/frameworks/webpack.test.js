@@ -156,6 +156,27 @@ describe.each(['webpack', 'rspack'])('%s', (bundler) => {
     expect(zlib.brotliDecompressSync(readOut(out, `${main2}.br`))).toEqual(readOut(out, main2));
   });
 
+  maybe('[name].js, no hash: variants, and deltas a browser cannot use are not counted (0 servable)', async () => {
+    const root = await makeApp(`${bundler}-unhashed`, appFiles());
+    apps.push(root);
+    const env = { PC_FILENAME: '[name].js' };
+    await build(root, bundler, env);
+    const out = path.join(root, 'dist');
+    expect(manifestOf(out).files['main.js'].hashed).toBeUndefined();
+    await fsp.writeFile(path.join(root, 'src/words.js'), wordsOf('v2'));
+    const second = await build(root, bundler, env);
+    expect(second.output).not.toMatch(/deltas: [1-9]\d* servable/);
+    if (deltaEncoders().length > 0) expect(second.output).toMatch(/deltas: 0 servable files \(\d+ written\); 1 more for unhashed names/);
+    const served = await startServe(out);
+    try {
+      const r = await get(`${served.origin}/main.js`, { 'accept-encoding': 'br' });
+      expect(r.headers['content-encoding']).toBe('br');
+      expect(r.headers['cache-control']).toBe('public, max-age=0');
+    } finally {
+      await served.stop();
+    }
+  });
+
   maybe('a file that fails fails the build, named in its errors', async () => {
     const root = await makeApp(`${bundler}-fails`, appFiles());
     apps.push(root);

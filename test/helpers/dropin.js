@@ -68,6 +68,9 @@ function buildApp(express, mw, { mount, before = [] }) {
     const shown = {
       name: err.name, message: err.message, status: err.status, statusCode: err.statusCode,
       expose: err.expose, headers: err.headers ?? null, isHttpError: err.constructor?.name,
+      // the system error a miss came from (ENOENT, ENAMETOOLONG): under jest, a Node error is of
+      // another realm, so http-errors keeps its code but not its message
+      code: err.code ?? null,
     };
     res.status(err.status ?? 500).json(shown);
   });

@@ -200,7 +200,7 @@ describe('vite build', () => {
     const js = /** @type {string} */ (Object.keys(m.files).find((f) => /^assets\/index-.*\.js$/.test(f)));
     expect(m.files[js].dictionary).toMatchObject({ match: 'index-*.js', dest: 'script', hashed: true });
     expect(Object.keys(m.files[js].deltas ?? {})).toHaveLength(1);
-    expect(lines).toContainEqual(expect.stringMatching(/^precompressor: deltas: 1 files \(\d written\); a returning visitor downloads /));
+    expect(lines).toContainEqual(expect.stringMatching(/^precompressor: deltas: 1 servable file \(\d written\); a returning visitor downloads /));
     const deltaFiles = listFiles(dist).filter((f) => /\.dc[bz]$/.test(f));
     expect(deltaFiles.length).toBeGreaterThan(0);
 
@@ -310,6 +310,18 @@ describe('vite build', () => {
     await viteBuild(root, { ssr: true }, config);
     expect(listFiles(out)).toEqual(expect.arrayContaining(['entry-server.mjs.br', 'entry-server.mjs.gz', 'precompressor-manifest.json']));
     expect(zlib.brotliDecompressSync(fs.readFileSync(path.join(out, 'entry-server.mjs.br')))).toEqual(fs.readFileSync(path.join(out, 'entry-server.mjs')));
+  });
+
+  test("the manifest goes only inside outDir, over no file of the user's (public/precompressor-manifest.json, package.json)", async () => {
+    const root = await makeApp();
+    await fsp.writeFile(path.join(root, 'public/precompressor-manifest.json'), '{"mine": true}\n');
+    await expect(viteBuild(root, { cache: false })).rejects.toThrow(/Refusing to write the manifest over .*precompressor-manifest\.json: it is another file/);
+    expect(fs.readFileSync(path.join(root, 'dist/precompressor-manifest.json'), 'utf8')).toBe('{"mine": true}\n');
+    await fsp.rm(path.join(root, 'public/precompressor-manifest.json'));
+    await expect(viteBuild(root, { manifest: '../package.json', cache: false })).rejects.toThrow(/outside the output folder/);
+    await expect(viteBuild(root, { manifest: '../elsewhere.json', cache: false })).rejects.toThrow(/outside the output folder/);
+    expect(fs.readFileSync(path.join(root, 'package.json'), 'utf8')).toBe('{ "name": "fixture-app", "private": true }\n');
+    expect(fs.existsSync(path.join(root, 'elsewhere.json'))).toBe(false);
   });
 
   test('a failure fails the build through this.error, naming the file', async () => {

@@ -5,6 +5,10 @@
 //   `precompressor serve` and for serveStatic on a plain node:http server.
 // - idle flood: one client holds 500 idle sockets (the default cap; one header byte each) and
 //   re-opens each as it closes, while 10 other clients each ask for a file: every one is answered.
+// - stalled downloads: 500 clients ask for a 16 MiB file and never read, against startPreview()
+//   with a 5 s timeout (in this process, to see its sockets): how long after its last progress
+//   (a byte read, written, or taken by the kernel) each connection is closed, and whether each
+//   client is told (reset).
 
 import fs from 'node:fs';
 import fsp from 'node:fs/promises';
@@ -12,7 +16,9 @@ import os from 'node:os';
 import path from 'node:path';
 import net from 'node:net';
 import { spawn } from 'node:child_process';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { precompress } from '../../lib/compress/precompress.js';
+import { startPreview } from '../../lib/serve/preview.js';
 import { BIN, MB, record, startServer } from './helpers.js';
 import { request } from '../helpers/serve-site.js';
 
@@ -143,5 +149,78 @@ linux('idle flood: 500 idle sockets re-opened as they close do not lock 10 other
     stop = true;
     for (const s of attackers) s.destroy();
     await cli.close();
+  }
+});
+
+/** What moves when a connection progresses: what the server's stall watch samples too. */
+function progressOf(socket) {
+  return `${socket.bytesRead}:${socket.bytesWritten}:${socket._handle?.writeQueueSize ?? 0}`;
+}
+
+linux('stalled downloads: 500 clients that stop reading are reset within --timeout and a second of their last progress', async () => {
+  const TIMEOUT = 5000;
+  const root = await fsp.mkdtemp(path.join(os.tmpdir(), 'pc-stalls-'));
+  await fsp.writeFile(path.join(root, 'big.bin'), Buffer.alloc(16 * MB, 'x'));
+  expect((await precompress(root, { cache: false, encodings: ['gzip'], gzipLevel: 1 })).ok).toBe(true);
+  const p = await startPreview({ root, timeout: TIMEOUT });
+  const port = Number(new URL(p.url).port);
+  /** @type {Map<net.Socket, { seen: string, last: number, closed: number | null }>} */
+  const watched = new Map();
+  const closes = [];
+  p.server.on('connection', (s) => {
+    const w = { seen: progressOf(s), last: performance.now(), closed: null };
+    watched.set(s, w);
+    closes.push(new Promise((r) => s.once('close', () => r((w.closed = performance.now())))));
+  });
+  // the test's own look at each connection, every 100 ms
+  const look = setInterval(() => {
+    const now = performance.now();
+    for (const [s, w] of watched) {
+      if (w.closed !== null || s.destroyed) continue;
+      const seen = progressOf(s);
+      if (seen !== w.seen) Object.assign(w, { seen, last: now });
+    }
+  }, 100);
+  const clients = [];
+  // how late timers ran meanwhile (the watch's own sweeps among them)
+  const loop = monitorEventLoopDelay({ resolution: 20 });
+  loop.enable();
+  try {
+    for (let i = 0; i < 500; i++) {
+      const s = net.connect(port, '127.0.0.1');
+      s.pause();
+      s.on('error', () => {});
+      s.write('GET /big.bin HTTP/1.1\r\nHost: x\r\nAccept-Encoding: identity\r\n\r\n');
+      clients.push(s);
+    }
+    const started = performance.now();
+    while (closes.length < 500) await new Promise((r) => setTimeout(r, 50));
+    await Promise.all(closes); // the clients never read nor close: the server closes every one
+    clearInterval(look);
+    loop.disable();
+    const lags = [...watched.values()].map((w) => (w.closed - w.last) / 1000).sort((a, b) => a - b);
+    const lastClose = (Math.max(...[...watched.values()].map((w) => w.closed)) - started) / 1000;
+    // each client is told: reading on, it meets the reset (a plain close would end it cleanly)
+    const endings = await Promise.all(clients.map((s) => new Promise((resolve) => {
+      s.removeAllListeners('error');
+      s.on('error', (err) => resolve(err.code));
+      s.on('end', () => resolve('end'));
+      s.resume();
+    })));
+    const resets = endings.filter((e) => e === 'ECONNRESET').length;
+    const fixed = (x) => Number(x.toFixed(2));
+    record('connections: stalled downloads', {
+      clients: 500, fileMB: 16, timeoutSeconds: TIMEOUT / 1000, lastCloseAfterSeconds: fixed(lastClose),
+      closedAfterLastProgressSeconds: { min: fixed(lags[0]), median: fixed(lags[250]), max: fixed(lags[499]) },
+      clientsReset: resets, eventLoopDelayMs: { p99: fixed(loop.percentile(99) / 1e6), max: fixed(loop.max / 1e6) },
+    });
+    // generous: the watch samples every second, and the 500 sockets share one event loop
+    expect(lags[499]).toBeLessThan(TIMEOUT / 1000 + 2);
+    expect(resets).toBe(500);
+  } finally {
+    clearInterval(look);
+    for (const s of clients) s.destroy();
+    await p.close();
+    await fsp.rm(root, { recursive: true, force: true });
   }
 });

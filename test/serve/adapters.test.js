@@ -2,6 +2,7 @@ import fs from 'node:fs/promises';
 import fssync from 'node:fs';
 import path from 'node:path';
 import crypto from 'node:crypto';
+import http from 'node:http';
 import { execFileSync, spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { Hono } from 'hono';
@@ -349,6 +350,50 @@ describe('what each adapter adds', () => {
       expect([folder.statusCode, folder.headers.location]).toEqual([301, '/static/docs/?x=1']);
       expect((await app.inject({ url: '/static/precompressor-manifest.json' })).statusCode).toBe(404);
     } finally {
+      await app.close();
+    }
+  });
+
+  (fssync.existsSync('/proc/self/fd') ? test : test.skip)('fetch and fastify: a client gone mid-body leaves no descriptor open', async () => {
+    await fs.writeFile(path.join(dir, 'big.bin'), crypto.randomBytes(4 * 1024 * 1024)); // unlisted: streamed from disk
+    const open = () => fssync.readdirSync('/proc/self/fd').filter((fd) => {
+      try {
+        return fssync.readlinkSync(`/proc/self/fd/${fd}`) === path.join(dir, 'big.bin');
+      } catch {
+        return false;
+      }
+    }).length;
+    const files = fetchHandler(dir, { unlisted: true, watch: false });
+    const hono = new Hono();
+    hono.use(async (c, next) => (await files(c.req.raw)) ?? next());
+    const { server, port } = await new Promise((resolve) => {
+      const srv = serve({ fetch: hono.fetch, port: 0, hostname: '127.0.0.1' }, (info) => resolve({ server: srv, port: info.port }));
+    });
+    const app = Fastify();
+    await app.register(precompressor, { root: dir, unlisted: true, watch: false });
+    await app.listen({ port: 0, host: '127.0.0.1' });
+    try {
+      for (const p of [port, app.server.address().port]) {
+        await new Promise((resolve, reject) => {
+          const req = http.get({ host: '127.0.0.1', port: p, path: '/big.bin' }, (res) => {
+            res.once('data', () => {
+              expect(open()).toBe(1); // streaming through the checked descriptor
+              req.destroy();
+              resolve(undefined);
+            });
+          });
+          req.on('error', (err) => (req.destroyed ? undefined : reject(err)));
+        });
+        // until the server has seen the connection go (bounded): then nothing of it stays open
+        for (const deadline = Date.now() + WAIT_MS; open() > 0 && Date.now() < deadline;) {
+          await new Promise((resolve) => setTimeout(resolve, 20));
+        }
+        expect(open()).toBe(0);
+      }
+    } finally {
+      files.close();
+      server.closeAllConnections?.();
+      await new Promise((resolve) => server.close(resolve));
       await app.close();
     }
   });

@@ -59,7 +59,7 @@ test('a dictionary whose match or match-dest holds a byte no header may carry: t
   const hash = crypto.createHash('sha256').update(body).digest('base64');
   m.files['a.js'].dictionary = { hash, match: '/a.js\r\nX-Evil: 1', dest: null, hashed: false };
   m.files['b.js'].dictionary = { hash, match: '/b.js', dest: 'script\u0000', hashed: false };
-  m.files['ok.js'].dictionary = { hash, match: '/ok.js', dest: 'script', hashed: false };
+  m.files['ok.js'].dictionary = { hash, match: '/ok.js', dest: 'script', hashed: true }; // served immutable: kept
   await fs.writeFile(site.manifestPath, [...manifestText(m)].join(''));
   const warnings = [];
   const mw = serveStatic(site.dir, { watch: false, onWarning: (w) => warnings.push(w) });

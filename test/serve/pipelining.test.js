@@ -5,7 +5,9 @@
 
 import fs from 'node:fs/promises';
 import net from 'node:net';
+import Fastify from 'fastify';
 import { serveStatic, startPreview } from '../../lib/index.js';
+import { precompressor } from '../../lib/serve/fastify.js';
 import { MAX_PIPELINED } from '../../lib/serve/connections.js';
 import { makeSite, listen } from '../helpers/serve-site.js';
 
@@ -86,6 +88,39 @@ test('serveStatic opens a pipelined request\'s file only once its response owns 
     sock.destroy();
     mw.close();
     await srv.close();
+    await fs.rm(site.dir, { recursive: true, force: true });
+  }
+});
+
+test('precompressor/fastify also waits for a pipelined request\'s turn before it opens the file', async () => {
+  const big = Buffer.alloc(2 << 20);
+  for (let i = 0; i < big.length; i += 4096) big.writeUInt32BE(i, i);
+  const site = await makeSite({ 'big.bin': big }, { noVariants: ['big.bin'] });
+  const app = Fastify();
+  const N = 8;
+  const writtenBeforeTurn = [];
+  let received = 0;
+  let allReceived;
+  const all = new Promise((r) => (allReceived = r));
+  app.addHook('onRequest', (request, reply, done) => {
+    if (reply.raw.socket === null) reply.raw.once('socket', () => writtenBeforeTurn.push(reply.raw.headersSent));
+    if (++received === N) allReceived();
+    done();
+  });
+  await app.register(precompressor, { root: site.dir });
+  await app.listen({ port: 0, host: '127.0.0.1' });
+  const sock = net.connect(app.server.address().port, '127.0.0.1');
+  try {
+    sock.pause();
+    sock.write(get('/big.bin').repeat(N));
+    await all;
+    const { heads, bodies } = await readResponses(sock, N);
+    expect(heads).toHaveLength(N);
+    for (const body of bodies) expect(body.equals(big)).toBe(true);
+    expect(writtenBeforeTurn).toEqual(Array(N - 1).fill(false));
+  } finally {
+    sock.destroy();
+    await app.close();
     await fs.rm(site.dir, { recursive: true, force: true });
   }
 });

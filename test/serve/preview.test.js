@@ -151,3 +151,55 @@ test('at maxConnections a newcomer closes the connection idle longest, not one a
     await fs.rm(site.dir, { recursive: true, force: true });
   }
 });
+
+test('a stalled download is reset after the timeout and one tick, before node:http\'s own timer would close it', async () => {
+  const site = await makeSite({ 'big.bin': Buffer.alloc(16 << 20, 'x') }, { noVariants: ['big.bin'] });
+  const timeout = 1000;
+  const p = await startPreview({ root: site.dir, timeout });
+  const port = Number(new URL(p.url).port);
+  let client;
+  try {
+    const asked = new Promise((r) => p.server.once('request', (req) => r(req.socket)));
+    client = stalledClient(port, '/big.bin');
+    const socket = await asked;
+    // node:http's own timer re-arms once for a download whose client stopped reading (the kernel
+    // took bytes after the last write), closing it only after twice the timeout. The watch resets it
+    // by timeout + tickOf(timeout) = 1.25 s after it stalled; this timer, due after both, checks
+    // which came first (timers of one process run in the order they are due).
+    const destroyedAtCheck = await new Promise((r) => setTimeout(() => r(socket.destroyed), timeout * 1.75));
+    expect(destroyedAtCheck).toBe(true);
+    // reset, not closed: the client, reading on, is told
+    const ending = await new Promise((resolve) => {
+      client.on('error', (err) => resolve(err.code));
+      client.on('end', () => resolve('end'));
+      client.resume();
+    });
+    expect(ending).toBe('ECONNRESET');
+  } finally {
+    client?.destroy();
+    await p.close();
+    await fs.rm(site.dir, { recursive: true, force: true });
+  }
+});
+
+test('a request head that stops arriving is closed at --headers-timeout, checked every second', async () => {
+  const site = await makeSite({ 'a.txt': 'a' });
+  const p = await startPreview({ root: site.dir, headersTimeout: 200, requestTimeout: 200 });
+  const port = Number(new URL(p.url).port);
+  let client;
+  try {
+    const accepted = new Promise((r) => p.server.once('connection', r));
+    client = net.connect(port, '127.0.0.1');
+    client.on('error', () => {});
+    client.write('GET /a.txt HTTP/1.1\r\nHost: x\r\n'); // never ends its head
+    const socket = await accepted;
+    // node:http checks the deadlines every connectionsCheckingInterval (30 s unless set): this timer,
+    // due after the head's deadline and the next check, finds the connection closed
+    const closedAtCheck = await new Promise((r) => setTimeout(() => r(socket.destroyed), 200 + 1000 + 500));
+    expect(closedAtCheck).toBe(true);
+  } finally {
+    client?.destroy();
+    await p.close();
+    await fs.rm(site.dir, { recursive: true, force: true });
+  }
+});

@@ -253,7 +253,8 @@ it('dictionaries: false sends no Link, no Use-As-Dictionary and no variant again
     const res = await request(port, `/${pages[1].rel}`, { headers: { 'accept-encoding': 'br, dcb, dcz', 'available-dictionary': `:${key}:` } });
     expect([res.headers['content-encoding'], res.headers.vary, res.headers.link]).toEqual(['br', 'Accept-Encoding', undefined]);
     const d = await request(port, `/${rel}`, { headers: { 'accept-encoding': 'br' } });
-    expect([d.status, d.headers['use-as-dictionary'], d.headers['cache-control']]).toEqual([200, undefined, 'public, max-age=0']);
+    // its name is content-addressed: immutable like any hashed name, dictionaries or not
+    expect([d.status, d.headers['use-as-dictionary'], d.headers['cache-control']]).toEqual([200, undefined, 'public, max-age=31536000, immutable']);
   }, { dictionaries: false });
 });
 

@@ -5,6 +5,7 @@ import { precompress } from '../../lib/compress/precompress.js';
 import { deltaEncoders } from '../../lib/compress/delta.js';
 import { serveStatic } from '../../lib/serve/middleware.js';
 import { main } from '../../lib/cli/cli.js';
+import { compressFolder } from '../../plugins/compress-folder.js';
 import { decodeDelta } from '../helpers/delta.js';
 import { decode, listen, request } from '../helpers/serve-site.js';
 import { tempDir, textOf, writeTree } from '../helpers/tmp.js';
@@ -92,6 +93,19 @@ describe.each(SERVERS)('%s', (server) => {
       expect(tokens(res.headers.vary)).toContain('accept-encoding');
       expect(res.headers['content-type']).toBe('text/javascript; charset=utf-8');
     }
+  });
+
+  it('answers a conditional GET with 304 per encoding, Vary and Cache-Control kept', async () => {
+    for (const ae of ['br', 'gzip', 'identity']) {
+      const first = await get(server, '/app.js', { 'accept-encoding': ae });
+      const again = await get(server, '/app.js', { 'accept-encoding': ae, 'if-none-match': first.headers.etag });
+      expect([ae, again.status, again.body.length]).toEqual([ae, 304, 0]);
+      expect(tokens(again.headers.vary)).toEqual(['accept-encoding', 'available-dictionary']);
+      expect(again.headers['cache-control']).toBe('public, max-age=0');
+    }
+    const br = await get(server, '/app.js', { 'accept-encoding': 'br' });
+    const other = await get(server, '/app.js', { 'accept-encoding': 'gzip', 'if-none-match': br.headers.etag });
+    expect(other.status).toBe(200); // another encoding's ETag does not validate this one
   });
 
   it('serves nothing internal by name; a listed file named like a variant is served', async () => {
@@ -194,5 +208,16 @@ describe('regenerated on each build', () => {
     const missingOut = io();
     expect(await main(['config', 'nginx', path.join(work, 'none'), '--out', out], { stdout: /** @type {any} */ (io()), stderr: /** @type {any} */ (missingOut) })).toBe(2);
     expect(missingOut.text).toMatch(/does not exist: run precompressor/);
+  });
+
+  test('the plugins\' serverConfig writes them after the pass, and says where', async () => {
+    const site = path.join(work, 'plugin-site');
+    await writeTree(site, { 'index.html': textOf(3000) });
+    const out = path.join(work, 'plugin-conf');
+    const said = [];
+    const logger = { info: (/** @type {string} */ m) => said.push(m), warn: (/** @type {string} */ m) => said.push(m) };
+    await compressFolder(site, { serverConfig: out, cache: false, dictionaryStore: path.join(work, 'plugin-store') }, { root: work, logger });
+    expect((await fs.readdir(out)).sort()).toEqual(['http.conf', 'precompressor.caddy', 'server.conf']);
+    expect(said.at(-1)).toBe(`precompressor: nginx and Caddy configurations written to ${out}`);
   });
 });

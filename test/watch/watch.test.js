@@ -396,6 +396,22 @@ describe('watch()', () => {
     expectConsistent(root);
   });
 
+  test('mv sub sub2 and an edit of sub2/x.txt: the variants that moved with it are ours (the manifest lists them under sub/), replaced (#27)', async () => {
+    const root = await site({ 'a.txt': textOf(3000, 1), 'sub/x.txt': textOf(6000, 2) });
+    const w = startWatch(root);
+    await w.ready;
+    const again = nextBatch(w, compressed('sub2/x.txt'), 'sub2/x.txt compressed');
+    // Both at once, so that the pass that follows sees the moved variants beside the new content.
+    fs.renameSync(path.join(root, 'sub'), path.join(root, 'sub2'));
+    fs.writeFileSync(path.join(root, 'sub2/x.txt'), textOf(6500, 3));
+    const b = await again;
+    expect(b.warnings).toEqual([]);
+    expect(br(root, 'sub2/x.txt')).toBe(textOf(6500, 3));
+    expect(zlib.gunzipSync(fs.readFileSync(path.join(root, 'sub2/x.txt.gz'))).toString()).toBe(textOf(6500, 3));
+    await w.close();
+    expectConsistent(root);
+  });
+
   // A batch looks only at the paths its events name. A file changed through a hard link from
   // outside the folder sends the folder's watcher no event (inotify reports a change to the folder
   // the writer named): a batch leaves it as it was, a whole pass (a folder removed) finds it.

@@ -1,0 +1,139 @@
+import fs from 'node:fs';
+import fsp from 'node:fs/promises';
+import { PrecompressorError } from './errors.js';
+
+/**
+ * A folder of the compressed tree held open for a rename, an unlink or a create in it. Node has no
+ * renameat()/unlinkat(), but on Linux `/proc/self/fd/<fd>/<name>` resolves through the descriptor,
+ * not the path: the folder is opened without following a symlink at its last component
+ * (O_DIRECTORY | O_NOFOLLOW), the path the kernel resolved for it must be the path asked (no symlink
+ * on the way), and the operation names the held folder. A folder swapped for a symlink after that
+ * check cannot take the operation elsewhere. Where /proc/self/fd does not work (macOS, Windows, a
+ * container without /proc; detected at run time), the folder's real path is checked right before
+ * instead, and the instant between that check and the operation remains.
+ */
+
+const C = fs.constants;
+const DIR_FLAGS = C.O_RDONLY | (C.O_DIRECTORY ?? 0) | (C.O_NOFOLLOW ?? 0);
+
+/** @type {boolean | null} */
+let usable = null;
+
+/** Does `/proc/self/fd/<fd>` name a folder held open here (checked once)? */
+export function procFdWorks() {
+  if (usable !== null) return usable;
+  let fd;
+  try {
+    fd = fs.openSync('/', DIR_FLAGS);
+    usable = fs.readlinkSync(`/proc/self/fd/${fd}`) === '/' && fs.statSync(`/proc/self/fd/${fd}/`).isDirectory();
+  } catch {
+    usable = false;
+  } finally {
+    if (fd !== undefined) fs.closeSync(fd);
+  }
+  return usable;
+}
+
+/**
+ * The error for a folder that is not where its path says.
+ * @param {string} dir
+ * @param {string | null} real what it resolves to, when known
+ */
+function swapped(dir, real) {
+  return new PrecompressorError('ERR_PRECOMPRESSOR_FILE', `${dir} now resolves to ${real ?? 'another folder'} ` +
+    '(a folder on its path was replaced by a symlink): nothing written or removed there', { path: dir });
+}
+
+/**
+ * Throw unless the folder `dir` is where its path says: its real path is itself. A missing folder
+ * passes (nothing there to write through or remove).
+ * @param {string} dir absolute, on the tree's real path
+ */
+export function assertRealDir(dir) {
+  let real;
+  try {
+    real = fs.realpathSync.native(dir);
+  } catch (err) {
+    if (/** @type {any} */ (err).code === 'ENOENT') return;
+    throw err;
+  }
+  if (real !== dir) throw swapped(dir, real);
+}
+
+/**
+ * Check the folder just opened on `fd` for `dir`: the kernel's path of it is `dir`.
+ * @param {number} fd
+ * @param {string} dir
+ */
+function checkHeld(fd, dir) {
+  const real = fs.readlinkSync(`/proc/self/fd/${fd}`);
+  if (real !== dir) throw swapped(dir, real);
+}
+
+/**
+ * An error of opening `dir`: a symlink at its last component is a swapped folder.
+ * @param {unknown} err
+ * @param {string} dir
+ */
+function openError(err, dir) {
+  const code = /** @type {any} */ (err).code;
+  if (code !== 'ELOOP' && code !== 'ENOTDIR') return err;
+  let real = null;
+  try {
+    real = fs.realpathSync.native(dir);
+  } catch {
+    // dangling: said as "another folder"
+  }
+  return swapped(dir, real);
+}
+
+/**
+ * Run `fn` with the path to use for the folder `dir`: `/proc/self/fd/<fd>` of it held open and
+ * checked, or `dir` itself checked by assertRealDir() where /proc/self/fd does not work. Throws
+ * ERR_PRECOMPRESSOR_FILE when `dir` is not where its path says, ENOENT when it is missing (with /proc).
+ * @template T
+ * @param {string} dir absolute, on the tree's real path
+ * @param {(at: string) => T} fn
+ * @returns {T}
+ */
+export function inHeldFolderSync(dir, fn) {
+  if (!procFdWorks()) {
+    assertRealDir(dir);
+    return fn(dir);
+  }
+  let fd;
+  try {
+    fd = fs.openSync(dir, DIR_FLAGS);
+  } catch (err) {
+    throw openError(err, dir);
+  }
+  try {
+    checkHeld(fd, dir);
+    return fn(`/proc/self/fd/${fd}`);
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
+/**
+ * Asynchronous twin of inHeldFolderSync(): the folder stays held until `fn`'s promise settles.
+ * @template T
+ * @param {string} dir
+ * @param {(at: string) => Promise<T>} fn
+ * @returns {Promise<T>}
+ */
+export async function inHeldFolder(dir, fn) {
+  if (!procFdWorks()) {
+    assertRealDir(dir);
+    return fn(dir);
+  }
+  const fh = await fsp.open(dir, DIR_FLAGS).catch((err) => {
+    throw openError(err, dir);
+  });
+  try {
+    checkHeld(fh.fd, dir);
+    return await fn(`/proc/self/fd/${fh.fd}`);
+  } finally {
+    await fh.close();
+  }
+}

@@ -1,0 +1,87 @@
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import { serveStatic } from '../../lib/serve/middleware.js';
+import { precompress } from '../../lib/compress/precompress.js';
+import { keptAsDictionary } from '../../lib/site-policy.js';
+import { listen, request } from '../helpers/serve-site.js';
+import { tempDir, writeTree, textOf, noiseOf } from '../helpers/tmp.js';
+
+// What the headers promise is what a browser gets: a hashed name is immutable whatever its size or
+// type; Use-As-Dictionary only on a response a browser keeps (fresh), so never on max-age=0.
+
+let work;
+let dir;
+beforeAll(async () => {
+  work = await tempDir();
+  dir = path.join(work, 'dist');
+  await writeTree(dir, {
+    'assets/tiny-3f2a1b9c.js': 'export const a = 1;\n',
+    'assets/logo.3f2a1b9c4d.png': noiseOf(300),
+    'assets/index-B2xxxxx1.js': textOf(4_000),
+    'app.js': textOf(4_000, 2),
+    'docs/index.html': textOf(3_000, 3),
+    '_next/static/xK2_buildid/_buildManifest.js': 'self.__BUILD_MANIFEST = {};\n', // Next.js: a build id in the path
+  });
+  await precompress(dir, { dictionaryStore: path.join(work, 'store'), siteDictionary: false });
+});
+afterAll(() => fs.rm(work, { recursive: true, force: true }));
+
+/** GET each path through serveStatic(dir, options): [path, Cache-Control, Use-As-Dictionary]. */
+async function headersOf(options, paths) {
+  const mw = serveStatic(dir, { watch: false, ...options });
+  const srv = await listen((req, res) => mw(req, res, () => {
+    res.statusCode = 404;
+    res.end();
+  }));
+  try {
+    const out = [];
+    for (const p of paths) {
+      const r = await request(srv.port, p, { headers: { 'accept-encoding': 'br, gzip' } });
+      out.push([p, r.status, r.headers['cache-control'], r.headers['use-as-dictionary']]);
+    }
+    return out;
+  } finally {
+    mw.close();
+    await srv.close();
+  }
+}
+
+const IMMUTABLE = 'public, max-age=31536000, immutable';
+
+test('by default: every hashed name immutable; Use-As-Dictionary only on those, not on max-age=0 files or pages', async () => {
+  expect(await headersOf({}, ['/assets/tiny-3f2a1b9c.js', '/assets/logo.3f2a1b9c4d.png', '/assets/index-B2xxxxx1.js', '/app.js', '/docs/'])).toEqual([
+    ['/assets/tiny-3f2a1b9c.js', 200, IMMUTABLE, undefined], // below deltaMinSize: no dictionary, still immutable
+    ['/assets/logo.3f2a1b9c4d.png', 200, IMMUTABLE, undefined],
+    ['/assets/index-B2xxxxx1.js', 200, IMMUTABLE, 'match="index-*.js", match-dest=("script")'],
+    ['/app.js', 200, 'public, max-age=0', undefined],
+    ['/docs/', 200, 'public, max-age=0', undefined],
+  ]);
+  expect(await headersOf({}, ['/_next/static/xK2_buildid/_buildManifest.js'])).toEqual([['/_next/static/xK2_buildid/_buildManifest.js', 200, IMMUTABLE, undefined]]);
+});
+
+test('with a maxAge, unhashed files and folder-URL pages are kept, so they say so; dictionaries: false and immutableHashed: false as asked', async () => {
+  expect(await headersOf({ maxAge: '1h' }, ['/app.js', '/docs/'])).toEqual([
+    ['/app.js', 200, 'public, max-age=3600', 'match="app.js", match-dest=("script")'],
+    ['/docs/', 200, 'public, max-age=3600', 'match="{index.html}?", match-dest=("document")'],
+  ]);
+  expect(await headersOf({ dictionaries: false }, ['/assets/tiny-3f2a1b9c.js', '/assets/index-B2xxxxx1.js'])).toEqual([
+    ['/assets/tiny-3f2a1b9c.js', 200, IMMUTABLE, undefined],
+    ['/assets/index-B2xxxxx1.js', 200, IMMUTABLE, undefined],
+  ]);
+  expect(await headersOf({ immutableHashed: false }, ['/assets/tiny-3f2a1b9c.js', '/assets/index-B2xxxxx1.js'])).toEqual([
+    ['/assets/tiny-3f2a1b9c.js', 200, 'public, max-age=0', undefined],
+    ['/assets/index-B2xxxxx1.js', 200, 'public, max-age=0', undefined],
+  ]);
+});
+
+test.each([
+  ['public, max-age=0', false],
+  ['public, max-age=0, immutable', false],
+  ['public, max-age=3600', true],
+  [IMMUTABLE, true],
+  ['no-store', false],
+  ['private, max-age=60', true],
+  [null, true],
+])('kept as a dictionary with Cache-Control %j: %s', (cc, kept) => {
+  expect(keptAsDictionary(cc)).toBe(kept);
+});
