@@ -6,6 +6,8 @@ import { deltaEncoders } from '../../lib/compress/delta.js';
 import { serveStatic } from '../../lib/serve/middleware.js';
 import { main } from '../../lib/cli/cli.js';
 import { compressFolder } from '../../plugins/compress-folder.js';
+import { watchCommand } from '../../lib/cli/watch.js';
+import { EventEmitter } from 'node:events';
 import { decodeDelta } from '../helpers/delta.js';
 import { decode, listen, request } from '../helpers/serve-site.js';
 import { tempDir, textOf, writeTree } from '../helpers/tmp.js';
@@ -220,4 +222,27 @@ describe('regenerated on each build', () => {
     expect((await fs.readdir(out)).sort()).toEqual(['http.conf', 'precompressor.caddy', 'server.conf']);
     expect(said.at(-1)).toBe(`precompressor: nginx and Caddy configurations written to ${out}`);
   });
+
+  test('--watch rewrites them after each batch that changed something', async () => {
+    const root = path.join(work, 'watch-site');
+    await writeTree(root, { 'index.html': textOf(3000) });
+    const out = path.join(work, 'watch-conf');
+    const options = { serverConfig: out, cache: false, dictionaryStore: path.join(work, 'watch-store') };
+    let text = '';
+    /** @type {(() => void)[]} */
+    const waiters = [];
+    const stdout = { write: (/** @type {string} */ s) => ((text += s), waiters.splice(0).forEach((w) => w()), true) };
+    const seen = (/** @type {RegExp} */ re) => new Promise((resolve) => {
+      const check = () => (re.test(text) ? resolve(undefined) : waiters.push(check));
+      check();
+    });
+    const signals = new EventEmitter();
+    const code = watchCommand(root, options, { stdout, stderr: io(), signals });
+    await seen(/watching /);
+    await writeTree(root, { 'assets/app-1a2b3c4d.js': bundle(7) });
+    await seen(/compressed assets\/app-1a2b3c4d\.js\n[\s\S]*server configuration written to /);
+    expect(await fs.readFile(path.join(out, 'http.conf'), 'utf8')).toContain('"/assets/app-1a2b3c4d.js" "match=');
+    signals.emit('SIGINT');
+    expect(await code).toBe(0);
+  }, 60_000);
 });
