@@ -24,6 +24,21 @@ import { ENCODINGS } from './encodings.js';
  */
 export const LOOKUP_ORDER = Object.freeze(/** @type {LookupStep[]} */ (['file', 'folder', 'extensions']));
 
+/**
+ * The hosts' order (Netlify, Vercel, Cloudflare Pages): `/about` is `about.html` before the folder
+ * `about/` (a Next.js export writes both), for `precompressor serve` and serveStatic's `extensionsFirst`.
+ * @type {readonly LookupStep[]}
+ */
+export const EXTENSIONS_FIRST_ORDER = Object.freeze(/** @type {LookupStep[]} */ (['file', 'extensions', 'folder']));
+
+/**
+ * The lookup order of a server: express.static's by default, the hosts' with `extensionsFirst`.
+ * @param {boolean} extensionsFirst
+ */
+export function lookupOrder(extensionsFirst) {
+  return extensionsFirst ? EXTENSIONS_FIRST_ORDER : LOOKUP_ORDER;
+}
+
 /** The index file of a folder URL (serveStatic's default `index`, and the generated configurations'). */
 export const INDEX_FILES = Object.freeze(['index.html']);
 

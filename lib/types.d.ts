@@ -295,6 +295,12 @@ export interface ServeOptions {
   redirect?: boolean;
   /** Extensions to try for extension-less paths, e.g. `['html']`. Default false. */
   extensions?: string[] | false;
+  /**
+   * Try `extensions` before a folder's redirect when both exist (`/about` answers `about.html` beside an
+   * `about/` folder, as static hosts do: a Next.js export). Default false (express.static's order);
+   * `precompressor serve` turns it on.
+   */
+  extensionsFirst?: boolean;
   /** SPA fallback: true for `index.html`, or a file to send for unknown paths that accept HTML. Default false. */
   spa?: boolean | string;
   /** Most bytes of bodies held in memory at once (small files and their variants, least recently used out). Default 16 MiB. */

@@ -28,6 +28,9 @@ export const SERVE_FLAGS = Object.freeze([
   { flag: 'extensions', option: 'extensions', type: 'string', default: PREVIEW_EXTENSIONS.join(','),
     describe: 'Comma-separated extensions tried for a path without one, ' +
       'as framework previews do (/about → about.html); "" for none' },
+  { flag: 'extensions-first', option: 'extensionsFirst', type: 'boolean', default: true,
+    describe: 'Try the extensions before a folder\'s redirect (/about → about.html beside about/), ' +
+      'as static hosts do; --no-extensions-first for express.static\'s order' },
   { flag: 'spa', option: 'spa', type: 'boolean', default: SERVE_DEFAULTS.spa,
     describe: 'Answer navigations (Accept: text/html) to paths that are not files with index.html, ' +
       'for client-side routing' },
@@ -113,6 +116,7 @@ function serveOptionsFromArgv(argv) {
   }
   // A preview's default, not serveStatic's (express.static's `false`): /about finds about.html.
   out.extensions ??= [...PREVIEW_EXTENSIONS];
+  out.extensionsFirst ??= true;
   return out;
 }
 

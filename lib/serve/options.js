@@ -30,6 +30,7 @@ export const SERVE_DEFAULTS = Object.freeze({
   fallthrough: true,
   redirect: true,
   extensions: false,
+  extensionsFirst: false, // `/about` tries the extensions (about.html) before a folder's redirect, as hosts do
   spa: false,
   memoryBudget: 16 * 1024 * 1024,
   memoryFileLimit: 64 * 1024,
@@ -125,8 +126,8 @@ function names(o, k, { strip, subpaths }) {
  *   root: string, manifest: string | null, unlisted: boolean, encodings: readonly Encoding[],
  *   index: readonly string[], dotfiles: 'ignore' | 'deny' | 'allow', etag: boolean, lastModified: boolean,
  *   cacheControl: string | null, acceptRanges: boolean, setHeaders: SetHeaders | null, fallthrough: boolean,
- *   redirect: boolean, extensions: readonly string[], spa: string | null, memoryBudget: number,
- *   memoryFileLimit: number, watch: boolean, dictionaries: boolean, immutableHashed: boolean,
+ *   redirect: boolean, extensions: readonly string[], extensionsFirst: boolean, spa: string | null,
+ *   memoryBudget: number, memoryFileLimit: number, watch: boolean, dictionaries: boolean, immutableHashed: boolean,
  *   maxManifestBytes: number, onWarning: ((message: string) => void) | null,
  * }} ServeOptions
  */
@@ -202,6 +203,7 @@ export function normalizeServeOptions(root, options = {}) {
     setHeaders: o.setHeaders,
     fallthrough: bool(o, 'fallthrough'),
     redirect: bool(o, 'redirect'),
+    extensionsFirst: bool(o, 'extensionsFirst'),
     extensions: names(o, 'extensions', { strip: true, subpaths: false }),
     spa,
     memoryBudget: byteCount(o, 'memoryBudget'),

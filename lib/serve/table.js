@@ -3,7 +3,7 @@ import crypto from 'node:crypto';
 import { tokenOf, variantPath } from '../encodings.js';
 import { DELTA_VARY, deltaFilesOf, optionsForHashed, useAsDictionary } from './dictionary.js';
 import { absPath } from '../paths.js';
-import { contentTypeOf, isImmutable, keptAsDictionary, LOOKUP_ORDER } from '../site-policy.js';
+import { contentTypeOf, isImmutable, keptAsDictionary, lookupOrder } from '../site-policy.js';
 
 /** @typedef {import('../encodings.js').Encoding} Encoding */
 
@@ -215,7 +215,7 @@ export function resolveEntry(site, p, opts) {
   if (rel === site.manifestRel) return null;
   if (!slash) {
     // in the site policy's order (lib/site-policy.js): the file, a folder's redirect, the extensions
-    for (const step of LOOKUP_ORDER) {
+    for (const step of lookupOrder(opts.extensionsFirst)) {
       const found = lookupStep(site, rel, step, opts);
       if (found !== undefined) return found;
     }
