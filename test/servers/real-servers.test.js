@@ -53,6 +53,8 @@ beforeAll(async () => {
     await writeSite(dist, 8);
     await writeTree(dist, {
       [`assets/index-V${v}abcde1.js`]: bundle(v), 'app.js': bundle(v + 100), 'about/index.html': '<p>about</p>'.repeat(40),
+      'guide.html': '<p>guide page</p>'.repeat(40), 'guide/index.html': '<p>guide folder</p>'.repeat(40),
+      [`img/logo-${v}f3c9a2b.png`]: Buffer.alloc(600, v),
       'files/data.tar.gz': 'x'.repeat(300), '.env': 'SECRET=1', 'sp ace/a b.txt': 'hello space '.repeat(40),
     });
     const r = await precompress(dist, { dictionaryStore: store, cache: false, encodings: ['br', 'gzip', 'zstd'] });
@@ -64,7 +66,7 @@ beforeAll(async () => {
   for (const server of ['nginx', 'caddy']) {
     expect(await main(['config', server, dist, '--out', conf], { stdout: /** @type {any} */ (quiet), stderr: process.stderr })).toBe(0);
   }
-  const mw = serveStatic(dist, { watch: false, extensions: ['html'] });
+  const mw = serveStatic(dist, { watch: false, extensions: ['html'], extensionsFirst: true }); // as `precompressor serve`
   const srv = await listen((req, res) => mw(req, res, () => {
     res.statusCode = 404;
     res.end();
@@ -130,9 +132,16 @@ describe.each(SERVERS)('%s', (server) => {
     expect(res.headers['use-as-dictionary']).toBe('match="index-*.js", match-dest=("script")');
     const plain = await get(server, '/app.js');
     expect(plain.headers['cache-control']).toBe('public, max-age=0');
+    // a hashed name that is no dictionary: immutable, without Use-As-Dictionary
+    const logo = await get(server, '/img/logo-2f3c9a2b.png');
+    expect([logo.status, logo.headers['cache-control'], logo.headers['use-as-dictionary']])
+      .toEqual([200, 'public, max-age=31536000, immutable', undefined]);
   });
 
   it('answers /about with its folder (a redirect to /about/, then its index) and /docs/page-1 with page-1.html', async () => {
+    // as \`precompressor serve\`: /guide is guide.html before the folder guide/ (extensions first)
+    const guide = await get(server, '/guide');
+    expect([guide.status, guide.body.toString()]).toEqual([200, '<p>guide page</p>'.repeat(40)]);
     const redirect = await get(server, '/about');
     expect(redirect.status).toBe(server === 'caddy' ? 308 : 301);
     expect(redirect.headers.location).toBe('/about/');
