@@ -342,9 +342,10 @@ export interface ServeStaticMiddleware {
   size(): number;
   /**
    * What is held now: bodies in memory (at most `memoryBudget` bytes) and entries built; and how many
-   * files were hashed because their mtime alone moved (a deploy copy that kept whole seconds).
+   * files were hashed because their mtime alone moved (a deploy copy that kept whole seconds), and the
+   * bytes kept of the manifest (what serving reads of it: no white space, no field it does not read).
    */
-  memory(): { bodies: number; bodyBytes: number; entries: number; hashed: number };
+  memory(): { bodies: number; bodyBytes: number; entries: number; hashed: number; manifestBytes: number };
 }
 
 /**
