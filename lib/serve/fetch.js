@@ -21,9 +21,9 @@ class HeaderBag {
   /** @type {Map<string, { name: string, value: number | string | readonly string[] }>} */
   map = new Map();
 
-  /** @param {AbortSignal | undefined} signal */
-  constructor(signal) {
-    this.signal = signal;
+  /** @param {Request} request its signal is read only when a file is opened (Deno warns on reading it) */
+  constructor(request) {
+    this.request = request;
   }
 
   /** @param {string} name */
@@ -71,7 +71,7 @@ export function fetchHandler(root, options = {}) {
     /** @type {RequestInfo['headers']} */
     const headers = {};
     for (const [name, value] of request.headers) headers[name] = value;
-    const res = new HeaderBag(request.signal);
+    const res = new HeaderBag(request);
     decide(/** @type {FetchCall} */ ({
       s, req: { method: request.method, url: request.url, headers }, res, gone, done, x: { resolve, reject }, p: null,
     }));
@@ -86,7 +86,7 @@ export function fetchHandler(root, options = {}) {
 
 /** @param {HeaderBag} res */
 function gone(res) {
-  return res.signal?.aborted === true;
+  return res.request.signal?.aborted === true;
 }
 
 /**
@@ -104,7 +104,7 @@ function done(d, c) {
     case 'method': return resolve(fallthrough ? undefined : toResponse(c, d.reply));
     case 'reject': return resolve(toResponse(c, d.reply));
     case 'error': return reject(httpError(500, d.error));
-    case 'gone': return reject(c.res.signal?.reason ?? new Error('The request was aborted'));
+    case 'gone': return reject(c.res.request.signal?.reason ?? new Error('The request was aborted'));
   }
 }
 

@@ -70,6 +70,8 @@ const SERVERS = [
   },
   { name: 'express-static-gzip', peers: ['express-static-gzip@3.0.2', 'express@5.3.0'], note: 'express-static-gzip 3.0.2 `{ enableBrotli: true, orderPreference: ["br"] }` on express 5.3.0' },
   { name: 'fastify-static', peers: ['@fastify/static@10.1.11', 'fastify@5.12.8'], note: '@fastify/static 10.1.11 `{ preCompressed: true }` on fastify 5.12.8' },
+  { name: 'precompressor-fastify', peers: ['fastify@5.12.8'], note: 'our `precompressor/fastify` plugin `{ root }` (defaults) on fastify 5.12.8' },
+  { name: 'precompressor-hono', peers: ['hono@4.13.19', '@hono/node-server@2.1.9'], note: 'our `precompressor/fetch` handler in Hono 4.13.19 on @hono/node-server 2.1.9' },
   { name: 'express-compression', peers: ['compression@1.8.2', 'express@5.3.0'], note: '`express.static` + `compression()` 1.8.2 (compresses per request, its defaults) on express 5.3.0' },
   { name: 'nginx', peers: [], nodeHttp: false, note: 'Debian nginx-light, `gzip_static on; brotli_static on;` (libnginx-mod-http-brotli-static), 1 worker, sendfile on' },
 ].filter((s) => !args.servers || args.servers.split(',').includes(s.name));
