@@ -4,6 +4,7 @@ import { decide } from './core.js';
 import { httpError, statusReply } from './replies.js';
 import { Site } from './site.js';
 import { fileChunks } from './file-chunks.js';
+import { SMALL_BODY } from './body-cache.js';
 
 /**
  * `precompressor/fetch`: the serving core (core.js) as a Web fetch handler, for Hono, Bun.serve,
@@ -125,7 +126,7 @@ function toResponse(c, r) {
   if (body !== null && 'fd' in body) {
     if (empty) fs.close(body.fd, () => {});
     // a small range is read whole: its Content-Length then holds on every server (Bun's drops it from a stream)
-    else if (body.end - body.start < c.s.opts.memoryFileLimit) return whole(body, r.status, headers);
+    else if (body.end - body.start < SMALL_BODY) return whole(body, r.status, headers);
     else return new Response(fileStream(body), { status: r.status, headers });
   }
   // a Buffer is a Uint8Array, which BodyInit takes (its @types ask for one over an ArrayBuffer)

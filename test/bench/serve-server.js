@@ -23,6 +23,12 @@ const SERVERS = {
     const mw = serveStatic(root);
     return http.createServer((req, res) => mw(req, res, () => notFound(res)));
   },
+  /** `precompressor serve`: the preview server of the CLI (its connection limits, stall watch, pipelining turn). */
+  async 'precompressor-serve'() {
+    const { startPreview } = await lib('serve/preview.js');
+    const preview = await startPreview({ root, port: 0, host: '127.0.0.1' });
+    return { port: preview.server.address().port };
+  },
   /**
    * Not a usable server: the most node:http can do with any handler. At startup every file (its
    * .br when there is one) is read into a Map from URL path to the header array our middleware
