@@ -113,7 +113,8 @@ export function formatProgress(p, width = 24) {
  *   deltas?: { files: number, written: number, bytes: number, savedBytes: number, unhashed?: number,
  *     byContent?: number, unavailable: string | null },
  *   siteDictionary?: SiteDictionaryReport,
- *   cache?: { enabled: boolean, dir: string, hits: number, misses: number, cpuSavedMs: number },
+ *   cache?: { enabled: boolean, dir: string, hits: number, misses: number, cpuSavedMs: number,
+ *     remote?: { url: string, hits: number, misses: number, uploaded: number, down: string | null } },
  *   shard?: { index: number, count: number, files: number, of: number, share: number } }} SummaryReport
  * @typedef {{ path: string | null, size: number, bytes: number, pages: number, pageBytes: number,
  *   ordinaryBytes: number, unavailable: string | null }} SiteDictionaryReport
@@ -195,6 +196,11 @@ export function formatSummary(r) {
   if (site) lines.push(`  ${site}`);
   const cache = cacheLine(r.cache);
   if (cache) lines.push(`  ${cache}`);
+  const remote = r.cache?.remote;
+  if (remote) {
+    lines.push(`  remote cache ${printable(remote.url)}: ${remote.hits} of ${remote.hits + remote.misses} ` +
+      `fetched, ${remote.uploaded} uploaded${remote.down === null ? '' : ' (not used: see the warning)'}`);
+  }
   if (r.shard) {
     const { index, count, files, of, share } = r.shard;
     lines.push(`  shard ${index}/${count}: ${files} of ${of} files to compress, ${percent(share, 1)} of the work; ` +

@@ -33,7 +33,8 @@ const READABLE_SCHEMAS = [1, 2, 3];
  *   hashed?: true,
  *   dictionary?: DictionaryEntry,
  *   deltas?: Record<string, DeltaEntry>,
- * }} FileEntry
+ * }} FileEntry  serveStatic keeps only these fields of an entry (lib/serve/manifest-compact.js ENTRY, PLAIN_LINE):
+ *   a field added here is added there
  * @typedef {{
  *   schema: number,
  *   tool: string,
@@ -93,6 +94,15 @@ export function pathProblem(rel) {
  */
 function bad(file, why) {
   return new PrecompressorError('ERR_PRECOMPRESSOR_MANIFEST', `Invalid manifest ${file}: ${why}`, { path: file });
+}
+
+/**
+ * The error of a manifest that is not valid, with the one message template.
+ * @param {string} file
+ * @param {string} why
+ */
+export function invalidManifest(file, why) {
+  return bad(file, why);
 }
 
 /**
@@ -549,6 +559,52 @@ export function readManifestBytes(file, { maxBytes = MAX_MANIFEST_BYTES } = {}) 
  */
 export function readManifestBytesSync(file, { maxBytes = MAX_MANIFEST_BYTES } = {}) {
   return runSync(readDoc(file, maxBytes, (fd, size) => readBytes(fd, size, file, maxBytes)));
+}
+
+/**
+ * @template T
+ * @typedef {(size: number) => { push(piece: Buffer): void, end(): T }} Sink
+ *   what takes a manifest a piece at a time (given the file's size first); `end()` gives the result
+ */
+
+/**
+ * Read a manifest a piece at a time into a sink (serveStatic keeps only what it needs of them,
+ * lib/serve/manifest-compact.js), refused as readManifest() refuses a file; null when it does not
+ * exist. The pieces share one buffer: the sink copies what it keeps.
+ * @template T
+ * @param {string} file
+ * @param {{ maxBytes?: number, sink: Sink<T> }} options
+ * @returns {Promise<T | null>}
+ */
+export function readManifestPieces(file, { maxBytes = MAX_MANIFEST_BYTES, sink }) {
+  return runAsync(readDoc(file, maxBytes, (fd, size) => readPieces(fd, size, file, maxBytes, sink)));
+}
+
+/**
+ * Synchronous twin of readManifestPieces(), for serveStatic's construction.
+ * @template T
+ * @param {string} file
+ * @param {{ maxBytes?: number, sink: Sink<T> }} options
+ * @returns {T | null}
+ */
+export function readManifestPiecesSync(file, { maxBytes = MAX_MANIFEST_BYTES, sink }) {
+  return runSync(readDoc(file, maxBytes, (fd, size) => readPieces(fd, size, file, maxBytes, sink)));
+}
+
+/**
+ * @template T
+ * @param {unknown} fd
+ * @param {number} size
+ * @param {string} file
+ * @param {number} maxBytes
+ * @param {Sink<T>} sinkOf
+ * @returns {Generator<[string, ...any[]], T, any>}
+ */
+function* readPieces(fd, size, file, maxBytes, sinkOf) {
+  const sink = sinkOf(size);
+  const buf = Buffer.allocUnsafe(CHUNK_BYTES);
+  for (let at = 0, n; (n = yield* readAt(fd, at, file, maxBytes, buf)).length > 0; at += n.length) sink.push(n);
+  return sink.end();
 }
 
 /**

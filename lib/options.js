@@ -1,6 +1,6 @@
 import os from 'node:os';
 import path from 'node:path';
-import { optionError } from './errors.js';
+import { optionError, PrecompressorError } from './errors.js';
 import { cacheRoot } from './paths.js';
 import { DEFAULT_ENCODINGS, ENCODINGS, ENCODING_NAMES, isEncoding } from './encodings.js';
 
@@ -13,7 +13,9 @@ import { DEFAULT_ENCODINGS, ENCODINGS, ENCODING_NAMES, isEncoding } from './enco
  *   force: boolean, dryRun: boolean, streamThreshold: number, onProgress: OnProgress | null, cache: boolean,
  *   cacheDir: string, cacheMaxSize: number, deltas: boolean, siteDictionary: boolean, previous: string | null,
  *   dictionaryStore: string,
- *   dictionaryVersions: number, deltaMinSize: number, deltaMargin: number, deltaExtensions: ReadonlySet<string>,
+ *   dictionaryVersions: number, deltaMinSize: number,
+ *   cacheUrl: string | null, cacheUrlReadOnly: boolean,
+ *   cacheHeaders: Readonly<Record<string, string>>, deltaMargin: number, deltaExtensions: ReadonlySet<string>,
  *   hashPattern: RegExp | HashSpan | null, allowSystemDir: boolean, shard: Shard | null,
  *   serverConfig: string | null }>} Options
  *   the normalized options of `precompress()`
@@ -103,6 +105,10 @@ export const OPTIONS = Object.freeze({
     'node_modules/.cache/precompressor/variants'),
   cacheMaxSize: opt(CACHE_MAX_SIZE, 'Cap of the variant cache (bytes, or 500MB, 1GiB...); ' +
     'least recently used entries go first', 'string', '512MiB'),
+  cacheUrl: opt(null, 'A remote cache shared by machines, after the local one (Bazel HTTP cache: bazel-remote, ' +
+    'nginx WebDAV...); also PRECOMPRESSOR_CACHE_URL; a token only from PRECOMPRESSOR_CACHE_TOKEN (docs/cache.md)',
+  'string'),
+  cacheUrlReadOnly: opt(false, 'Only read the remote cache, never write it (untrusted branches)', 'boolean'),
   shard: opt(null, 'Compress only slice i of n ("1/4"), balanced by work, into the caches; no manifest, ' +
     'no deltas: a normal run after all n takes every variant from the cache (docs/ci.md)', 'string'),
   deltas: opt(true, 'Deploy deltas (RFC 9842, dcz/dcb) against earlier versions of each file; ' +
@@ -351,7 +357,46 @@ function cacheOptions(o) {
     // A slice's only product is what it adds to the cache.
     throw optionError('options.shard', 'used with the cache on and without dryRun', o.shard);
   }
-  return { cache: o.cache, cacheDir: path.resolve(o.cacheDir ?? defaultCacheDir()), cacheMaxSize, shard };
+  return {
+    cache: o.cache, cacheDir: path.resolve(o.cacheDir ?? defaultCacheDir()), cacheMaxSize, shard, ...remoteOptions(o),
+  };
+}
+
+/**
+ * The remote cache's options: its URL (the option, else PRECOMPRESSOR_CACHE_URL), read-only, and
+ * the headers every request sends, from the environment only (never a flag, which shell history
+ * and CI logs keep): PRECOMPRESSOR_CACHE_TOKEN as a bearer token, PRECOMPRESSOR_CACHE_HEADERS a
+ * JSON object of more. Their values are never part of an error message.
+ * @param {Record<string, any>} o
+ */
+function remoteOptions(o) {
+  const url = o.cacheUrl ?? (process.env.PRECOMPRESSOR_CACHE_URL || null);
+  if (url !== null && (typeof url !== 'string' || !/^https?:\/\/[^/]/i.test(url) || !URL.canParse(url))) {
+    throw optionError('options.cacheUrl', 'an http:// or https:// URL', typeof url === 'string' ? '(not one)' : url);
+  }
+  if (typeof o.cacheUrlReadOnly !== 'boolean') {
+    throw optionError('options.cacheUrlReadOnly', 'a boolean', o.cacheUrlReadOnly);
+  }
+  /** @type {Record<string, string>} */
+  const headers = {};
+  const extra = process.env.PRECOMPRESSOR_CACHE_HEADERS;
+  if (extra) {
+    let parsed = null;
+    try {
+      parsed = JSON.parse(extra);
+    } catch {
+      // reported below
+    }
+    if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed) ||
+      Object.values(parsed).some((v) => typeof v !== 'string')) {
+      throw new PrecompressorError('ERR_PRECOMPRESSOR_OPTION',
+        'Expected PRECOMPRESSOR_CACHE_HEADERS to be a JSON object of header names to strings (its value is not shown)');
+    }
+    for (const [k, v] of Object.entries(parsed)) headers[k.toLowerCase()] = v;
+  }
+  const token = process.env.PRECOMPRESSOR_CACHE_TOKEN;
+  if (token) headers.authorization = `Bearer ${token}`;
+  return { cacheUrl: url, cacheUrlReadOnly: o.cacheUrlReadOnly, cacheHeaders: Object.freeze(headers) };
 }
 
 /**

@@ -60,6 +60,15 @@ export interface PrecompressOptions {
    */
   shard?: string | null;
   /**
+   * A remote cache shared by machines, after the local folder: a server of Bazel's HTTP cache protocol
+   * (bazel-remote, nginx with WebDAV PUT...). Default `PRECOMPRESSOR_CACHE_URL`, else none. A bearer
+   * token comes only from `PRECOMPRESSOR_CACHE_TOKEN` (more headers: `PRECOMPRESSOR_CACHE_HEADERS`, a
+   * JSON object). A remote that is down, slow or refusing never fails a build. See docs/cache.md.
+   */
+  cacheUrl?: string | null;
+  /** Only read the remote cache (untrusted branches). Default false. */
+  cacheUrlReadOnly?: boolean;
+  /**
    * Deploy deltas (RFC 9842): record each eligible file's dictionary family and write `dcz`/`dcb`
    * deltas against the earlier versions of its family, where this Node can encode them. Default true.
    */
@@ -227,6 +236,26 @@ export interface CacheSummary {
   rejected: number;
   /** CPU time the hits' encodings took when they were made, in ms. */
   cpuSavedMs: number;
+  /** With `cacheUrl`: the remote cache in this run. */
+  remote?: RemoteCacheSummary;
+}
+
+export interface RemoteCacheSummary {
+  /** The cache's URL without credentials. */
+  url: string;
+  /** Entries (variants and deltas the local cache lacked) fetched from it, and not found there. */
+  hits: number;
+  misses: number;
+  /** Entries whose blob did not match their record (another length or SHA-256): not used. */
+  rejected: number;
+  /** Entries this run uploaded (what it encoded that the remote lacked). */
+  uploaded: number;
+  bytesIn: number;
+  bytesOut: number;
+  /** True with `cacheUrlReadOnly`, or after the server refused a write (401/403). */
+  readOnly: boolean;
+  /** Why the remote was left for the rest of the run (down, too slow, refusing), or null. */
+  down: string | null;
 }
 
 export interface ManifestFileEntry {
@@ -303,9 +332,9 @@ export interface ServeOptions {
   extensionsFirst?: boolean;
   /** SPA fallback: true for `index.html`, or a file to send for unknown paths that accept HTML. Default false. */
   spa?: boolean | string;
-  /** Most bytes of bodies held in memory at once (small files and their variants, least recently used out). Default 16 MiB. */
+  /** Most bytes of bodies held in memory at once (representations up to memoryFileLimit, least recently used out). Default 16 MiB. */
   memoryBudget?: number;
-  /** Files larger than this are always streamed from disk. Default 64 KiB. */
+  /** Largest representation held in memory (once sent); larger ones are streamed from disk. Default a quarter of memoryBudget (4 MiB). */
   memoryFileLimit?: number;
   /** Watch the served files and the manifest, reloading when they change. Default true. */
   watch?: boolean;
@@ -342,9 +371,10 @@ export interface ServeStaticMiddleware {
   size(): number;
   /**
    * What is held now: bodies in memory (at most `memoryBudget` bytes) and entries built; and how many
-   * files were hashed because their mtime alone moved (a deploy copy that kept whole seconds).
+   * files were hashed because their mtime alone moved (a deploy copy that kept whole seconds), and the
+   * bytes kept of the manifest (what serving reads of it: no white space, no field it does not read).
    */
-  memory(): { bodies: number; bodyBytes: number; entries: number; hashed: number };
+  memory(): { bodies: number; bodyBytes: number; entries: number; hashed: number; manifestBytes: number };
 }
 
 /**

@@ -1,5 +1,7 @@
 import { watch } from '../watch/watch.js';
 import { printable } from '../format.js';
+import { singleFlight } from '../flow.js';
+import { afterBuild } from './config.js';
 
 /**
  * `precompressor <dir> --watch`: run the watcher and print one line per file a batch compressed
@@ -74,10 +76,17 @@ export async function watchCommand(dir, apiOptions, io = {}) {
     return 2;
   }
   const warned = new Set();
+  // --server-config: the servers' files follow each batch that changed something (one write at a time)
+  const serverConfig = /** @type {{ serverConfig?: string | null }} */ (apiOptions).serverConfig ?? null;
+  const configs = singleFlight(() => afterBuild(dir, { ...apiOptions, serverConfig }).then((files) => {
+    if (quiet || files.length === 0) return;
+    stdout.write(`${clock()} server configuration written to ${printable(String(serverConfig))}\n`);
+  }, (err) => void stderr.write(`${clock()} error: ${printable(err.message)}\n`)));
   watcher.on('batch', (batch) => {
     const { out, err } = batchLines(batch, { quiet, warned });
     for (const l of out) stdout.write(l + '\n');
     for (const l of err) stderr.write(l + '\n');
+    if (serverConfig !== null && batch.changes.length > 0) configs.run();
   });
 
   return new Promise((resolve) => {
@@ -107,7 +116,7 @@ export async function watchCommand(dir, apiOptions, io = {}) {
     for (const [name, h] of handlers) signals.on(name, h);
     const finish = (/** @type {number} */ code) => {
       for (const [name, h] of handlers) signals.off(name, h);
-      resolve(code);
+      configs.idle().then(() => resolve(code));
     };
     watcher.ready.then(
       () => {

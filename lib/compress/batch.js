@@ -1,7 +1,7 @@
 import { pass } from './precompress.js';
 import { planWalked } from './pass-plan.js';
 import { statPaths } from './walk.js';
-import { removeOutputs, failureOf } from './pass-outputs.js';
+import { removeOutputs, failureOf, cacheSummary } from './pass-outputs.js';
 import { addDeltas } from './deltas.js';
 import { keepSiteDictionary, summaryOf } from './site-deltas.js';
 import { buildManifest, deltaStem, deltasOf, ownSiteDictionary, SCHEMA_VERSION } from '../manifest.js';
@@ -102,7 +102,7 @@ async function finishBatch(p, rels, records, state) {
   await removeOutputs(p);
   const input = {
     opts: p.opts, entries: p.entries, previous: p.previous, onDisk: p.deltasOnDisk,
-    report: p.report, userFiles: p.owners.user, cache: p.cache,
+    report: p.report, userFiles: p.owners.user, cache: p.cache, remote: p.remote,
   };
   const sd = ownSiteDictionary(records.head);
   const dictEntry = sd === undefined ? undefined : records.entry(sd.path);
@@ -124,12 +124,13 @@ async function finishBatch(p, rels, records, state) {
     }
   }
   await p.cache.finish(p.report, { scan: false }); // a batch costs what it touches: the next whole pass evicts
+  p.remote?.finish(p.report);
   // The batch's own entries: its report counts the files it looked at.
   const manifest = buildManifest({ tool: p.tool, settings: p.settings, files: p.entries });
   const held = p.decisions.map((d) => d.file.rel);
   const report = {
     ...p.report.finish(manifest),
-    deltas: deltas.summary, siteDictionary: site?.summary ?? noSiteDictionary(), cache: p.cache.summary(),
+    deltas: deltas.summary, siteDictionary: site?.summary ?? noSiteDictionary(), cache: cacheSummary(p),
   };
   return { report, held, manifest };
 }

@@ -4,6 +4,7 @@ import pLimit from 'p-limit';
 import { dictionaryHashOf, deltaEncoders, encodeDelta, verifyDelta, DELTA_MAX_SIZE } from './delta.js';
 import { escapeUrlPattern, familyOf, inImmutableFolder, INDEX_FILES } from '../site-policy.js';
 import { openDictionaryStore } from './dictionary-store.js';
+import { withRemote } from './remote/dictionary-remote.js';
 import { contentHash, deltaPath, entryOf, sha256 } from '../manifest.js';
 import { writeAtomic, removeIfPresent } from '../fs-atomic.js';
 import { extensionOf } from './plan.js';
@@ -121,6 +122,7 @@ async function previousVersions(opts, previous, keys) {
  *   previous: import('../manifest.js').Manifest | null, onDisk: Map<string, number>,
  *   report: { warn(p: string, m: string): void, change(p: string, a: string): void, fail(f: object): void },
  *   cache?: { task: import('./cache-take.js').From | null, add(s: ReturnType<typeof taskStats>): void },
+ *   remote?: import('./remote/remote-run.js').RemoteRun | null,
  *   userFiles?: { has(rel: string): boolean } }} DeltaInput
  *   onDisk: the delta files found by the walk (path → size); userFiles: files of the user's at our paths, never written
  * @typedef {DeltaInput & { encoders: readonly DeltaEncoding[], summary: DeltaSummary, keep: Set<string> }} DeltaRun
@@ -146,7 +148,7 @@ export async function addDeltas(input) {
   const before = dictionaryState(entries);
   const { members, byContent } = assignFamilies(entries, opts);
   // No encoder, no store: versions kept for deltas this Node can never make would only cost disk.
-  const store = encoders.length > 0 ? await openDictionaryStore(opts) : null;
+  const store = encoders.length > 0 ? await withRemote(await openDictionaryStore(opts), input.remote) : null;
   /** @type {DeltaRun} */
   const run = { ...input, encoders, summary, keep: new Set() };
   if (store) {
@@ -329,7 +331,7 @@ export async function readChecked(opts, rel, entry) {
 
 /**
  * Encode, check and write the deltas of one file against one dictionary; {} when none is kept.
- * @param {Pick<DeltaRun, 'opts' | 'encoders' | 'report' | 'userFiles' | 'cache'>
+ * @param {Pick<DeltaRun, 'opts' | 'encoders' | 'report' | 'userFiles' | 'cache' | 'remote'>
  *   & { summary: { written: number } }} run
  * @param {string} rel
  * @param {Buffer} data
@@ -364,7 +366,7 @@ export async function encodeAll(run, rel, data, dict, dictKey, best) {
 /**
  * A delta from the variant cache (keyed on the file's and the dictionary's content), or encoded
  * and added to it. `out` null: this Node could not make it.
- * @param {Pick<DeltaRun, 'cache'>} run
+ * @param {Pick<DeltaRun, 'cache' | 'remote'>} run
  * @returns {Promise<{ out: Buffer | null, cached: boolean }>}
  * @param {DeltaEncoding} enc
  * @param {Buffer} data
@@ -377,15 +379,11 @@ async function cachedDelta(run, enc, data, dict, digest) {
   const stats = taskStats();
   const key = cacheKey(enc, contentHash(data), digest.toString('hex'));
   const store = storeOf(c.store);
-  const stored = c.read ? await store.get(key) : null;
-  // A delta is proven by decoding after (verifyDelta()); its digest only catches damage, as a miss.
-  const bytes = stored?.bytes ?? null;
-  const hit = bytes !== null && sha256(bytes, 'hex') === stored?.sha256 ? bytes : null;
-  if (bytes !== null && hit === null) await store.evict(key);
-  if (hit !== null) {
-    Object.assign(stats, { hits: 1, cpuSavedMs: /** @type {any} */ (stored).encodeMs });
+  const proves = (/** @type {Buffer} */ bytes) => verifyDelta(enc, bytes, dict, digest, data);
+  const taken = c.read ? await takeDelta(run, store, key, proves, stats) : null;
+  if (taken !== null) {
     run.cache?.add(stats);
-    return { out: hit, cached: true };
+    return { out: taken, cached: true };
   }
   const started = performance.now();
   const out = await encodeDelta(enc, data, dict, digest);
@@ -393,12 +391,46 @@ async function cachedDelta(run, enc, data, dict, digest) {
   if (out !== null) {
     try {
       stats.written = await store.put(key, out, { size: out.length, encodeMs: performance.now() - started });
+      await run.remote?.store(key, undefined, out);
     } catch (err) {
       stats.error = /** @type {Error} */ (err).message;
     }
   }
   run.cache?.add(stats);
   return { out, cached: false };
+}
+
+/**
+ * A delta of `key` from the variant store, else from the remote cache (added to the store), that
+ * `proves` (it decodes against its dictionary to the file): one whose bytes do not match their
+ * record (damage) is evicted, a miss; one that does not prove is evicted and counted as rejected.
+ * @param {Pick<DeltaRun, 'remote'>} run
+ * @param {import('./variant-store.js').VariantStore} store
+ * @param {string} key
+ * @param {(bytes: Buffer) => boolean} proves
+ * @param {ReturnType<typeof taskStats>} stats
+ * @returns {Promise<Buffer | null>}
+ */
+async function takeDelta(run, store, key, proves, stats) {
+  let stored = await store.get(key);
+  if (stored === null && run.remote) {
+    const got = await run.remote.entry(key);
+    if (got !== null && got.data !== null) {
+      const info = { size: got.rec.size, encodeMs: got.rec.encodeMs };
+      await store.put(key, got.data, info).catch(() => 0);
+      stored = { ...info, sha256: got.rec.sha256, bytes: got.data };
+    }
+  }
+  const bytes = stored?.bytes ?? null;
+  if (stored === null || bytes === null) return null;
+  const intact = sha256(bytes, 'hex') === stored.sha256;
+  if (!intact || !proves(bytes)) {
+    await store.evict(key);
+    if (intact) stats.rejected = 1;
+    return null;
+  }
+  Object.assign(stats, { hits: 1, cpuSavedMs: stored.encodeMs });
+  return bytes;
 }
 
 /**

@@ -111,13 +111,14 @@ export async function writeIfChanged(pass, manifest, deltasChanged) {
  * when it changed) and the pass's report.
  * @param {PassResult & { entries: Map<string, import('../manifest.js').FileEntry>,
  *   deltasOnDisk: Map<string, number>, owners: { user: Set<string> },
- *   cache: ReturnType<typeof import('./cache-run.js').createCacheRun> }} pass
+ *   cache: ReturnType<typeof import('./cache-run.js').createCacheRun>,
+ *   remote: import('./remote/remote-run.js').RemoteRun | null }} pass
  */
 export async function finishOutputs(pass) {
   await removeOutputs(pass);
   const input = {
     opts: pass.opts, entries: pass.entries, previous: pass.previous, onDisk: pass.deltasOnDisk,
-    report: pass.report, userFiles: pass.owners.user, cache: pass.cache,
+    report: pass.report, userFiles: pass.owners.user, cache: pass.cache, remote: pass.remote,
   };
   const site = await addSiteDictionary(input);
   // The pages' variants against the site dictionary are delta files that addDeltas() must leave.
@@ -129,12 +130,22 @@ export async function finishOutputs(pass) {
   const manifest = untouched(pass, changed) ? pass.previous : await writeIfChanged(pass,
     buildManifest({ tool: pass.tool, settings: pass.settings, files: pass.entries, siteDictionary }), changed);
   await pass.cache.finish(pass.report);
+  pass.remote?.finish(pass.report);
   const held = pass.decisions.map((d) => d.file.rel);
   const report = {
     ...pass.report.finish(manifest),
-    deltas: deltas.summary, siteDictionary: site.summary, cache: pass.cache.summary(),
+    deltas: deltas.summary, siteDictionary: site.summary, cache: cacheSummary(pass),
   };
   return { report, held, manifest };
+}
+
+/**
+ * The report's `cache`: the local cache's figures, and the remote's when there is one.
+ * @param {{ cache: ReturnType<typeof import('./cache-run.js').createCacheRun>,
+ *   remote: import('./remote/remote-run.js').RemoteRun | null }} pass
+ */
+export function cacheSummary(pass) {
+  return pass.remote ? { ...pass.cache.summary(), remote: pass.remote.summary() } : pass.cache.summary();
 }
 
 /** A delta summary of a run that made none. @returns {import('./deltas.js').DeltaSummary} */
@@ -147,15 +158,17 @@ const idleDeltas = () =>
  * removals, deltas, site dictionary nor manifest (the final run over every shard makes those).
  * @param {PassResult & { entries: Map<string, import('../manifest.js').FileEntry>,
  *   cache: ReturnType<typeof import('./cache-run.js').createCacheRun>,
+ *   remote: import('./remote/remote-run.js').RemoteRun | null,
  *   shard: import('../types.js').ShardSummary | null }} pass
  */
 export async function finishShard(pass) {
   await pass.cache.finish(pass.report);
+  pass.remote?.finish(pass.report);
   const { tool, settings, entries: files } = pass;
   const manifest = buildManifest({ tool, settings, files, siteDictionary: null });
   const report = {
     ...pass.report.finish(manifest),
-    deltas: idleDeltas(), siteDictionary: summaryOf(null, 'none'), cache: pass.cache.summary(),
+    deltas: idleDeltas(), siteDictionary: summaryOf(null, 'none'), cache: cacheSummary(pass),
     ...(pass.shard ? { shard: pass.shard } : {}),
   };
   return { report, held: [], manifest };

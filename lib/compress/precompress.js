@@ -16,6 +16,7 @@ import { Compressions } from './compressions.js';
 import { planPass } from './pass-plan.js';
 import { failureOf, finishOutputs, finishShard } from './pass-outputs.js';
 import { sliceOf } from './shard.js';
+import { createRemoteRun } from './remote/remote-run.js';
 import { costOf } from './file-tasks.js';
 
 export const VERSION = JSON.parse(fs.readFileSync(new URL('../../package.json', import.meta.url), 'utf8')).version;
@@ -156,6 +157,7 @@ export class Pass {
     this.tool = TOOL;
     this.io = pLimit(Math.max(4, opts.concurrency * 2));
     this.cache = createCacheRun(opts);
+    this.remote = createRemoteRun(opts);
     this.work = new Compressions(this, hooks);
   }
 
@@ -194,10 +196,14 @@ export class Pass {
     this.decisions = this.decisions.filter((d) => d.action === 'hold');
     // Largest (most expensive) work first, so that one big bundle does not finish last.
     this.report.plan(toCompress, (rel) => this.encodingsOf(rel));
+    // What the local cache lacks and the remote has is fetched into the local cache first.
+    const fetched = await this.remote?.prefetch(toCompress, (rel) => this.encodingsOf(rel)) ?? 0;
+    this.cache.add({ hits: 0, misses: 0, rejected: 0, written: fetched, cpuSavedMs: 0, error: null });
     for (const file of toCompress) this.work.schedule(file);
     this.work.flush();
     await Promise.all(this.hashJobs);
     await this.work.drain();
+    await this.remote?.upload();
     // The workers' memory is given back before the manifest is built, the peak of a big pass.
     await this.work.close();
     return this.steps.finish(this);
@@ -288,6 +294,7 @@ export class Pass {
   }
 
   async close() {
+    this.remote?.close();
     await this.work.close();
   }
 }

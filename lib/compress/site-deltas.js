@@ -9,6 +9,7 @@ import { absPath } from '../paths.js';
 import { writeAtomic, removeIfPresent } from '../fs-atomic.js';
 import { encodeBuffer, zlibOptions } from './encode.js';
 import { openDictionaryStore } from './dictionary-store.js';
+import { withRemote } from './remote/dictionary-remote.js';
 import { extensionOf } from './plan.js';
 import { deltaCodecOf } from './encode.js';
 
@@ -90,7 +91,7 @@ export async function addSiteDictionary(input) {
     summary.unavailable = `Node ${process.version} has no zstd or Brotli encoder that takes a dictionary`;
   }
   // The store keeps the dictionary across builds that empty the folder (Vite), so that it can be kept.
-  const store = encoders.length > 0 ? await openDictionaryStore(opts) : null;
+  const store = encoders.length > 0 ? await withRemote(await openDictionaryStore(opts), input.remote) : null;
   const choice = store ? await choose(opts, pages, encoders, await previousDictionary(input, store)) : null;
   summary.method = choice?.method ?? 'none';
   const dict = choice?.bytes ?? null;

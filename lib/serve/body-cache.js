@@ -7,6 +7,12 @@ import { Clock } from './clock.js';
  */
 
 /**
+ * Bodies up to this size are read whole where a larger one is checked by its stat or streamed: an
+ * original at its first check (read and hashed), a range read for a server that drops a stream's length.
+ */
+export const SMALL_BODY = 64 * 1024;
+
+/**
  * @typedef {import('./clock.js').Ringed & { body: Buffer | null }} Holder a representation whose
  *   `body` the cache sets and clears (`used`, `prev`, `next`: its place in the Clock)
  */

@@ -204,8 +204,10 @@ function serveEntry(c, entry) {
   // the very file its check saw (dev/ino): not another one reached through a folder swapped for a symlink
   const unchanged = (/** @type {fs.Stats} */ st) => st.ino === rep.ino && st.dev === rep.dev && st.size === rep.size &&
     (rep.encoding !== 'identity' || st.mtimeMs === rep.mtimeMs);
-  // a small body not held yet is read whole through the checked descriptor and joins the body cache
-  const fill = rep.size <= s.opts.memoryFileLimit && s.bodies.fits(rep.size) && delta === null;
+  // a body up to memoryFileLimit not held yet is read whole through the checked descriptor and joins
+  // the body cache, when its entry is kept (watched): else it is streamed, never read whole per request
+  const fill = rep.size <= s.opts.memoryFileLimit && s.bodies.fits(rep.size) && delta === null &&
+    s.entries.holds(entry);
   openAndRespond(c, entry, rep.file, (st) => (unchanged(st) ? rep : null), () => {
     s.markStale(entry);
     serveEntry(c, entry);

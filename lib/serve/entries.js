@@ -3,6 +3,7 @@ import { checkEntry, runAsync } from './load.js';
 import { buildEntry, settingsTagOf } from './table.js';
 import { SiteLink } from './site-link.js';
 import { Clock } from './clock.js';
+import { SMALL_BODY } from './body-cache.js';
 
 /**
  * The entries built from one manifest (one ManifestIndex): a path's entry is built on its first
@@ -229,7 +230,7 @@ export class Entries {
 /**
  * What a first check of a file of `size` bytes is given (lib/serve/load.js checkEntry()): its
  * context, and the bodies to read into memory. A small original is read and hashed (then its
- * mtime does not matter) and its bytes held.
+ * mtime does not matter) and its bytes held; a larger one is read and hashed when first sent (core.js).
  * @param {number} size
  * @param {SiteParts} parts
  */
@@ -237,7 +238,7 @@ export function checkInputs(size, { opts, bodies, disk, hashes }) {
   const cctx = {
     root: opts.root, encodings: opts.encodings, realDirs: new Map(), dictionaries: opts.dictionaries, hashes, ...disk(),
   };
-  const memory = size <= opts.memoryFileLimit && bodies.fits(size) ? ['identity'] : [];
+  const memory = size <= Math.min(opts.memoryFileLimit, SMALL_BODY) && bodies.fits(size) ? ['identity'] : [];
   return { cctx, memory };
 }
 

@@ -4,6 +4,7 @@ import { decide } from './core.js';
 import { httpError, statusReply } from './replies.js';
 import { Site } from './site.js';
 import { fileChunks } from './file-chunks.js';
+import { SMALL_BODY } from './body-cache.js';
 
 /**
  * `precompressor/fetch`: the serving core (core.js) as a Web fetch handler, for Hono, Bun.serve,
@@ -20,9 +21,9 @@ class HeaderBag {
   /** @type {Map<string, { name: string, value: number | string | readonly string[] }>} */
   map = new Map();
 
-  /** @param {AbortSignal | undefined} signal */
-  constructor(signal) {
-    this.signal = signal;
+  /** @param {Request} request its signal is read only when a file is opened (Deno warns on reading it) */
+  constructor(request) {
+    this.request = request;
   }
 
   /** @param {string} name */
@@ -70,7 +71,7 @@ export function fetchHandler(root, options = {}) {
     /** @type {RequestInfo['headers']} */
     const headers = {};
     for (const [name, value] of request.headers) headers[name] = value;
-    const res = new HeaderBag(request.signal);
+    const res = new HeaderBag(request);
     decide(/** @type {FetchCall} */ ({
       s, req: { method: request.method, url: request.url, headers }, res, gone, done, x: { resolve, reject }, p: null,
     }));
@@ -85,7 +86,7 @@ export function fetchHandler(root, options = {}) {
 
 /** @param {HeaderBag} res */
 function gone(res) {
-  return res.signal?.aborted === true;
+  return res.request.signal?.aborted === true;
 }
 
 /**
@@ -103,7 +104,7 @@ function done(d, c) {
     case 'method': return resolve(fallthrough ? undefined : toResponse(c, d.reply));
     case 'reject': return resolve(toResponse(c, d.reply));
     case 'error': return reject(httpError(500, d.error));
-    case 'gone': return reject(c.res.signal?.reason ?? new Error('The request was aborted'));
+    case 'gone': return reject(c.res.request.signal?.reason ?? new Error('The request was aborted'));
   }
 }
 
@@ -125,7 +126,7 @@ function toResponse(c, r) {
   if (body !== null && 'fd' in body) {
     if (empty) fs.close(body.fd, () => {});
     // a small range is read whole: its Content-Length then holds on every server (Bun's drops it from a stream)
-    else if (body.end - body.start < c.s.opts.memoryFileLimit) return whole(body, r.status, headers);
+    else if (body.end - body.start < SMALL_BODY) return whole(body, r.status, headers);
     else return new Response(fileStream(body), { status: r.status, headers });
   }
   // a Buffer is a Uint8Array, which BodyInit takes (its @types ask for one over an ArrayBuffer)

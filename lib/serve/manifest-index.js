@@ -1,5 +1,5 @@
 import { isAlwaysInternal } from '../site-policy.js';
-import { entryProblem, validateSiteDictionary } from '../manifest.js';
+import { entryProblem, invalidManifest, validateSiteDictionary } from '../manifest.js';
 import { KeyTable } from './key-table.js';
 import { scanManifest, EXCLUDED } from './line-scan.js';
 
@@ -63,18 +63,36 @@ export class ManifestIndex {
    * @param {Buffer} bytes
    * @param {string} file
    * @param {string | null} manifestRel
+   * @param {boolean} [checkAll] validate every entry now (a manifest not in writeManifest()'s text):
+   *   throw the first problem
    * @returns {Generator<void, ManifestIndex, void>}
    */
-  static *of(bytes, file, manifestRel) {
+  static *of(bytes, file, manifestRel, checkAll = false) {
     const slice = reloadSlices.lines;
     const { scan, head } = yield* scanManifest(bytes, file, manifestRel, slice);
     const index = new ManifestIndex(scan, head, file);
     yield* index.fill(slice);
+    if (checkAll) yield* index.checkAll(slice);
     if (head.siteDictionary !== undefined) {
       const got = index.parsed(head.siteDictionary?.path);
       validateSiteDictionary(head, got !== null && 'entry' in got ? got.entry.hash : undefined, file);
     }
     return index;
+  }
+
+  /**
+   * Validate every entry, yielding between slices of `slice` lines; throws the first problem.
+   * @param {number} slice
+   * @returns {Generator<void, void, void>}
+   */
+  *checkAll(slice) {
+    const { lines } = this;
+    for (let i = 0; i < lines.n; i++) {
+      if (lines.keyLen[i] === EXCLUDED) continue;
+      const got = this.parseLine(i, lines.keyAt(i));
+      if ('problem' in got) throw invalidManifest(this.file, got.problem);
+      if (i % slice === slice - 1) yield;
+    }
   }
 
   /** Number of listed paths served. */

@@ -33,7 +33,7 @@ export const SERVE_DEFAULTS = Object.freeze({
   extensionsFirst: false, // `/about` tries the extensions (about.html) before a folder's redirect, as hosts do
   spa: false,
   memoryBudget: 16 * 1024 * 1024,
-  memoryFileLimit: 64 * 1024,
+  memoryFileLimit: null, // a quarter of memoryBudget (4 MiB with its default)
   watch: true,
   // deploy deltas (RFC 9842): Use-As-Dictionary on files with a family, deltas to browsers that offer one
   dictionaries: true,
@@ -207,7 +207,7 @@ export function normalizeServeOptions(root, options = {}) {
     extensions: names(o, 'extensions', { strip: true, subpaths: false }),
     spa,
     memoryBudget: byteCount(o, 'memoryBudget'),
-    memoryFileLimit: byteCount(o, 'memoryFileLimit'),
+    memoryFileLimit: o.memoryFileLimit === null ? Math.floor(o.memoryBudget / 4) : byteCount(o, 'memoryFileLimit'),
     watch: bool(o, 'watch'),
     dictionaries: bool(o, 'dictionaries'),
     immutableHashed: bool(o, 'immutableHashed'),

@@ -1,5 +1,5 @@
 import { PrecompressorError } from '../errors.js';
-import { contentHash, readManifestBytes, readManifestBytesSync } from '../manifest.js';
+import { contentHash, readManifestPieces, readManifestPiecesSync } from '../manifest.js';
 import { absPath, relInside } from '../paths.js';
 import { singleFlight } from '../flow.js';
 import { createNegotiator } from './negotiate.js';
@@ -11,6 +11,7 @@ import { ManifestIndex, runIndex, runIndexAsync } from './manifest-index.js';
 import { Entries, MAX_ENTRIES } from './entries.js';
 import { BodyCache } from './body-cache.js';
 import { ContentHashes } from './content-hashes.js';
+import { ManifestCompactor } from './manifest-compact.js';
 import { auditSite } from './audit.js';
 
 /**
@@ -37,7 +38,7 @@ export class Site {
     this.neg = createNegotiator(opts.encodings);
     this.realRoot = realRootOf(opts.root);
     this.manifestRel = opts.manifest === null ? null : relInside(opts.root, opts.manifest);
-    this.unlisted = createUnlistedLookup(opts, this.realRoot);
+    this.unlisted = createUnlistedLookup(opts, this.realRoot, (rel) => this.entries.index.has(rel));
     this.pathOptions = Object.freeze({ windows: process.platform === 'win32' });
     this.bodies = new BodyCache(opts.memoryBudget);
     this.rules = this.rulesNow();
@@ -49,7 +50,8 @@ export class Site {
       watched: (rel) => !opts.watch || (this.watcher?.covers(absPath(opts.root, folderOf(rel))) ?? false),
     };
     const { manifest, maxManifestBytes } = opts;
-    const bytes = manifest === null ? null : readManifestBytesSync(manifest, { maxBytes: maxManifestBytes });
+    const bytes = manifest === null ? null
+      : readManifestPiecesSync(manifest, { maxBytes: maxManifestBytes, sink: compact(manifest) });
     if (bytes === null && opts.manifest !== null && !opts.unlisted) throw missingManifest(opts);
     this.entries = new Entries(runIndex(this.indexOf(bytes)), this.parts);
     if (bytes !== null && opts.onWarning !== null) void this.audit();
@@ -57,12 +59,12 @@ export class Site {
   }
 
   /**
-   * The index of a manifest's bytes (none: an empty list), as steps to run.
-   * @param {Buffer | null} bytes
+   * The index of a manifest's kept text (none: an empty list), as steps to run.
+   * @param {import('./manifest-compact.js').Compact | null} bytes
    */
   indexOf(bytes) {
     const file = this.opts.manifest ?? '';
-    return ManifestIndex.of(bytes ?? EMPTY, file, this.manifestRel);
+    return ManifestIndex.of(bytes?.bytes ?? EMPTY, file, this.manifestRel, bytes?.checkAll ?? false);
   }
 
   /** Say once, after start-up, what in the folder does not match its manifest (walked in the background). */
@@ -131,7 +133,8 @@ export class Site {
     const { opts } = this;
     if (opts.manifest === null) return;
     await this.unlisted.refresh();
-    const bytes = await readManifestBytes(opts.manifest, { maxBytes: opts.maxManifestBytes });
+    const { manifest, maxManifestBytes } = opts;
+    const bytes = await readManifestPieces(manifest, { maxBytes: maxManifestBytes, sink: compact(manifest) });
     if (bytes === null && !opts.unlisted) {
       throw new PrecompressorError('ERR_PRECOMPRESSOR_MANIFEST', `No manifest at ${opts.manifest}`,
         { path: opts.manifest });
@@ -146,10 +149,15 @@ export class Site {
     this.watcher?.update(watchedDirs(this));
   }
 
-  /** Bodies and bytes held in memory, entries built, and files hashed because their mtime alone moved. */
+  /**
+   * Bodies and bytes held in memory, entries built, files hashed because their mtime alone moved, and
+   * the bytes kept of the manifest.
+   */
   memory() {
     const { bodies, entries, parts } = this;
-    return { bodies: bodies.live, bodyBytes: bodies.bytes, entries: entries.built.size, hashed: parts.hashes.hashed };
+    const manifestBytes = entries.index.bytes.length;
+    const { hashed } = parts.hashes;
+    return { bodies: bodies.live, bodyBytes: bodies.bytes, entries: entries.built.size, hashed, manifestBytes };
   }
 
   /** Resolves when the reloads and first checks under way have finished. */
@@ -164,6 +172,12 @@ export class Site {
     this.watcher?.close();
   }
 }
+
+/**
+ * What is kept of a manifest's bytes as they are read: only what serving reads (lib/serve/manifest-compact.js).
+ * @param {string} file
+ */
+const compact = (file) => (/** @type {number} */ size) => new ManifestCompactor(file, size);
 
 /** The folder of a site path ('' the root). @param {string} rel */
 const folderOf = (rel) => (rel.includes('/') ? rel.slice(0, rel.lastIndexOf('/')) : '');

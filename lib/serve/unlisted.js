@@ -2,8 +2,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { manifestToHide } from './load.js';
 import { servableReal } from './open.js';
-import { absPath } from '../paths.js';
-import { LOOKUP_ORDER } from '../site-policy.js';
+import { absPath, relInside } from '../paths.js';
+import { internalKind, LOOKUP_ORDER } from '../site-policy.js';
 
 /** The stat errors send answers 404 with (others are a 500). */
 const SEND_404 = new Set(['ENOENT', 'ENAMETOOLONG', 'ENOTDIR']);
@@ -23,10 +23,14 @@ const SEND_404 = new Set(['ENOENT', 'ENAMETOOLONG', 'ENOTDIR']);
  * replaced or deleted). While the manifest does not exist it is resolved per request, so a
  * manifest that appears later is never served before the next reload.
  *
+ * Our own outputs (isOurOutput(): variant and delta names the manifest does not list) are not files
+ * of the site: never served by their own URL, like the temp files.
+ *
  * @param {Readonly<import('./options.js').ServeOptions>} opts
  * @param {string | null} initialRealRoot real path of `opts.root`, null when it does not exist
+ * @param {(rel: string) => boolean} [isListed] does the manifest (now) list this site path?
  */
-export function createUnlistedLookup(opts, initialRealRoot) {
+export function createUnlistedLookup(opts, initialRealRoot, isListed = () => false) {
   const manifest = manifestToHide(opts);
   const realManifest = () => fs.promises.realpath(manifest).catch(() => null);
   /** @type {string | null} */
@@ -41,12 +45,15 @@ export function createUnlistedLookup(opts, initialRealRoot) {
 
   /**
    * May the file whose real path is `real` be served? Inside the real root, not a dotfile by its
-   * target (unless dotfiles are allowed), not a temp file, not the manifest under any name.
+   * target (unless dotfiles are allowed), not a temp file, not one of our variants or deltas, not the
+   * manifest under any name.
    * @param {string} real
    */
   async function allows(real) {
     realRoot ??= await fs.promises.realpath(opts.root).catch(() => null);
     if (!servableReal(realRoot, real, rules)) return false;
+    const rel = relInside(/** @type {string} */ (realRoot), real);
+    if (rel !== null && isOurOutput(rel, isListed)) return false;
     return real !== (manifestReal ?? (await realManifest()));
   }
 
@@ -139,4 +146,16 @@ async function inOrder(hit, rel, opts, withExtension) {
     }
   }
   return null;
+}
+
+/**
+ * Is `rel` one of our outputs, by the site policy (lib/site-policy.js internalKind()): a variant
+ * (`.br`, `.gz`, `.zst`) or a delta (`.<16 hex>.dcb|dcz`) name the manifest does not list as a file
+ * of its own (listed, it is the user's file).
+ * @param {string} rel
+ * @param {(rel: string) => boolean} isListed
+ */
+export function isOurOutput(rel, isListed) {
+  const kind = internalKind(rel, { listed: isListed(rel), manifestRel: null, dotfiles: true });
+  return kind === 'variant' || kind === 'delta';
 }

@@ -1,4 +1,4 @@
-import { IMMUTABLE_CACHE_CONTROL, INDEX_FILES, LOOKUP_ORDER, PREVIEW_EXTENSIONS } from '../site-policy.js';
+import { IMMUTABLE_CACHE_CONTROL, INDEX_FILES, lookupOrder, PREVIEW_EXTENSIONS } from '../site-policy.js';
 import { SAFE_EXTENSION, acceptsToken, extensionOf } from './site-facts.js';
 import { DELTA_NAMES } from '../encodings.js';
 
@@ -59,6 +59,10 @@ ${f.dictionaries.map((d) => `\t${q(`:${d.key}:`)} ${d.hex}\n`).join('')}\tdefaul
 map {path} {pc_use_as_dictionary} {
 ${f.hashed.map((h) => `\t${q(h.uri)} ${q(h.useAsDictionary)}\n`).join('')}\tdefault ""
 }
+# other immutable names (a hash in the name, an immutable folder)
+map {path} {pc_immutable} {
+${f.immutable.map((u) => `\t${q(u)} "1"\n`).join('')}\tdefault "0"
+}
 # never served by name: the manifest, temps, variants, deltas, dotfiles (a listed file of such a name is)
 @pc_internal {
 \tpath_regexp ${q(internal)}
@@ -66,9 +70,10 @@ ${listed}}
 route {
 \trespond @pc_internal 404
 ${lookup()}${link}\theader Cache-Control "public, max-age=0"
-\t@pc_hashed expression \`{pc_use_as_dictionary} != ""\`
-\theader @pc_hashed Cache-Control ${q(IMMUTABLE_CACHE_CONTROL)}
-\theader @pc_hashed Use-As-Dictionary {pc_use_as_dictionary}
+\t@pc_immutable expression \`{pc_use_as_dictionary} != "" || {pc_immutable} == "1"\`
+\theader @pc_immutable Cache-Control ${q(IMMUTABLE_CACHE_CONTROL)}
+\t@pc_dictionary expression \`{pc_use_as_dictionary} != ""\`
+\theader @pc_dictionary Use-As-Dictionary {pc_use_as_dictionary}
 ${vary}${deltaRoutes(f)}\tfile_server {
 \t\tprecompressed ${f.encodings.length > 0 ? f.encodings.join(' ') : 'br zstd gzip'}
 \t}
@@ -111,9 +116,12 @@ function deltaRoutes(f) {
   return out.join('');
 }
 
+/** As `precompressor serve` answers by default (`--extensions-first`): `/about` is about.html before about/. */
+const SERVE_EXTENSIONS_FIRST = true;
+
 /** What answers a path without a trailing slash, in the site policy's order (lib/site-policy.js). */
 function lookup() {
-  const order = LOOKUP_ORDER.join(',');
+  const order = lookupOrder(SERVE_EXTENSIONS_FIRST).join(',');
   const before = order === 'file,folder,extensions' ? '{path} {path}/'
     : order === 'file,extensions,folder' ? '{path}' : null;
   if (before === null) throw new Error(`no Caddy rule for the lookup order ${order}`);

@@ -1,4 +1,4 @@
-import { IMMUTABLE_CACHE_CONTROL, LOOKUP_ORDER, PREVIEW_EXTENSIONS } from '../site-policy.js';
+import { IMMUTABLE_CACHE_CONTROL, lookupOrder, PREVIEW_EXTENSIONS } from '../site-policy.js';
 import { SAFE_EXTENSION, acceptsToken } from './site-facts.js';
 import { DELTA_NAMES } from '../encodings.js';
 
@@ -50,7 +50,9 @@ map "$pc_dict:$pc_${enc}_ok:$pc_fetch_ok" $pc_${enc} {
 /** @param {import('./site-facts.js').SiteFacts} f */
 function httpConf(f) {
   const hashed = f.hashed.filter((h) => !h.uri.includes('$') && !h.useAsDictionary.includes('$'));
-  const keys = [...hashed.map((h) => h.uri), ...f.listedInternal, ...f.dictionaries.map((d) => `:${d.key}:`)];
+  const immutable = f.immutable.filter((u) => !u.includes('$'));
+  const keys = [...hashed.map((h) => h.uri), ...immutable, ...f.listedInternal,
+    ...f.dictionaries.map((d) => `:${d.key}:`)];
   // by the file's extension, not the response's type: a 304 has none, and must carry Vary too
   const deltaExts = f.deltaTypes.flatMap((d) => d.extensions).filter((e) => SAFE_EXTENSION.test(e));
   const variantExts = f.variantExtensions.filter((e) => !deltaExts.includes(e));
@@ -78,9 +80,13 @@ ${DELTA_MAPS}# hashed names: immutable, and usable as dictionaries
 map $pc_uri $pc_use_as_dictionary {
   default "";
 ${hashed.map((h) => `  ${q(h.uri)} ${q(h.useAsDictionary)};\n`).join('')}}
-map $pc_use_as_dictionary $pc_cache_control {
+# other immutable names (a hash in the name, an immutable folder)
+map $pc_uri $pc_immutable {
+  default 0;
+${immutable.map((u) => `  ${q(u)} 1;\n`).join('')}}
+map "$pc_use_as_dictionary:$pc_immutable" $pc_cache_control {
   default ${q(IMMUTABLE_CACHE_CONTROL)};
-  "" "public, max-age=0";
+  ":0" "public, max-age=0";
 }
 # never served by name: the manifest, temps, variants, deltas, dotfiles (a listed file of such a name is)
 map $uri $pc_internal {
@@ -152,12 +158,15 @@ ${COMMON_HEADERS.replace('Vary $pc_vary', 'Vary "Accept-Encoding, Available-Dict
   }).join('');
 }
 
+/** As `precompressor serve` answers by default (`--extensions-first`): `/about` is about.html before about/. */
+const SERVE_EXTENSIONS_FIRST = true;
+
 /** What answers a path without a trailing slash, in the site policy's order (lib/site-policy.js). */
 function lookup() {
   const rewrites = PREVIEW_EXTENSIONS.map((e) => `  if (-f $request_filename.${e}) {
     rewrite "^(.*/[^/.]+)$" $1.${e} last;
   }\n`).join('');
-  const order = LOOKUP_ORDER.join(',');
+  const order = lookupOrder(SERVE_EXTENSIONS_FIRST).join(',');
   // file, folder, extensions: the static module answers a file, and a folder with a redirect to its
   // URL with a slash; its 404 tries the extensions. file, extensions, folder: try_files first.
   const first = order === 'file,folder,extensions' ? '  error_page 404 = @pc_extensions;\n'

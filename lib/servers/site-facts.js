@@ -16,6 +16,7 @@ import { DELTA_NAMES, ENCODING_NAMES } from '../encodings.js';
  * @typedef {{
  *   dictionaries: { key: string, hex: string }[],
  *   hashed: { uri: string, useAsDictionary: string }[],
+ *   immutable: string[],
  *   types: Map<string, string>,
  *   variantTypes: Set<string>,
  *   variantExtensions: string[],
@@ -27,9 +28,10 @@ import { DELTA_NAMES, ENCODING_NAMES } from '../encodings.js';
  *   listedInternal: string[],
  *   manifestUri: string | null,
  *   files: number,
- * }} SiteFacts  uris: URL paths (`/` and the site path, not percent-encoded); key: an `Available-Dictionary`
- *   value's base64; hex: the 16 hex digits a delta file's name carries for it; types: by lower-case extension
- *   ('' for names without one)
+ * }} SiteFacts  hashed: immutable names with a dictionary record (usable as dictionaries); immutable: the
+ *   other immutable names (hashed, or in an immutable folder); uris: URL paths (`/` and the site path, not
+ *   percent-encoded); key: an `Available-Dictionary` value's base64; hex: the 16 hex digits a delta file's
+ *   name carries for it; types: by lower-case extension ('' for names without one)
  */
 
 /** An extension a configuration may name as it is (others are left to the server's defaults). */
@@ -55,6 +57,8 @@ export function siteFacts(manifest, { manifestRel }) {
   const dictionaries = new Map();
   /** @type {SiteFacts['hashed']} */
   const hashed = [];
+  /** @type {string[]} */
+  const immutable = [];
   /** @type {Map<string, string>} */
   const types = new Map();
   const variantTypes = new Set();
@@ -75,6 +79,7 @@ export function siteFacts(manifest, { manifestRel }) {
     }
     for (const enc of Object.keys(e.variants)) encodings.add(enc);
     if (e.dictionary && isImmutable(e)) hashed.push({ uri: `/${rel}`, useAsDictionary: useAsDictionary(e.dictionary) });
+    else if (isImmutable(e)) immutable.push(`/${rel}`);
     for (const [key, byEnc] of Object.entries(e.deltas ?? {})) {
       dictionaries.set(key, Buffer.from(key, 'base64').toString('hex').slice(0, 16));
       let d = deltaTypes.get(type);
@@ -89,6 +94,7 @@ export function siteFacts(manifest, { manifestRel }) {
   return {
     dictionaries: [...dictionaries].map(([key, hex]) => ({ key, hex })).sort((a, b) => (a.hex < b.hex ? -1 : 1)),
     hashed,
+    immutable,
     types,
     variantTypes,
     variantExtensions: [...variantExtensions].filter((e) => SAFE_EXTENSION.test(e)).sort(),

@@ -23,6 +23,12 @@ const SERVERS = {
     const mw = serveStatic(root);
     return http.createServer((req, res) => mw(req, res, () => notFound(res)));
   },
+  /** `precompressor serve`: the preview server of the CLI (its connection limits, stall watch, pipelining turn). */
+  async 'precompressor-serve'() {
+    const { startPreview } = await lib('serve/preview.js');
+    const preview = await startPreview({ root, port: 0, host: '127.0.0.1' });
+    return { port: preview.server.address().port };
+  },
   /**
    * Not a usable server: the most node:http can do with any handler. At startup every file (its
    * .br when there is one) is read into a Map from URL path to the header array our middleware
@@ -76,6 +82,27 @@ const SERVERS = {
     await app.register(fastifyStatic.default ?? fastifyStatic, { root, preCompressed: true });
     await app.listen({ port: 0, host: '127.0.0.1' });
     return { port: app.server.address().port };
+  },
+  /** precompressor/fastify: the same site through Fastify's reply. */
+  async 'precompressor-fastify'() {
+    const fastify = peer('fastify');
+    const { precompressor } = await lib('serve/fastify.js');
+    const app = (fastify.default ?? fastify)({ logger: false });
+    await app.register(precompressor, { root });
+    await app.listen({ port: 0, host: '127.0.0.1' });
+    return { port: app.server.address().port };
+  },
+  /** precompressor/fetch in Hono on @hono/node-server: Request in, Response out. */
+  async 'precompressor-hono'() {
+    const { Hono } = peer('hono');
+    const { serve } = peer('@hono/node-server');
+    const { fetchHandler } = await lib('serve/fetch.js');
+    const files = fetchHandler(root);
+    const app = new Hono();
+    app.use(async (c, next) => (await files(c.req.raw)) ?? next());
+    return new Promise((resolve) => {
+      serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' }, (info) => resolve({ port: info.port }));
+    });
   },
   async 'express-compression'() {
     const express = peer('express');

@@ -59,6 +59,7 @@ const NGINX_BROTLI = '/usr/lib/nginx/modules/ngx_http_brotli_static_module.so';
 const SERVERS = [
   { name: 'sirv', peers: ['sirv@3.0.2'], note: 'sirv 3.0.2, `{ dev: false, brotli: true, gzip: true }` on node:http' },
   { name: 'precompressor', peers: [], note: 'our `serveStatic(root)` (defaults) on node:http' },
+  { name: 'precompressor-serve', peers: [], note: '`precompressor serve` (startPreview(): serveStatic behind its connection limits and stall watch)' },
   {
     name: 'node-http-ceiling', label: 'node:http, fixed responses (ceiling)', peers: [], ceiling: true,
     note: 'not a usable server: the upper bound of any middleware on node:http. At startup it reads every file ' +
@@ -69,6 +70,8 @@ const SERVERS = [
   },
   { name: 'express-static-gzip', peers: ['express-static-gzip@3.0.2', 'express@5.3.0'], note: 'express-static-gzip 3.0.2 `{ enableBrotli: true, orderPreference: ["br"] }` on express 5.3.0' },
   { name: 'fastify-static', peers: ['@fastify/static@10.1.11', 'fastify@5.12.8'], note: '@fastify/static 10.1.11 `{ preCompressed: true }` on fastify 5.12.8' },
+  { name: 'precompressor-fastify', peers: ['fastify@5.12.8'], note: 'our `precompressor/fastify` plugin `{ root }` (defaults) on fastify 5.12.8' },
+  { name: 'precompressor-hono', peers: ['hono@4.13.19', '@hono/node-server@2.1.9'], note: 'our `precompressor/fetch` handler in Hono 4.13.19 on @hono/node-server 2.1.9' },
   { name: 'express-compression', peers: ['compression@1.8.2', 'express@5.3.0'], note: '`express.static` + `compression()` 1.8.2 (compresses per request, its defaults) on express 5.3.0' },
   { name: 'nginx', peers: [], nodeHttp: false, note: 'Debian nginx-light, `gzip_static on; brotli_static on;` (libnginx-mod-http-brotli-static), 1 worker, sendfile on' },
 ].filter((s) => !args.servers || args.servers.split(',').includes(s.name));
@@ -283,16 +286,23 @@ const table = markdownTable([...(rounds > 1 ? ['round'] : []), 'server', 'corpus
     ? [labelOf(r.server), r.corpus, null, null, null, null, null, null, null, null, `error: ${r.error.slice(0, 160)}`, null, null]
     : [labelOf(r.server), r.corpus, fmtInt(r.rps), fmt(r.p99ms), fmt(r.vsSirv), pctOfCeiling(r), fmt(r.mbps, 1), r.non2xx, r.errors,
       `${r.probe.encoding}${r.probe.ok ? '' : ' (MISMATCH)'}`, fmt(r.rssMB, 0), fmt(r.serverCpuS, 1), fmt(r.otherLoad, 0)])]), `${rounds > 1 ? 'r' : ''}llrrrrrrrlrrr`);
-/** With rounds: each server's median req/s per corpus, and as a share of our serveStatic's. */
+/**
+ * With rounds: each server's median req/s per corpus, as a share of our serveStatic's, and the
+ * median of its per-round shares of the ceiling (each taken in the same round: the machine is shared).
+ */
 function medians() {
-  const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)];
+  const median = (xs) => (xs.length ? [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)] : null);
   const rows = [];
   for (const kind of Object.keys(results.corpora)) {
-    const of = (name) => median(results.rows.filter((r) => r.corpus === kind && r.server === name && r.rps).map((r) => r.rps));
+    const mine = (name) => results.rows.filter((r) => r.corpus === kind && r.server === name && r.rps);
+    const of = (name) => median(mine(name).map((r) => r.rps));
     const ours = of('precompressor');
-    for (const s of SERVERS) rows.push([labelOf(s.name), kind, fmtInt(of(s.name)), ours ? fmt(of(s.name) / ours, 3) : null]);
+    for (const s of SERVERS) {
+      const ceiling = median(mine(s.name).filter((r) => typeof r.ofCeiling === 'number').map((r) => r.ofCeiling));
+      rows.push([labelOf(s.name), kind, fmtInt(of(s.name)), ours ? fmt(of(s.name) / ours, 3) : null, ceiling === null ? null : fmt(ceiling, 3)]);
+    }
   }
-  return `Median of ${rounds} rounds:\n\n${markdownTable(['server', 'corpus', 'req/s', '× precompressor'], rows, 'llrr')}`;
+  return `Median of ${rounds} rounds:\n\n${markdownTable(['server', 'corpus', 'req/s', '× precompressor', '× ceiling (median of rounds)'], rows, 'llrrr')}`;
 }
 const loaded = results.rows.filter((r) => r.otherLoad > 5);
 const warning = loaded.length

@@ -16,6 +16,9 @@ const BIN = fileURLToPath(new URL('../../bin/precompressor.js', import.meta.url)
 // once; shards write the cache and no manifest; a final run on a third machine, sharing only the
 // cache folder, takes every variant from it and makes the manifest.
 
+/** Builds of a few machines each, on a loaded 2-core machine: more than the default 60 s. */
+const SLOW = 240_000;
+
 let tmp;
 beforeEach(async () => {
   tmp = await tempDir('pc-shard-');
@@ -122,7 +125,7 @@ describe('shards on machines that share only the cache folder', () => {
       if (e.variants.br) expect(zlib.brotliDecompressSync(await fs.readFile(path.join(c, `${rel}.br`)))).toEqual(src);
       if (e.variants.gzip) expect(zlib.gunzipSync(await fs.readFile(path.join(c, `${rel}.gz`)))).toEqual(src);
     }
-  });
+  }, SLOW);
 
   test('a shard run ignores the manifest of an earlier run on its folder: its whole slice goes to the cache', async () => {
     const dir = path.join(tmp, 'dist');
@@ -133,7 +136,7 @@ describe('shards on machines that share only the cache folder', () => {
     // The first run's site dictionary is a file of the folder now.
     expect(r.files.compressed).toBe(43);
     expect(r.shard).toEqual({ index: 1, count: 1, files: 43, of: 43, share: 1 });
-  });
+  }, SLOW);
 });
 
 test('the CLI: --shard says what it did and writes no manifest; a bad slice is a usage error', async () => {
@@ -147,4 +150,4 @@ test('the CLI: --shard says what it did and writes no manifest; a bad slice is a
   const bad = await runCommand(process.execPath, [BIN, dir, '--shard', '3/2']);
   expect(bad.code).toBe(2);
   expect(bad.stderr).toMatch(/Expected --shard to be a slice "<i>\/<n>"/);
-});
+}, SLOW);

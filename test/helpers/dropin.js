@@ -91,7 +91,8 @@ export async function pair(dir, framework, options, app = {}) {
   const key = `${framework[0]} ${JSON.stringify(options)} ${app.mount ?? ''} ${app.key ?? ''}`;
   if (servers.has(key)) return servers.get(key);
   const express = framework[1];
-  const ours = serveStatic(dir, { ...options, unlisted: true, watch: false });
+  // app.js (90 kB) streamed from disk, as the 64 KiB memoryFileLimit of earlier versions did
+  const ours = serveStatic(dir, { memoryFileLimit: 64 * 1024, ...options, unlisted: true, watch: false });
   const a = await listen(buildApp(express, express.static(dir, options), app));
   const b = await listen(buildApp(express, ours, app));
   closers.push(async () => {

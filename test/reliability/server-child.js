@@ -2,7 +2,8 @@
 // watch it crash (or not) and read its RSS and open descriptors from /proc without counting
 // their own. Usage (with an IPC channel): fork('server-child.js', [root, jsonOptions])
 // Sends { port } when listening; answers 'stats' with { rss, fds, heapUsed } (after a GC when
-// started with --expose-gc) and 'settled' with 'settled' once pending re-checks are done.
+// started with --expose-gc), 'settled' with 'settled' once pending re-checks are done, and 'reload'
+// with { reloaded, error, memory } once the manifest is read again.
 
 import fs from 'node:fs';
 import http from 'node:http';
@@ -35,6 +36,9 @@ process.on('message', async (msg) => {
   } else if (msg === 'settled') {
     await mw.settled();
     process.send?.('settled');
+  } else if (msg === 'reload') {
+    const error = await mw.reload().then(() => null, (/** @type {Error} */ e) => e.message);
+    process.send?.({ reloaded: true, error, memory: mw.memory() });
   } else if (msg === 'close') {
     mw.close();
     server.closeAllConnections();

@@ -62,6 +62,9 @@ async function copyOfBuild() {
 const BIN = fileURLToPath(new URL('../../node_modules/.bin/', import.meta.url));
 const RUNTIME_SERVER = fileURLToPath(new URL('../helpers/fetch-runtime.js', import.meta.url));
 const RUNTIME_ARGS = { bun: [], deno: ['run', '--allow-all'] };
+/** Stops of the runtimes started, each run once more at the end whatever happened to its suite. */
+const children = new Set();
+afterAll(() => Promise.all([...children].map((close) => close())));
 
 /** Why `runtime` cannot run here, or null when it can (its npm package installs a working binary). */
 function runtimeMissing(runtime) {
@@ -86,14 +89,27 @@ function startRuntime(runtime, dir) {
   let err = '';
   child.stderr.on('data', (d) => (err += d));
   const exited = new Promise((resolve) => child.once('exit', resolve));
+  const close = async () => {
+    child.kill();
+    await exited;
+  };
+  children.add(close);
   return new Promise((resolve, reject) => {
     let out = '';
+    // bounded: a runtime that never listens fails here, and is stopped, rather than at the suite's limit
+    const timer = setTimeout(() => void close().then(() => reject(new Error(`${runtime} did not listen: ${err}`))), WAIT_MS);
     child.stdout.on('data', (d) => {
       out += d;
       const m = /^(\d+)\n/.exec(out);
-      if (m) resolve({ port: Number(m[1]), close: async () => { child.kill(); await exited; } });
+      if (m) {
+        clearTimeout(timer);
+        resolve({ port: Number(m[1]), close });
+      }
     });
-    exited.then((code) => reject(new Error(`${runtime} exited with ${code} before listening: ${err}`)));
+    exited.then((code) => {
+      clearTimeout(timer);
+      reject(new Error(`${runtime} exited with ${code} before listening: ${err}`));
+    });
   });
 }
 
@@ -153,7 +169,7 @@ describe.each(SERVERS)('%s', (_name, start, { inProcess, skip }) => {
   beforeAll(async () => {
     dir = await copyOfBuild();
     srv = await start(dir);
-  });
+  }, WAIT_MS + 5000);
   afterAll(async () => {
     await srv?.close();
     await fs.rm(dir, { recursive: true, force: true });

@@ -379,6 +379,12 @@ describe('documented differences', () => {
     expect(theirs.headers['content-range']).toBe(`bytes 0-99/${(await fs.stat(path.join(site.dir, 'app.js'))).size}`);
   });
 
+  test('a variant of a file of the manifest, by its own URL: 404 (ours, not a file of the site); express.static sends it', async () => {
+    const r = await both(await pair(site.dir, E5, strict), '/app.js.br');
+    expect([r.theirs.status, r.ours.status]).toEqual([200, 404]);
+    expect(JSON.parse(r.ours.body)).toMatchObject({ status: 404 });
+  });
+
   test('a symlink that leads out of the root is not followed (404); express.static serves what it points to', async () => {
     const base = await tempDir('pc-dropin-link-');
     await fs.mkdir(path.join(base, 'root'));

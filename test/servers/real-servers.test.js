@@ -6,6 +6,8 @@ import { deltaEncoders } from '../../lib/compress/delta.js';
 import { serveStatic } from '../../lib/serve/middleware.js';
 import { main } from '../../lib/cli/cli.js';
 import { compressFolder } from '../../plugins/compress-folder.js';
+import { watchCommand } from '../../lib/cli/watch.js';
+import { EventEmitter } from 'node:events';
 import { decodeDelta } from '../helpers/delta.js';
 import { decode, listen, request } from '../helpers/serve-site.js';
 import { tempDir, textOf, writeTree } from '../helpers/tmp.js';
@@ -51,6 +53,8 @@ beforeAll(async () => {
     await writeSite(dist, 8);
     await writeTree(dist, {
       [`assets/index-V${v}abcde1.js`]: bundle(v), 'app.js': bundle(v + 100), 'about/index.html': '<p>about</p>'.repeat(40),
+      'guide.html': '<p>guide page</p>'.repeat(40), 'guide/index.html': '<p>guide folder</p>'.repeat(40),
+      [`img/logo-${v}f3c9a2b.png`]: Buffer.alloc(600, v),
       'files/data.tar.gz': 'x'.repeat(300), '.env': 'SECRET=1', 'sp ace/a b.txt': 'hello space '.repeat(40),
     });
     const r = await precompress(dist, { dictionaryStore: store, cache: false, encodings: ['br', 'gzip', 'zstd'] });
@@ -62,7 +66,7 @@ beforeAll(async () => {
   for (const server of ['nginx', 'caddy']) {
     expect(await main(['config', server, dist, '--out', conf], { stdout: /** @type {any} */ (quiet), stderr: process.stderr })).toBe(0);
   }
-  const mw = serveStatic(dist, { watch: false, extensions: ['html'] });
+  const mw = serveStatic(dist, { watch: false, extensions: ['html'], extensionsFirst: true }); // as `precompressor serve`
   const srv = await listen((req, res) => mw(req, res, () => {
     res.statusCode = 404;
     res.end();
@@ -128,9 +132,16 @@ describe.each(SERVERS)('%s', (server) => {
     expect(res.headers['use-as-dictionary']).toBe('match="index-*.js", match-dest=("script")');
     const plain = await get(server, '/app.js');
     expect(plain.headers['cache-control']).toBe('public, max-age=0');
+    // a hashed name that is no dictionary: immutable, without Use-As-Dictionary
+    const logo = await get(server, '/img/logo-2f3c9a2b.png');
+    expect([logo.status, logo.headers['cache-control'], logo.headers['use-as-dictionary']])
+      .toEqual([200, 'public, max-age=31536000, immutable', undefined]);
   });
 
   it('answers /about with its folder (a redirect to /about/, then its index) and /docs/page-1 with page-1.html', async () => {
+    // as \`precompressor serve\`: /guide is guide.html before the folder guide/ (extensions first)
+    const guide = await get(server, '/guide');
+    expect([guide.status, guide.body.toString()]).toEqual([200, '<p>guide page</p>'.repeat(40)]);
     const redirect = await get(server, '/about');
     expect(redirect.status).toBe(server === 'caddy' ? 308 : 301);
     expect(redirect.headers.location).toBe('/about/');
@@ -220,4 +231,27 @@ describe('regenerated on each build', () => {
     expect((await fs.readdir(out)).sort()).toEqual(['http.conf', 'precompressor.caddy', 'server.conf']);
     expect(said.at(-1)).toBe(`precompressor: nginx and Caddy configurations written to ${out}`);
   });
+
+  test('--watch rewrites them after each batch that changed something', async () => {
+    const root = path.join(work, 'watch-site');
+    await writeTree(root, { 'index.html': textOf(3000) });
+    const out = path.join(work, 'watch-conf');
+    const options = { serverConfig: out, cache: false, dictionaryStore: path.join(work, 'watch-store') };
+    let text = '';
+    /** @type {(() => void)[]} */
+    const waiters = [];
+    const stdout = { write: (/** @type {string} */ s) => ((text += s), waiters.splice(0).forEach((w) => w()), true) };
+    const seen = (/** @type {RegExp} */ re) => new Promise((resolve) => {
+      const check = () => (re.test(text) ? resolve(undefined) : waiters.push(check));
+      check();
+    });
+    const signals = new EventEmitter();
+    const code = watchCommand(root, options, { stdout, stderr: io(), signals });
+    await seen(/watching /);
+    await writeTree(root, { 'assets/app-1a2b3c4d.js': bundle(7) });
+    await seen(/compressed assets\/app-1a2b3c4d\.js\n[\s\S]*server configuration written to /);
+    expect(await fs.readFile(path.join(out, 'http.conf'), 'utf8')).toContain('"/assets/app-1a2b3c4d.js" "match=');
+    signals.emit('SIGINT');
+    expect(await code).toBe(0);
+  }, 60_000);
 });
