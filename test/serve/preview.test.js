@@ -169,7 +169,7 @@ test('a stalled download is reset after the timeout and one tick, before node:ht
     const destroyedAtCheck = await new Promise((r) => setTimeout(() => r(socket.destroyed), timeout * 1.75));
     expect(destroyedAtCheck).toBe(true);
     // reset, not closed: the client's next write fails (a closed socket would take it). Reading
-    // would not tell: libuv before 1.52 reports a reset behind unread bytes as EOF (Node 22.12)
+    // would not tell: older libuv (1.49, Node 22.12) reports a reset behind unread bytes as EOF
     const told = await new Promise((resolve) => {
       client.on('error', (err) => resolve(err.code));
       client.write('x', (err) => err || resolve('written'));
