@@ -165,6 +165,11 @@ describe.each(SERVERS)('%s', (server) => {
       const res = await get(server, `/${rel}`, { 'accept-encoding': ae, 'available-dictionary': `:${sha(oldBundle)}:` });
       const enc = res.headers['content-encoding'];
       const offered = ae.split(', ').filter((e) => e.startsWith('dc') && encoders.includes(/** @type {any} */ (e)));
+      if (offered.length === 0) {
+        // the only delta offered is one this Node cannot make (dcb before 24.15): no delta, a variant
+        expect(enc).not.toMatch(/^dc/);
+        continue;
+      }
       expect(offered).toContain(enc);
       expect(decodeDelta(/** @type {'dcb'} */ (enc), res.body, oldBundle).equals(await file(rel))).toBe(true);
       expect(tokens(res.headers.vary)).toEqual(['accept-encoding', 'available-dictionary']);
