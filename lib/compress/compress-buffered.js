@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { threadId } from 'node:worker_threads';
-import { encodeBufferSync, zlibOptions } from './encode.js';
+import { encodeBufferSync, loadEncoder, zlibOptions } from './encode.js';
 import { contentHash } from '../manifest.js';
 import { removeIfPresentSync, writeAtomicSync } from '../fs-atomic.js';
 import { openSourceSync } from './source.js';
@@ -105,6 +105,9 @@ async function encodeOne(buf, key, at, store, stats) {
  * @returns {Promise<import('./compress-file.js').TaskResult>}
  */
 export async function compressBuffered(t, how = {}) {
+  // The WebAssembly encoders (zopfli; zstd on Node < 22.15) load once per thread, asynchronously:
+  // here, as this runs on a worker or on the planning thread (a small pass, lib/compress/cache-first.js).
+  for (const encoding of t.encodings) await loadEncoder(encoding, t);
   const src = readStableSync(t.abs, t);
   const size = src.buf.length;
   const hash = contentHash(src.buf);

@@ -1,5 +1,4 @@
 import { parentPort } from 'node:worker_threads';
-import { loadEncoder } from './encode.js';
 import { compressBuffered } from './compress-buffered.js';
 import { claimBatch } from './pool.js';
 import { collector, paceCollections } from '../heap-pace.js';
@@ -22,8 +21,6 @@ parentPort?.on('message', async ({ id, tasks, claim, collectEvery }) => {
   const results = [];
   for (const task of tasks) {
     try {
-      // The WebAssembly encoders (zopfli; zstd on Node < 22.15) load once per worker, asynchronously.
-      for (const encoding of task.encodings) await loadEncoder(encoding, task);
       results.push({ result: await compressBuffered(task) });
       if (gc !== null && collectEvery > 0 && ++sinceCollected >= collectEvery) {
         sinceCollected = 0;

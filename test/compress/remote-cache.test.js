@@ -27,6 +27,9 @@ const BIN = fileURLToPath(new URL('../../bin/precompressor.js', import.meta.url)
 const noNginx = nginxDavMissing();
 if (noNginx) console.warn(`remote-cache tests against nginx skipped: ${noNginx}`);
 const withNginx = noNginx ? test.skip : test;
+/** Deltas (deploy and site dictionary) are made only where Node has a dictionary encoder (none on 22.12). */
+const withDeltas = deltaEncoders().length > 0;
+if (!withDeltas) console.warn(`remote-cache: no delta checks, Node ${process.version} has no zstd or Brotli dictionary encoder`);
 /** Builds of a few machines each, on a loaded 2-core machine: more than the default 60 s. */
 const SLOW = 240_000;
 
@@ -137,7 +140,9 @@ describe('against nginx with WebDAV PUT', () => {
     const ra = await precompress(a.dist, { ...a.options, cacheUrl: server.url });
     expect(ra.ok).toBe(true);
     expect(ra.cache.remote).toMatchObject({ url: server.url, hits: 0, rejected: 0, down: null, readOnly: false });
-    expect(ra.cache.remote.uploaded).toBeGreaterThan(20);
+    // The 20 variants, and the pages' deltas where this Node makes them.
+    if (withDeltas) expect(ra.cache.remote.uploaded).toBeGreaterThan(20);
+    else expect(ra.cache.remote.uploaded).toBe(20);
     expect(ra.warnings).toEqual([]);
 
     const b = await machine('b');
@@ -203,7 +208,7 @@ describe('against nginx with WebDAV PUT', () => {
     return { root, report: JSON.parse(r.stdout) };
   }
 
-  (noNginx || deltaEncoders().length === 0 ? test.skip : test)('a fresh machine makes the deploy delta from the previous version on the server, only if its SHA-256 matches', async () => {
+  (noNginx || !withDeltas ? test.skip : test)('a fresh machine makes the deploy delta from the previous version on the server, only if its SHA-256 matches', async () => {
     await deploy('a', 1);
     const b = await deploy('b', 2);
     expect(b.report.deltas.files).toBe(1);
@@ -237,8 +242,8 @@ describe('against nginx with WebDAV PUT', () => {
       '--cache-dir', b.options.cacheDir, '--dictionary-store', b.options.dictionaryStore]);
     expect(r.code).toBe(0);
     // The variants came from the remote (A's forced run uploaded them; the pages' deltas it kept from
-    // its folder were not encoded, so not uploaded: B encodes those).
-    expect(r.stdout).toMatch(new RegExp(`remote cache ${server.url}: 20 of 32 fetched, 0 uploaded`));
+    // its folder were not encoded, so not uploaded: B encodes those; no deltas where Node cannot make them).
+    expect(r.stdout).toMatch(new RegExp(`remote cache ${server.url}: 20 of ${withDeltas ? 32 : 20} fetched, 0 uploaded`));
     expect(r.stdout).toMatch(/compressed 0, from cache \d+/);
   }, SLOW);
 });

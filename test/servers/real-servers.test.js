@@ -3,6 +3,7 @@ import path from 'node:path';
 import crypto from 'node:crypto';
 import { precompress } from '../../lib/compress/precompress.js';
 import { deltaEncoders } from '../../lib/compress/delta.js';
+import { loadWasmZstd, nodeHasZstd } from '../../lib/compress/zstd.js';
 import { serveStatic } from '../../lib/serve/middleware.js';
 import { main } from '../../lib/cli/cli.js';
 import { compressFolder } from '../../plugins/compress-folder.js';
@@ -28,6 +29,9 @@ if (encoders.length === 0) console.warn(`delta checks skipped: Node ${process.ve
 const sha = (/** @type {Buffer} */ b) => crypto.createHash('sha256').update(b).digest('base64');
 /** The names a Vary value lists, once each (Caddy repeats the one it adds itself). */
 const tokens = (/** @type {string | undefined} */ v) => [...new Set((v ?? '').split(',').map((t) => t.trim().toLowerCase()).filter(Boolean))].sort();
+/** The body decoded; zstd by the WebAssembly decoder where node:zlib has none (Node 22.12). */
+const decodeBody = async (res) => res.headers['content-encoding'] === 'zstd' && !nodeHasZstd
+  ? Buffer.from((await loadWasmZstd()).decompress(res.body)) : decode(res);
 /** Version `v` of an app bundle: the same 40 kB with a small edit. @param {number} v */
 const bundle = (v) => {
   const base = textOf(40_000, 3);
@@ -93,7 +97,7 @@ describe.each(SERVERS)('%s', (server) => {
       ['br;q=0, gzip', 'gzip'], ['identity', undefined]]) {
       const res = await get(server, '/app.js', { 'accept-encoding': ae });
       expect([ae, res.status, res.headers['content-encoding']]).toEqual([ae, 200, want]);
-      expect(decode(res).equals(raw)).toBe(true);
+      expect((await decodeBody(res)).equals(raw)).toBe(true);
       expect(tokens(res.headers.vary)).toContain('accept-encoding');
       expect(res.headers['content-type']).toBe('text/javascript; charset=utf-8');
     }
@@ -104,7 +108,8 @@ describe.each(SERVERS)('%s', (server) => {
       const first = await get(server, '/app.js', { 'accept-encoding': ae });
       const again = await get(server, '/app.js', { 'accept-encoding': ae, 'if-none-match': first.headers.etag });
       expect([ae, again.status, again.body.length]).toEqual([ae, 304, 0]);
-      expect(tokens(again.headers.vary)).toEqual(['accept-encoding', 'available-dictionary']);
+      // Available-Dictionary only where app.js has deltas: none where Node has no dictionary encoder
+      expect(tokens(again.headers.vary)).toEqual(['accept-encoding', ...(encoders.length > 0 ? ['available-dictionary'] : [])]);
       expect(again.headers['cache-control']).toBe('public, max-age=0');
     }
     const br = await get(server, '/app.js', { 'accept-encoding': 'br' });
@@ -113,10 +118,12 @@ describe.each(SERVERS)('%s', (server) => {
   });
 
   it('serves nothing internal by name; a listed file named like a variant is served', async () => {
-    const delta = Object.keys(manifest.files['app.js'].deltas)[0];
-    const hex = Buffer.from(delta, 'base64').toString('hex').slice(0, 16);
-    for (const p of ['/precompressor-manifest.json', '/app.js.br', '/app.js.gz', '/app.js.zst', `/app.js.${hex}.dcb`,
-      `/app.js.${hex}.dcz`, '/.env']) {
+    const internal = ['/precompressor-manifest.json', '/app.js.br', '/app.js.gz', '/app.js.zst', '/.env'];
+    if (encoders.length > 0) { // the deploy deltas' files: none made where Node has no dictionary encoder
+      const hex = Buffer.from(Object.keys(manifest.files['app.js'].deltas)[0], 'base64').toString('hex').slice(0, 16);
+      internal.push(`/app.js.${hex}.dcb`, `/app.js.${hex}.dcz`);
+    }
+    for (const p of internal) {
       expect([p, (await get(server, p)).status]).toEqual([p, 404]);
     }
     const listed = await get(server, '/files/data.tar.gz');
@@ -158,6 +165,11 @@ describe.each(SERVERS)('%s', (server) => {
       const res = await get(server, `/${rel}`, { 'accept-encoding': ae, 'available-dictionary': `:${sha(oldBundle)}:` });
       const enc = res.headers['content-encoding'];
       const offered = ae.split(', ').filter((e) => e.startsWith('dc') && encoders.includes(/** @type {any} */ (e)));
+      if (offered.length === 0) {
+        // the only delta offered is one this Node cannot make (dcb before 24.15): no delta, a variant
+        expect(enc).not.toMatch(/^dc/);
+        continue;
+      }
       expect(offered).toContain(enc);
       expect(decodeDelta(/** @type {'dcb'} */ (enc), res.body, oldBundle).equals(await file(rel))).toBe(true);
       expect(tokens(res.headers.vary)).toEqual(['accept-encoding', 'available-dictionary']);
