@@ -17,6 +17,7 @@ import { decodeDelta } from '../helpers/delta.js';
 import { listen, request, decode } from '../helpers/serve-site.js';
 import { tempDir, writeTree, textOf } from '../helpers/tmp.js';
 import { writeSite } from '../helpers/site.js';
+import { changed } from '../helpers/changed.js';
 
 // The same HTTP checks for every adapter of the serving core: serveStatic on node:http (the
 // reference), precompressor/fetch under Hono on node and on Bun's and Deno's own servers (their
@@ -295,17 +296,6 @@ describe.each(SERVERS)('%s', (_name, start, { inProcess, skip }) => {
   });
 });
 
-/** Wait until the folder's watcher has seen a change: our own fs.watch shares libuv's inotify queue. */
-function changed(dir, name) {
-  return new Promise((resolve) => {
-    const w = fssync.watch(dir, (_e, f) => {
-      if (String(f) === name) {
-        w.close();
-        setImmediate(resolve);
-      }
-    });
-  });
-}
 
 describe('what each adapter adds', () => {
   let dir;

@@ -6,6 +6,7 @@ import { serveStatic } from '../../lib/serve/middleware.js';
 import { normalizeServeOptions } from '../../lib/serve/options.js';
 import { SMALL_BODY } from '../../lib/serve/body-cache.js';
 import { decode, serveSite } from '../helpers/serve-site.js';
+import { changed } from '../helpers/changed.js';
 
 // Bodies above the first check's read (SMALL_BODY, 64 KiB) are held in memory once sent, up to
 // memoryFileLimit each and memoryBudget in all: served without a system call, dropped on change.
@@ -20,17 +21,6 @@ const serve = (files, options = {}) => serveSite(serveStatic, cleanup, files, op
 /** Text that compresses to about three quarters (base64 of random bytes), of about `n` bytes. */
 const textOf = (n) => crypto.randomBytes(Math.ceil((n * 3) / 4)).toString('base64');
 
-/** Resolves once a watcher on `dir` sees an event on `name`, a turn of the loop later. */
-function changed(dir, name) {
-  return new Promise((resolve) => {
-    const w = fssync.watch(dir, (_e, f) => {
-      if (String(f) === name) {
-        w.close();
-        setImmediate(resolve);
-      }
-    });
-  });
-}
 
 /** A response is whole, in `encoding`, and decodes to `expected`. */
 function expectWhole(res, expected, encoding) {

@@ -1,5 +1,4 @@
 import fs from 'node:fs/promises';
-import fssync from 'node:fs';
 import path from 'node:path';
 import crypto from 'node:crypto';
 import { serveStatic } from '../../lib/serve/middleware.js';
@@ -9,20 +8,10 @@ import { decodeDelta } from '../helpers/delta.js';
 import { acceptedDeltas, parseAvailableDictionary, fetchAllowsDelta, useAsDictionary, chooseDelta } from '../../lib/serve/dictionary.js';
 import { listen, request } from '../helpers/serve-site.js';
 import { tempDir, writeTree, textOf } from '../helpers/tmp.js';
+import { changed } from '../helpers/changed.js';
 
 const sha = (s) => crypto.createHash('sha256').update(s).digest('base64');
 
-/** Wait until the folder's watcher has seen a change: our own fs.watch shares libuv's inotify queue. */
-function changed(dir, name) {
-  return new Promise((resolve) => {
-    const w = fssync.watch(dir, (_e, f) => {
-      if (String(f) === name) {
-        w.close();
-        setImmediate(resolve);
-      }
-    });
-  });
-}
 
 describe('Available-Dictionary: an RFC 8941 byte sequence of 32 bytes', () => {
   const h = sha('x');

@@ -7,6 +7,7 @@ import crypto from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { serveStatic } from '../../lib/serve/middleware.js';
 import { makeSite, listen, request, decode, ENCODERS, serveSite } from '../helpers/serve-site.js';
+import { changed } from '../helpers/changed.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const cleanup = [];
@@ -436,17 +437,6 @@ describe('manifest', () => {
   });
 });
 
-/** Wait until the folder's watcher has seen a change: our own fs.watch shares libuv's inotify queue. */
-function changed(dir, name) {
-  return new Promise((resolve) => {
-    const w = fssync.watch(dir, (_e, f) => {
-      if (String(f) === name) {
-        w.close();
-        setImmediate(resolve);
-      }
-    });
-  });
-}
 
 describe('never stale', () => {
   test.each([['memory', {}], ['disk', { memoryBudget: 0 }]])(
