@@ -1,6 +1,6 @@
 import path from 'node:path';
 import mime from 'mime-types';
-import { MANIFEST_NAME } from './options.js';
+import { MANIFEST_INDEX_SUFFIX, MANIFEST_NAME } from './options.js';
 import { TEMP_SUFFIX, isTempPath } from './fs-atomic.js';
 import { ENCODINGS } from './encodings.js';
 
@@ -62,8 +62,9 @@ const escapeRe = (/** @type {string} */ s) => s.replace(/[.*+?^${}()|[\]\\]/g, '
  * to the root; the generators prefix it with `/`). `always`: even a file the manifest lists (our own
  * manifest and temps); otherwise a listed file of that name is the user's and is served (a
  * `downloads/data.tar.gz` of theirs), an unlisted one is ours (a variant or a delta of a listed file).
- * `dotfile` holds unless dotfiles are allowed.
- * @typedef {'manifest' | 'temp' | 'variant' | 'delta' | 'dotfile'} InternalKind
+ * `dotfile` holds unless dotfiles are allowed; `index` is the manifest's warm index (a cache of it beside it,
+ * lib/compress/warm-index.js).
+ * @typedef {'manifest' | 'temp' | 'variant' | 'delta' | 'index' | 'dotfile'} InternalKind
  * @typedef {{ kind: InternalKind, source: string, always: boolean }} InternalName
  * @type {readonly Readonly<InternalName>[]}
  */
@@ -72,6 +73,7 @@ export const INTERNAL_NAMES = Object.freeze(/** @type {InternalName[]} */ ([
   { kind: 'temp', source: `${escapeRe(TEMP_SUFFIX)}(?:/|$)`, always: true },
   { kind: 'variant', source: `(?:${ENCODINGS.map((e) => escapeRe(e.suffix)).join('|')})$`, always: false },
   { kind: 'delta', source: '\\.[0-9a-f]{16}\\.dc[bz]$', always: false },
+  { kind: 'index', source: `${escapeRe(MANIFEST_INDEX_SUFFIX)}$`, always: false },
   { kind: 'dotfile', source: '(?:^|/)\\.', always: false },
 ]).map((r) => Object.freeze(r)));
 

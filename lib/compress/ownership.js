@@ -20,13 +20,13 @@ import { variantPath, suffixOf, suffixEncoding, stemOf } from '../encodings.js';
  */
 
 /** Slack (ms) between a file's mtime and the manifest's `generatedAt`: the file system rounds timestamps. */
-const MTIME_SLACK_MS = 1;
+export const MTIME_SLACK_MS = 1;
 
 /**
  * When the manifest was written (ms), or Infinity when it has no date.
  * @param {import("../manifest.js").Manifest | null} previous
  */
-function writtenAt(previous) {
+export function writtenAt(previous) {
   const at = Date.parse(previous?.generatedAt ?? '');
   return Number.isNaN(at) ? Infinity : at + MTIME_SLACK_MS;
 }

@@ -20,7 +20,7 @@ import { deltaCodecOf } from './encode.js';
  * (lib/compress/site-dictionary.js), written at the root as `precompressor-dictionary.<16 hex>.dict`
  * with its own variants, and every page's dcz/dcb against it (through the deploy deltas' encoder,
  * check and writer: encodeAll()). Runs before addDeltas(), which must leave these delta files in
- * place (`keep`); apply() records them after it, since addDeltas() rebuilds the delta fields.
+ * place (`keep`); addDeltas() calls apply() (its `siteApply`) once it has rebuilt the delta fields.
  *
  * @typedef {{ path: string | null, method: 'segments' | 'page' | 'previous' | 'none', size: number, bytes: number,
  *   pages: number, written: number, reused: number, pageBytes: number, ordinaryBytes: number,
@@ -64,7 +64,7 @@ const SITE_MATCH = Object.freeze({ match: '*', dest: 'document' });
  * @param {FileEntry} entry
  * @param {import('../options.js').Options} opts
  */
-function isPage(rel, entry, opts) {
+export function isPage(rel, entry, opts) {
   return PAGE_EXTENSIONS.has(extensionOf(rel)) && entry.skipped === undefined
     && entry.size >= opts.deltaMinSize && entry.size <= DELTA_MAX_SIZE;
 }
@@ -196,6 +196,7 @@ async function choose(opts, pages, encoders, previous) {
   const step = Math.max(1, pages.length / CHOICE_PAGES);
   const picked = Array.from({ length: Math.min(pages.length, CHOICE_PAGES) }, (_, i) => pages[Math.floor(i * step)]);
   const sample = [...new Set(picked)];
+  if (sample.length < 2) return null; // no dictionary of one page: not read (a warm run reads no content)
   const read = await Promise.all(sample.map(([rel, e]) => readChecked(opts, rel, e)));
   const ok = sample.filter((_, i) => read[i] !== null);
   if (ok.length < 2) return null;
