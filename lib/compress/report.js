@@ -137,12 +137,9 @@ export class Report {
 
   /** @param {import('../manifest.js').Manifest} manifest */
   finish(manifest) {
-    const listed = Object.keys(manifest.files).length;
     const unlisted = this.failures.filter((f) => entryOf(manifest, f.path) === undefined).length;
-    const entries = (function* values() {
-      for (const rel in manifest.files) if (Object.hasOwn(manifest.files, rel)) yield manifest.files[rel];
-    })();
-    return this.finishWith(listed + unlisted, bytesOf(entries, this.opts.encodings));
+    const entries = Object.values(manifest.files);
+    return this.finishWith(entries.length + unlisted, bytesOf(entries, this.opts.encodings));
   }
 
   /**

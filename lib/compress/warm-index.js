@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import { writeAtomic } from '../fs-atomic.js';
 import { MANIFEST_INDEX_SUFFIX } from '../options.js';
 import { deltaStem, deltasOf } from '../manifest.js';
-import { suffixEncoding, stemOf, variantPath } from '../encodings.js';
+import { suffixEncoding, suffixOf, stemOf } from '../encodings.js';
 import { writtenAt, MTIME_SLACK_MS } from './ownership.js';
 import { deltasTouch } from './deltas.js';
 import { isPage } from './site-deltas.js';
@@ -221,14 +221,16 @@ function headerOf(text) {
 }
 
 /**
- * What a file of the folder must be on disk: its size, and its mtime (`exact`) or the latest
- * it may have (an output: not newer than the manifest that lists it). `delta`: a delta file.
- * @typedef {{ size: number, mtimeMs: number, exact: boolean, delta: boolean }} Expected
+ * A listed file of a folder as the index has it: [name, size, mtimeMs, variant sizes (-1: none) in
+ * the header's `encodings` order, its deltas as [name, size] pairs or 0].
+ * @typedef {[string, number, number, number[], [string, number][] | 0]} Listed
+ * @typedef {{ files: Map<string, Listed>, outputs: number }} Folder the listed files by name, and how
+ *   many variants and deltas they have
  */
 
 /**
  * An index read for a warm run: its header, the entries the delta steps use, and each folder's
- * expected files (parsed when the walk comes to that folder).
+ * listed files (parsed when the walk comes to that folder).
  */
 export class WarmIndex {
   /**
@@ -242,35 +244,54 @@ export class WarmIndex {
     this.used = used;
     this.buf = buf;
     this.folders = folders;
+    /** when the manifest was written: no output of it is newer (lib/compress/ownership.js) */
     this.at = writtenAt(/** @type {Manifest} */ (/** @type {unknown} */ (header.head)));
+    /** each encoding of the header with its variants' suffix */
+    this.suffixes = header.encodings.map((enc) => suffixOf(/** @type {any} */ (enc)));
   }
 
   /**
-   * The files expected in folder `dir` ('' for the root), by name; null when the index has none there.
+   * The files listed in folder `dir` ('' for the root); null when the index lists none there.
    * @param {string} dir
-   * @returns {Map<string, Expected> | null}
+   * @returns {Folder | null}
    */
   folder(dir) {
     const ranges = this.folders.get(dir);
     if (ranges === undefined) return null;
-    const { encodings } = this.header;
-    /** @type {Map<string, Expected>} */
-    const out = new Map();
+    /** @type {Map<string, Listed>} */
+    const files = new Map();
+    let outputs = 0;
     for (let i = 0; i < ranges.length; i += 2) {
-      const files = JSON.parse(this.buf.toString('utf8', ranges[i], ranges[i + 1]));
-      for (const [name, size, mtimeMs, sizes, deltas] of files) {
-        out.set(name, { size, mtimeMs, exact: true, delta: false });
-        const bound = Math.max(this.at, mtimeMs + MTIME_SLACK_MS);
-        for (let k = 0; k < sizes.length; k++) {
-          if (sizes[k] < 0) continue;
-          const at = variantPath(name, /** @type {any} */ (encodings[k]));
-          out.set(at, { size: sizes[k], mtimeMs: bound, exact: false, delta: false });
-        }
-        if (deltas === 0) continue;
-        for (const [d, s] of deltas) out.set(d, { size: s, mtimeMs: this.at, exact: false, delta: true });
+      for (const f of /** @type {Listed[]} */ (JSON.parse(this.buf.toString('utf8', ranges[i], ranges[i + 1])))) {
+        files.set(f[0], f);
+        for (const size of f[3]) if (size >= 0) outputs++;
+        if (f[4] !== 0) outputs += f[4].length;
       }
     }
-    return out;
+    return { files, outputs };
+  }
+
+  /**
+   * Is the file `name` of a folder, of this size and mtime, a variant or delta that `folder` lists?
+   * @param {Folder} folder
+   * @param {string} name
+   * @param {number} size
+   * @param {number} mtimeMs
+   * @returns {'variant' | 'delta' | null}
+   */
+  output(folder, name, size, mtimeMs) {
+    const { suffixes } = this;
+    for (let k = 0; k < suffixes.length; k++) {
+      if (!name.endsWith(suffixes[k])) continue;
+      const f = folder.files.get(name.slice(0, -suffixes[k].length));
+      // not newer than the manifest that lists it (or than its source, within the slack)
+      const ok = f !== undefined && f[3][k] === size && mtimeMs <= Math.max(this.at, f[2] + MTIME_SLACK_MS);
+      return ok ? 'variant' : null;
+    }
+    const stem = name.endsWith('.dcz') || name.endsWith('.dcb') ? deltaStem(name) : null;
+    const deltas = stem === null ? 0 : folder.files.get(stem)?.[4] ?? 0;
+    if (deltas === 0 || mtimeMs > this.at) return null;
+    return deltas.some(([d, s]) => d === name && s === size) ? 'delta' : null;
   }
 }
 

@@ -84,7 +84,7 @@ async function rewrite(opts, index, entries, head, report) {
 
 /**
  * Does the folder hold exactly the files the index lists, as it lists them? A walk as the pass's
- * (lib/compress/walk.js): a `readdir` per folder, an `lstat` per file, dot names left out unless
+ * (lib/compress/walk.js): a `readdir` per folder, an `lstat` per entry, dot names left out unless
  * `dotfiles`; it stops at the first difference. Fills `deltas` with the delta files found.
  * @param {Options} opts
  * @param {WarmIndex} index
@@ -92,46 +92,49 @@ async function rewrite(opts, index, entries, head, report) {
  */
 function sameTree(opts, index, deltas) {
   const manifestRel = relInside(opts.root, opts.manifest);
-  const indexRel = indexRelOf(manifestRel);
+  const ours = manifestRel === null ? [] : [manifestRel, /** @type {string} */ (indexRelOf(manifestRel))];
   let folders = 0;
   const todo = [''];
   while (todo.length > 0) {
     const dir = /** @type {string} */ (todo.pop());
     if (dir !== '' && pathProblem(dir) !== null) return false;
     const prefix = dir === '' ? '' : `${dir}/`;
-    let dirents;
+    const base = `${opts.root}/${prefix}`;
+    let names;
     try {
-      dirents = fs.readdirSync(`${opts.root}/${dir}`, { withFileTypes: true });
+      names = fs.readdirSync(base);
     } catch {
       return false;
     }
-    const expected = index.folder(dir);
+    const listed = index.folder(dir);
+    const here = ours.filter((rel) => rel.startsWith(prefix) && !rel.includes('/', prefix.length));
     let found = 0;
-    for (const d of dirents) {
-      const name = d.name;
-      if (name.endsWith(TEMP_SUFFIX)) {
-        if (d.isFile() || d.isDirectory()) return false; // a temp to sweep, or a run under way
-        continue;
-      }
-      if (!opts.dotfiles && name.charCodeAt(0) === 46) continue; // '.'
-      if (d.isDirectory()) {
+    for (const name of names) {
+      if (name.endsWith(TEMP_SUFFIX)) return false; // a temp to sweep, or a run under way
+      if (!opts.dotfiles && name.charCodeAt(0) === 46) continue; // '.': never walked
+      const st = fs.lstatSync(`${base}${name}`, { throwIfNoEntry: false });
+      if (st === undefined) return false;
+      if (st.isDirectory()) {
         todo.push(`${prefix}${name}`);
         continue;
       }
-      if (d.isSymbolicLink()) return false;
-      if (!d.isFile()) continue; // FIFOs, sockets, devices are never sources
-      const rel = `${prefix}${name}`;
-      if (rel === manifestRel || rel === indexRel) continue;
-      const e = expected?.get(name);
-      if (e === undefined) return false;
-      const st = fs.lstatSync(`${opts.root}/${rel}`, { throwIfNoEntry: false });
-      if (st === undefined || !st.isFile() || st.size !== e.size) return false;
-      if (e.exact ? st.mtimeMs !== e.mtimeMs : st.mtimeMs > e.mtimeMs) return false;
-      if (e.delta) deltas.set(rel, e.size);
+      if (st.isSymbolicLink()) return false;
+      if (!st.isFile()) continue; // FIFOs, sockets, devices are never sources
+      if (here.length > 0 && here.includes(`${prefix}${name}`)) continue;
+      if (listed === null) return false;
+      const f = listed.files.get(name);
+      if (f !== undefined) {
+        if (st.size !== f[1] || st.mtimeMs !== f[2]) return false;
+      } else {
+        const kind = index.output(listed, name, st.size, st.mtimeMs);
+        if (kind === null) return false;
+        if (kind === 'delta') deltas.set(`${prefix}${name}`, st.size);
+      }
       found++;
     }
-    if (expected !== null && found !== expected.size) return false;
-    if (expected !== null) folders++;
+    if (listed === null) continue;
+    if (found !== listed.files.size + listed.outputs) return false;
+    folders++;
   }
   return folders === index.folders.size;
 }
