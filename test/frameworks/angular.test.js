@@ -3,59 +3,24 @@ import fsp from 'node:fs/promises';
 import path from 'node:path';
 import { deltaEncoders } from '../../lib/compress/delta.js';
 import { runCommand } from '../helpers/spawn.js';
-import { makeApp, heavyUnsupported, runIn, startServe, get, manifestOf, projectEnv, BIN, expectHydratesWithBr } from '../helpers/framework-app.js';
+import { makeApp, unsupported, heavyBuildSkip, runIn, startServe, get, manifestOf, projectEnv, BIN, expectHydratesWithBr } from '../helpers/framework-app.js';
 import { expectVariant, expectDelta } from '../helpers/served-variants.js';
+import { ANGULAR_WORKSPACE, ANGULAR_OUT, angularFiles, wordsModule } from '../helpers/recipe-apps.js';
 
-// Angular 22 (the application builder, `ng build`) built for real from files written here, then the
+// Angular 22 (the application builder, `ng build`) built for real (test/helpers/recipe-apps.js), then the
 // recipe of docs/frameworks.md: `ng build && precompressor dist/my-app/browser`, served by
 // `precompressor serve --spa`. Its packages are the workspace test/frameworks/angular (TypeScript 6.0
 // for Angular's compiler beside the repository's TypeScript 7).
 
-const ANGULAR = 'precompressor-test-angular';
-const skip = heavyUnsupported(['@angular/cli', `${ANGULAR}/node_modules/@angular/build`]);
+const PACKAGES = ['@angular/cli', `${ANGULAR_WORKSPACE}/node_modules/@angular/build`];
+const skip = unsupported(PACKAGES) ?? heavyBuildSkip(PACKAGES); // Angular's engines first: the reason on Node 22.12
 if (skip) console.warn(`Angular tests skipped: ${skip}`);
 const maybe = skip ? test.skip : test;
-
-/** A module big enough for deploy deltas, `version` in its data. */
-function wordsOf(version) {
-  const words = Array.from({ length: 600 }, (_, i) => `${version}word${(i * 7919) % 1000}`);
-  return `export const words = ${JSON.stringify(words)};\n`;
-}
-
-const build = { builder: '@angular/build:application', options: {
-  browser: 'src/main.ts', index: 'src/index.html', tsConfig: 'tsconfig.json', outputPath: 'dist/my-app', styles: ['src/styles.css'],
-  outputHashing: 'all', // as `ng new` sets it for production
-} };
-const appFiles = () => ({
-  'angular.json': JSON.stringify({ version: 1, cli: { analytics: false }, projects: { 'my-app': { projectType: 'application', root: '', sourceRoot: 'src', architect: { build } } } }),
-  'tsconfig.json': JSON.stringify({ compilerOptions: { strict: true, target: 'ES2022', module: 'preserve', moduleResolution: 'bundler', skipLibCheck: true, isolatedModules: true }, files: ['src/main.ts'] }),
-  'src/index.html': '<!doctype html>\n<html lang="en"><head><meta charset="utf-8"><title>MyApp</title><base href="/"></head><body><app-root></app-root></body></html>\n',
-  'src/styles.css': 'body { font-family: sans-serif; }\n',
-  'src/main.ts': [
-    "import { bootstrapApplication } from '@angular/platform-browser';",
-    "import { provideZonelessChangeDetection } from '@angular/core';",
-    "import { App } from './app';",
-    'bootstrapApplication(App, { providers: [provideZonelessChangeDetection()] }).catch((e) => console.error(e));',
-  ].join('\n'),
-  'src/app.ts': [
-    "import { Component, signal } from '@angular/core';",
-    "import { words } from './words';",
-    "@Component({ selector: 'app-root', template: `<h1>Home</h1><button (click)=\"click()\">clicked {{ n() }}</button><p>{{ lazy() }}</p><ul>@for (w of words; track $index) {<li>{{ w }}</li>}</ul>` })",
-    'export class App {',
-    '  n = signal(0);',
-    "  lazy = signal('');",
-    '  words = words;',
-    "  async click() { this.n.update((n) => n + 1); this.lazy.set((await import('./lazy')).greet(this.n())); }",
-    '}',
-  ].join('\n'),
-  'src/lazy.ts': `${wordsOf('lazy').replace('words', 'lazyWords')}export const greet = (n: number) => \`hello \${n} \${lazyWords.length}\`;\n`,
-  'src/words.ts': wordsOf('v1'),
-});
 
 const apps = [];
 afterAll(() => Promise.all(apps.map((a) => fsp.rm(a, { recursive: true, force: true }))));
 
-const OUT = 'dist/my-app/browser';
+const OUT = ANGULAR_OUT;
 const NAV = 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8';
 
 /** `ng build`, then the recipe's postbuild step; resolves with the CLI's summary. */
@@ -69,7 +34,7 @@ async function buildAndCompress(root) {
 const mainOf = (m) => /** @type {string} */ (Object.keys(m.files).find((f) => /^main-[A-Z0-9]{8}\.js$/.test(f)));
 
 maybe('ng build && precompressor dist/my-app/browser: hashed bundles immutable as exact br/gzip, client routes answer index.html, and a changed main bundle is a delta', async () => {
-  const root = await makeApp('angular', appFiles(), [ANGULAR]);
+  const root = await makeApp('angular', angularFiles(), [ANGULAR_WORKSPACE]);
   apps.push(root);
   const out = path.join(root, OUT);
   await buildAndCompress(root);
@@ -99,7 +64,7 @@ maybe('ng build && precompressor dist/my-app/browser: hashed bundles immutable a
   }
 
   if (deltaEncoders().length === 0) return console.warn(`Angular delta skipped: Node ${process.version} has no dictionary encoder`);
-  await fsp.writeFile(path.join(root, 'src/words.ts'), wordsOf('v2'));
+  await fsp.writeFile(path.join(root, 'src/words.ts'), wordsModule('v2'));
   const summary = await buildAndCompress(root);
   expect(summary).toMatch(/deltas: 1 servable file \(/);
   const m2 = manifestOf(out);

@@ -5,26 +5,15 @@ import { deltaEncoders } from '../../lib/compress/delta.js';
 import { runCommand } from '../helpers/spawn.js';
 import { makeApp, unsupported, runIn, startServe, get, manifestOf, projectEnv, BIN } from '../helpers/framework-app.js';
 import { expectVariant, expectDelta } from '../helpers/served-variants.js';
+import { eleventyFiles, eleventyEdit } from '../helpers/recipe-apps.js';
 
-// Eleventy 3 built for real from files written here, then the recipe of docs/frameworks.md:
+// Eleventy 3 built for real (test/helpers/recipe-apps.js), then the recipe of docs/frameworks.md:
 // `eleventy && precompressor _site`, served by `precompressor serve _site`. A light build (under a
 // second): it runs on every Node Eleventy supports.
 
 const skip = unsupported(['@11ty/eleventy']);
 if (skip) console.warn(`Eleventy tests skipped: ${skip}`);
 const maybe = skip ? test.skip : test;
-
-const nav = Array.from({ length: 40 }, (_, i) => `<li><a href="/docs/page-${i}/">Chapter ${i}: the ${['setup', 'build', 'deploy', 'serve'][i % 4]} guide</a></li>`).join('\n');
-const text = (v, n) => Array.from({ length: n }, (_, i) => `Paragraph ${i} of ${v}: the quick brown fox ${(i * 7) % 13} jumps over the lazy dog.`).join('\n\n');
-const page = (title, body) => `---\nlayout: base.njk\ntitle: ${title}\n---\n# ${title}\n\n${body}\n`;
-const appFiles = () => ({
-  'eleventy.config.js': "export default function (config) { config.addPassthroughCopy('style.css'); }\n",
-  'style.css': ['body', 'header', 'nav', 'main', 'footer', 'h1', 'p', 'a'].map((s) => `${s} { margin: 0 auto; padding: 1em; font-family: system-ui, sans-serif; line-height: 1.5; }\n`).join(''),
-  '_includes/base.njk': `<!doctype html>\n<html lang="en"><head><meta charset="utf-8"><title>{{ title }}</title><link rel="stylesheet" href="/style.css"></head>\n<body><header><nav><ul>\n${nav}\n</ul></nav></header>\n<main>{{ content }}</main>\n<footer>Made with Eleventy.</footer></body></html>\n`,
-  'index.md': page('Home', text('home', 20)),
-  'about.md': page('About', text('about', 20)),
-  ...Object.fromEntries(Array.from({ length: 6 }, (_, i) => [`docs/page-${i}.md`, page(`Chapter ${i}`, text(`chapter ${i}`, 20))])),
-});
 
 const apps = [];
 afterAll(() => Promise.all(apps.map((a) => fsp.rm(a, { recursive: true, force: true }))));
@@ -40,7 +29,7 @@ async function buildAndCompress(root) {
 }
 
 maybe('eleventy && precompressor _site: pages and CSS as exact br/gzip, /about → 301 → /about/, and an edited page is sent against the site dictionary', async () => {
-  const root = await makeApp('eleventy', appFiles());
+  const root = await makeApp('eleventy', eleventyFiles());
   apps.push(root);
   const out = path.join(root, '_site');
   await buildAndCompress(root);
@@ -74,7 +63,7 @@ maybe('eleventy && precompressor _site: pages and CSS as exact br/gzip, /about �
 
   if (!dictRel) return console.warn(`Eleventy site dictionary skipped: Node ${process.version} has no dictionary encoder`);
   const dict = fs.readFileSync(path.join(out, dictRel));
-  await fsp.appendFile(path.join(root, 'about.md'), '\nOne paragraph more, written after the first deploy.\n'); // an edit
+  await fsp.appendFile(path.join(root, 'about.md'), eleventyEdit);
   const summary = await buildAndCompress(root);
   // a page's previous version is no dictionary a browser keeps (max-age=0): the delta is not counted
   expect(summary).toMatch(/deltas: 0 servable files \(\d+ written\); 1 more for unhashed names/);

@@ -47,6 +47,21 @@ export function unsupported(packages) {
   return null;
 }
 
+/** The one Node major that runs the heaviest real builds (Next.js, Docusaurus): CI runs four Nodes in 90 minutes. */
+export const HEAVY_BUILD_NODE = 24;
+
+/**
+ * Why the heaviest builds do not run on this Node, or null (also null with PRECOMPRESSOR_HEAVY_BUILDS=1).
+ * @param {string[]} packages the framework's packages, checked as unsupported() does
+ */
+export function heavyBuildSkip(packages) {
+  const major = Number(process.versions.node.split('.')[0]);
+  if (major !== HEAVY_BUILD_NODE && process.env.PRECOMPRESSOR_HEAVY_BUILDS !== '1') {
+    return `heavy real builds run on Node ${HEAVY_BUILD_NODE} only (CI runs four Nodes within 90 minutes), this is ${process.version}; PRECOMPRESSOR_HEAVY_BUILDS=1 runs them here`;
+  }
+  return unsupported(packages);
+}
+
 /**
  * A fresh app folder with `files` and a node_modules of links; the packages nested under each
  * of `nestedOf` are linked at the top (as npm would install them in an app without our
@@ -91,22 +106,6 @@ async function linkScope(from, scope) {
       await fsp.symlink(path.join(dir, entry), path.join(scope, entry));
     }
   }
-}
-
-/** The one Node major that runs the heavy real builds (CI runs 4 Nodes in 90 minutes). */
-export const HEAVY_BUILDS_NODE = 24;
-
-/**
- * Why a heavy build (a whole framework's compiler: Angular) does not run on this Node, or null:
- * the framework's `engines` (as `unsupported`), then any major but HEAVY_BUILDS_NODE.
- * @param {string[]} packages
- */
-export function heavyUnsupported(packages) {
-  const why = unsupported(packages);
-  if (why) return why;
-  const major = Number(process.versions.node.split('.')[0]);
-  return major === HEAVY_BUILDS_NODE ? null
-    : `heavy real builds run on Node ${HEAVY_BUILDS_NODE} only (CI runs four Nodes within 90 minutes), this is ${process.version}`;
 }
 
 /**
