@@ -75,8 +75,8 @@ test('the specifiers are read from every kind of import', () => {
     "const text = 'this import is not from here';",
   ].join('\n');
   expect(specifiersOf(source)).toEqual(['node:fs', './a.js', '../c.js', './side.js', './d.js', '../e.js', './worker.js']);
-  expect(graph.get('lib/index.js')).toEqual(['lib/compress/precompress.js', 'lib/serve/middleware.js', 'lib/serve/preview.js', 'lib/watch/watch.js', 'lib/errors.js']);
-  expect(graph.get('lib/compress/compressions.js')).toContain('lib/compress/worker.js');
+  expect(graph.get('lib/index.js')).toEqual(['lib/compress/pass/precompress.js', 'lib/serve/middleware.js', 'lib/serve/preview.js', 'lib/watch/watch.js', 'lib/errors.js']);
+  expect(graph.get('lib/compress/pass/compressions.js')).toContain('lib/compress/variants/worker.js');
   expect(modules).toEqual(expect.arrayContaining(['lib/manifest.js', 'lib/serve/middleware.js', 'lib/cli/cli.js', 'plugins/vite.js', 'bin/precompressor.js']));
 });
 
@@ -99,8 +99,8 @@ test('every import respects the layer rule (ARCHITECTURE.md)', () => {
 });
 
 test('the layer rule rejects what it should', () => {
-  expect(allowedFrom(layerOf('lib/format.js'))).not.toContain(layerOf('lib/compress/report.js'));
-  expect(allowedFrom(layerOf('lib/serve/table.js'))).not.toContain(layerOf('lib/compress/encode.js'));
+  expect(allowedFrom(layerOf('lib/format.js'))).not.toContain(layerOf('lib/compress/pass/report.js'));
+  expect(allowedFrom(layerOf('lib/serve/table.js'))).not.toContain(layerOf('lib/compress/encoders/encode.js'));
   expect(allowedFrom(layerOf('lib/cache/store.js'))).toEqual(['contract', 'cache']);
   expect(allowedFrom(layerOf('lib/watch/watch.js'))).not.toContain(layerOf('lib/cli/cli.js'));
   expect(allowedFrom(layerOf('plugins/vite.js'))).not.toContain(layerOf('lib/index.js'));

@@ -1,6 +1,6 @@
-import { SPLIT_THRESHOLD, entryFrom, joinResults, sameContent, splitTasks } from '../../lib/compress/file-tasks.js';
+import { SPLIT_THRESHOLD, entryFrom, joinResults, sameContent, splitTasks } from '../../lib/compress/pass/file-tasks.js';
 
-// A file's compression as tasks, and its manifest entry from their results (lib/compress/file-tasks.js).
+// A file's compression as tasks, and its manifest entry from their results (lib/compress/pass/file-tasks.js).
 
 const stats = (hits, misses) => ({ hits, misses, rejected: 0, written: 0, cpuSavedMs: hits * 10, error: null });
 const result = (out, extra = {}) => ({ hash: 'sha256-a', size: 1000, mtimeMs: 5, out, ...extra });
