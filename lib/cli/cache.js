@@ -1,6 +1,6 @@
 import { normalizeOptions } from '../options.js';
 import { formatBinaryBytes, formatDuration, printable } from '../format.js';
-import { clear, info, prune } from '../compress/cache/upkeep.js';
+import { clear, info, prune } from '../compress/index.js';
 import { withFlagNames } from './options.js';
 
 /**

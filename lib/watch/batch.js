@@ -1,9 +1,9 @@
-import { pass } from '../compress/pass/precompress.js';
-import { planWalked } from '../compress/pass/plan-step.js';
-import { statPaths } from '../compress/plan/walk.js';
-import { removeOutputs, failureOf, cacheSummary } from '../compress/pass/outputs.js';
-import { addDeltas } from '../compress/dictionaries/deploy-deltas.js';
-import { keepSiteDictionary, summaryOf } from '../compress/dictionaries/site-dictionary.js';
+import { pass } from '../compress/index.js';
+import { planWalked } from '../compress/index.js';
+import { statPaths } from '../compress/index.js';
+import { removeOutputs, failureOf, cacheSummary } from '../compress/index.js';
+import { addDeltas } from '../compress/index.js';
+import { keepSiteDictionary, summaryOf } from '../compress/index.js';
 import { buildManifest, deltaStem, deltasOf, ownSiteDictionary, SCHEMA_VERSION } from '../manifest.js';
 import { ENCODING_NAMES, variantPath, suffixEncoding, stemOf } from '../encodings.js';
 
@@ -16,7 +16,7 @@ import { ENCODING_NAMES, variantPath, suffixEncoding, stemOf } from '../encoding
  * dictionary again, remove delta files no entry records.
  *
  * @typedef {import('./manifest-records.js').ManifestRecords} ManifestRecords
- * @typedef {import('../compress/pass/precompress.js').Pass} Pass
+ * @typedef {import('../compress/index.js').Pass} Pass
  */
 
 /**

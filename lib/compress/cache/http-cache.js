@@ -17,6 +17,17 @@ import pLimit from 'p-limit';
 
 /** @typedef {{ status: number, body: Buffer }} Response */
 
+/**
+ * What a pass's remote offers the rest of the pass (the deltas, the dictionary store): an entry by key,
+ * an upload, the client (lib/compress/pass/remote-run.js is the one implementation).
+ * @typedef {{
+ *   http: HttpCache,
+ *   entry(key: string, count?: boolean):
+ *     Promise<{ rec: import('./action-result.js').RemoteRecord, data: Buffer | null } | null>,
+ *   store(key: string, remoteSha?: string | null, bytes?: Buffer | null): Promise<void>,
+ * }} RemoteEntries
+ */
+
 export const REMOTE_DEFAULTS = Object.freeze({
   concurrency: 16, timeoutMs: 2000, slowMs: 1000, slowLimit: 8, retries: 2,
 });

@@ -1,5 +1,5 @@
 import zlib from 'node:zlib';
-import { deltaCodecOf } from '../encoders/encode.js';
+import { deltaCodecOf } from '../encoders/index.js';
 
 /**
  * The site dictionary (RFC 9842): one dictionary for all the pages of a site, made from what they

@@ -1,8 +1,8 @@
 import crypto from 'node:crypto';
 import { DELTA_NAMES } from '../../encodings.js';
-import { deltaCodecOf } from '../encoders/encode.js';
+import { deltaCodecOf } from '../encoders/index.js';
 
-export { dczMaxWindow, dczWindowLog } from '../encoders/zstd.js';
+export { dczMaxWindow, dczWindowLog } from '../encoders/index.js';
 // The name rules (which names are hashed, a family's match pattern) are the site policy's.
 export { familyOf, escapeUrlPattern } from '../../site-policy.js';
 

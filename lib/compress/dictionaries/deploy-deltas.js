@@ -7,12 +7,12 @@ import { openDictionaryStore } from './dictionary-store.js';
 import { withRemote } from './dictionary-remote.js';
 import { contentHash, deltaPath, entryOf, sha256 } from '../../manifest.js';
 import { writeAtomic, removeIfPresent } from '../../fs-atomic.js';
-import { extensionOf } from '../plan/actions.js';
-import { walk } from '../plan/walk.js';
-import { cacheKey, taskStats } from '../cache/entry-files.js';
-import { storeOf } from '../cache/variant-store.js';
+import { extensionOf } from '../plan/index.js';
+import { walk } from '../plan/index.js';
+import { cacheKey, taskStats } from '../cache/index.js';
+import { storeOf } from '../cache/index.js';
 import { performance } from 'node:perf_hooks';
-import { userFileMessage } from '../plan/ownership.js';
+import { userFileMessage } from '../plan/index.js';
 import { absPath } from '../../paths.js';
 import { pairByContent, sketchOf } from './similarity.js';
 
@@ -121,8 +121,8 @@ async function previousVersions(opts, previous, keys) {
  * @typedef {{ opts: Options, entries: Map<string, import('../../manifest.js').FileEntry>,
  *   previous: import('../../manifest.js').Manifest | null, onDisk: Map<string, number>,
  *   report: { warn(p: string, m: string): void, change(p: string, a: string): void, fail(f: object): void },
- *   cache?: { task: import('../cache/take.js').From | null, add(s: ReturnType<typeof taskStats>): void },
- *   remote?: import('../pass/remote-run.js').RemoteRun | null,
+ *   cache?: { task: import('../cache/index.js').From | null, add(s: ReturnType<typeof taskStats>): void },
+ *   remote?: import('../cache/index.js').RemoteEntries | null,
  *   userFiles?: { has(rel: string): boolean } }} DeltaInput
  *   onDisk: the delta files found by the walk (path → size); userFiles: files of the user's at our paths, never written
  * @typedef {DeltaInput & { encoders: readonly DeltaEncoding[], summary: DeltaSummary, keep: Set<string> }} DeltaRun
@@ -405,7 +405,7 @@ async function cachedDelta(run, enc, data, dict, digest) {
  * `proves` (it decodes against its dictionary to the file): one whose bytes do not match their
  * record (damage) is evicted, a miss; one that does not prove is evicted and counted as rejected.
  * @param {Pick<DeltaRun, 'remote'>} run
- * @param {import('../cache/variant-store.js').VariantStore} store
+ * @param {import('../cache/index.js').VariantStore} store
  * @param {string} key
  * @param {(bytes: Buffer) => boolean} proves
  * @param {ReturnType<typeof taskStats>} stats

@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { contentHash, sha256 } from '../../manifest.js';
-import { encodeActionResult } from '../cache/action-result.js';
+import { encodeActionResult } from '../cache/index.js';
 
 /**
  * The dictionary store (lib/compress/dictionaries/dictionary-store.js) through the remote cache, so that a fresh
@@ -29,7 +29,7 @@ export const indexKey = (storeDir) => sha256(`precompressor dictionary index 1\0
 
 /**
  * The remote's index of a store: family → version hashes; empty when none or not valid.
- * @param {import('../pass/remote-run.js').RemoteRun} remote
+ * @param {import('../cache/index.js').RemoteEntries} remote
  * @param {string} key
  * @returns {Promise<Map<string, string[]>>}
  */
@@ -51,7 +51,7 @@ async function remoteIndex(remote, key) {
 /**
  * The store with the remote behind it (the store itself when there is no remote).
  * @param {Store} store
- * @param {import('../pass/remote-run.js').RemoteRun | null | undefined} remote
+ * @param {import('../cache/index.js').RemoteEntries | null | undefined} remote
  * @returns {Promise<Store>}
  */
 export async function withRemote(store, remote) {
@@ -83,7 +83,7 @@ export async function withRemote(store, remote) {
  * Upload the versions of `current` the remote lacks, then the index with their families as the
  * local store now lists them, followed by the older ones the remote had (up to `keep` builds' worth),
  * and the other families as the remote had them.
- * @param {import('../pass/remote-run.js').RemoteRun} remote
+ * @param {import('../cache/index.js').RemoteEntries} remote
  * @param {string} key
  * @param {Store} store
  * @param {Map<string, string[]>} families

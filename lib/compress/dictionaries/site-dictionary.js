@@ -7,11 +7,11 @@ import { contentHash, deltaPath, entryOf, ownSiteDictionary, siteDictionaryPath 
 import { variantPath } from '../../encodings.js';
 import { absPath } from '../../paths.js';
 import { writeAtomic, removeIfPresent } from '../../fs-atomic.js';
-import { encodeBuffer, zlibOptions } from '../encoders/encode.js';
+import { encodeBuffer, zlibOptions } from '../encoders/index.js';
 import { openDictionaryStore } from './dictionary-store.js';
 import { withRemote } from './dictionary-remote.js';
-import { extensionOf } from '../plan/actions.js';
-import { deltaCodecOf } from '../encoders/encode.js';
+import { extensionOf } from '../plan/index.js';
+import { deltaCodecOf } from '../encoders/index.js';
 
 /** @typedef {import('../../encodings.js').DeltaEncoding} DeltaEncoding */
 

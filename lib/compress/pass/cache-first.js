@@ -1,6 +1,6 @@
 import { performance } from 'node:perf_hooks';
-import { canDecode } from '../encoders/decode-check.js';
-import { compressBuffered } from '../variants/buffered.js';
+import { canDecode } from '../encoders/index.js';
+import { compressBuffered } from '../variants/index.js';
 import { SPLIT_THRESHOLD, costOf, joinResults } from './file-tasks.js';
 
 /**
@@ -13,8 +13,8 @@ import { SPLIT_THRESHOLD, costOf, joinResults } from './file-tasks.js';
  */
 
 /**
- * @typedef {import('../variants/streamed.js').CompressTask} CompressTask
- * @typedef {import('../variants/streamed.js').TaskResult} TaskResult
+ * @typedef {import('../variants/index.js').CompressTask} CompressTask
+ * @typedef {import('../variants/index.js').TaskResult} TaskResult
  * @typedef {{ task: CompressTask, cost?: number,
  *   resolve: (r: TaskResult) => void, reject: (err: unknown) => void }} Queued
  */

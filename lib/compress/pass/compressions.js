@@ -1,13 +1,14 @@
-import { brotliModeFor } from '../plan/actions.js';
-import { compressFile } from '../variants/streamed.js';
+import { brotliModeFor } from '../plan/index.js';
+import { compressFile } from '../variants/index.js';
+import { WORKER_URL } from '../variants/index.js';
 import { makeTempDir, removeTemp } from '../../fs-atomic.js';
-import { createPool } from '../pool/pool.js';
+import { createPool } from '../pool/index.js';
 import { absPath } from '../../paths.js';
 import { retryWhileChanged } from '../../flow.js';
 import { Admission } from './admission.js';
 import { workerCollectEvery } from '../../heap-pace.js';
 import { CacheFirst } from './cache-first.js';
-import { changedError, costOf, entryFrom, sameContent, splitTasks } from './file-tasks.js';
+import { changedError, costOf, entryFrom, sameSource, splitTasks } from './file-tasks.js';
 
 /** The pool's batching, in estimatedCost() units: what shares a message, and what goes ahead to a busy worker. */
 const POOL_LIMITS = { batchCost: 32 * 1024, aheadCost: 64 * 1024 };
@@ -22,11 +23,11 @@ const ADMITTED = 64;
 
 /**
  * @typedef {import('../../options.js').Encoding} Encoding
- * @typedef {import('../variants/streamed.js').TaskResult} TaskResult
- * @typedef {import('../variants/streamed.js').CompressTask} CompressTask
- * @typedef {import('../plan/walk.js').WalkEntry} WalkedFile
+ * @typedef {import('../variants/index.js').TaskResult} TaskResult
+ * @typedef {import('../variants/index.js').CompressTask} CompressTask
+ * @typedef {import('../plan/index.js').WalkEntry} WalkedFile
  * @typedef {{ opts: import('../../options.js').Options, report: import('./report.js').Report,
- *   cache: ReturnType<typeof import('../cache/upkeep.js').createCacheRun>,
+ *   cache: ReturnType<typeof import('../cache/index.js').createCacheRun>,
  *   entries: Map<string, import('../../manifest.js').FileEntry>, failed: Set<string>,
  *   fail(rel: string, err: unknown): void, encodingsOf(rel: string): readonly Encoding[] }} PassState
  *   what the compression of a pass reads and records (lib/compress/pass/precompress.js)
@@ -63,7 +64,7 @@ export class Compressions {
       report.started(task.rel, (task.cost ?? 0) >= LONG_JOB_COST);
       hooks.onJobStart?.(task);
     };
-    this.pool = createPool(opts.concurrency, new URL('../variants/worker.js', import.meta.url), { ...POOL_LIMITS, onStart });
+    this.pool = createPool(opts.concurrency, WORKER_URL, { ...POOL_LIMITS, onStart });
     // A new (or emptied) cache holds nothing: every file goes to the pool, started during the walk.
     this.first = new CacheFirst(opts, cache.holdsAny() ? cache.task : null, this.pool);
     /** tasks go to the pool through `first`; streamed ones hold a pool slot on this thread */
@@ -105,7 +106,7 @@ export class Compressions {
       const results = await this.compressOnce(current, attempt > 1);
       if (results === null) return;
       this.report.ended(file.rel);
-      if (!sameContent(results)) {
+      if (!sameSource(results)) {
         current = { ...current, size: results[0].size };
         throw changedError();
       }

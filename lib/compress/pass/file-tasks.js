@@ -1,10 +1,10 @@
-import { estimatedCost } from '../plan/actions.js';
+import { estimatedCost } from '../plan/index.js';
 
 /**
  * A file's compression as tasks, and its manifest entry from their results (pure).
  *
  * @typedef {import('../../options.js').Encoding} Encoding
- * @typedef {import('../variants/streamed.js').TaskResult} TaskResult
+ * @typedef {import('../variants/index.js').TaskResult} TaskResult
  */
 
 /** Files below this size are compressed to all encodings in one task (one read, one hash). */
@@ -36,7 +36,7 @@ export function costOf(size, encodings, opts) {
  * Did every task of a file see the same content (hash and mtime)? Else it changed between them.
  * @param {readonly TaskResult[]} results
  */
-export function sameContent(results) {
+export function sameSource(results) {
   const [first] = results;
   return results.every((r) => r.hash === first.hash && r.mtimeMs === first.mtimeMs);
 }
@@ -70,7 +70,7 @@ export function entryFrom(results, encodings) {
  * @returns {TaskResult}
  */
 export function joinResults(a, b) {
-  if (!sameContent([a, b])) throw changedError();
+  if (!sameSource([a, b])) throw changedError();
   const cache = a.cache && b.cache ? { ...a.cache } : a.cache ?? b.cache;
   if (a.cache && b.cache && cache) {
     for (const k of /** @type {const} */ (['hits', 'misses', 'rejected', 'written', 'cpuSavedMs'])) {

@@ -1,9 +1,9 @@
 import { buildManifest, writeManifest } from '../../manifest.js';
-import { addDeltas } from '../dictionaries/deploy-deltas.js';
-import { addSiteDictionary, summaryOf } from '../dictionaries/site-dictionary.js';
+import { addDeltas } from '../dictionaries/index.js';
+import { addSiteDictionary, summaryOf } from '../dictionaries/index.js';
 import { variantPath } from '../../encodings.js';
 import { removeIfPresent, removeTemp } from '../../fs-atomic.js';
-import { sameSettings } from '../plan/actions.js';
+import { sameSettings } from '../plan/index.js';
 import { absPath } from '../../paths.js';
 
 /**
@@ -12,7 +12,7 @@ import { absPath } from '../../paths.js';
  * @typedef {{ opts: import('../../options.js').Options, report: import('./report.js').Report,
  *   settings: Manifest['settings'], tool: string, previous: Manifest | null, failed: Set<string>,
  *   removals: { rel: string, why: string }[],
- *   decisions: import('../plan/actions.js').Decision[], decided: number, fresh: number,
+ *   decisions: import('../plan/index.js').Decision[], decided: number, fresh: number,
  *   encodingsOf(rel: string): readonly string[], found: Map<string, { dev?: number, ino?: number }> }} PassResult
  *   decisions: the held files' (`hold`); decided: how many decisions were made, all but the fresh ones
  *   (`fresh` counts those); found: what the walk found at each path that may be removed
@@ -33,7 +33,7 @@ export function failureOf(rel, err) {
  * @param {Manifest | null} previous
  * @param {Manifest} next
  */
-function sameContent(previous, next) {
+function sameManifest(previous, next) {
   if (previous === null) return false;
   const head = (/** @type {Manifest} */ { generatedAt: _g, files: _f, ...rest }) => JSON.stringify(rest);
   if (head(previous) !== head(next)) return false;
@@ -97,7 +97,7 @@ export async function writeIfChanged(pass, manifest, deltasChanged) {
   if (opts.dryRun) return manifest;
   // A delta written again (it was missing) is newer than the previous manifest: write a new one, or
   // the ownership rule (outputs are older than the manifest that lists them) takes it for the user's.
-  if (!deltasChanged && sameContent(previous, manifest)) return /** @type {Manifest} */ (previous);
+  if (!deltasChanged && sameManifest(previous, manifest)) return /** @type {Manifest} */ (previous);
   try {
     await writeManifest(opts.manifest, manifest);
   } catch (err) {
@@ -111,7 +111,7 @@ export async function writeIfChanged(pass, manifest, deltasChanged) {
  * when it changed) and the pass's report.
  * @param {PassResult & { entries: Map<string, import('../../manifest.js').FileEntry>,
  *   deltasOnDisk: Map<string, number>, owners: { user: Set<string> },
- *   cache: ReturnType<typeof import('../cache/upkeep.js').createCacheRun>,
+ *   cache: ReturnType<typeof import('../cache/index.js').createCacheRun>,
  *   remote: import('./remote-run.js').RemoteRun | null }} pass
  */
 export async function finishOutputs(pass) {
@@ -141,14 +141,14 @@ export async function finishOutputs(pass) {
 
 /**
  * The report's `cache`: the local cache's figures, and the remote's when there is one.
- * @param {{ cache: ReturnType<typeof import('../cache/upkeep.js').createCacheRun>,
+ * @param {{ cache: ReturnType<typeof import('../cache/index.js').createCacheRun>,
  *   remote: import('./remote-run.js').RemoteRun | null }} pass
  */
 export function cacheSummary(pass) {
   return pass.remote ? { ...pass.cache.summary(), remote: pass.remote.summary() } : pass.cache.summary();
 }
 
-/** A delta summary of a run that made none. @returns {import('../dictionaries/deploy-deltas.js').DeltaSummary} */
+/** A delta summary of a run that made none. @returns {import('../dictionaries/index.js').DeltaSummary} */
 const idleDeltas = () =>
   ({ encoders: [], files: 0, written: 0, reused: 0, removed: 0, bytes: 0, savedBytes: 0, unhashed: 0, byContent: 0,
     unavailable: null });
@@ -157,7 +157,7 @@ const idleDeltas = () =>
  * The last step of a shard (`--shard`): its variants are in the caches, and that is all it is for: no
  * removals, deltas, site dictionary nor manifest (the final run over every shard makes those).
  * @param {PassResult & { entries: Map<string, import('../../manifest.js').FileEntry>,
- *   cache: ReturnType<typeof import('../cache/upkeep.js').createCacheRun>,
+ *   cache: ReturnType<typeof import('../cache/index.js').createCacheRun>,
  *   remote: import('./remote-run.js').RemoteRun | null,
  *   shard: import('../../types.js').ShardSummary | null }} pass
  */

@@ -1,11 +1,11 @@
 import path from 'node:path';
 import { readManifest } from '../../manifest.js';
-import { walk } from '../plan/walk.js';
-import { eligibility } from '../plan/actions.js';
-import { decodedAgainst } from '../plan/decodes-to.js';
-import { recordedVariants } from '../plan/ownership.js';
-import { canDecode } from '../encoders/decode-check.js';
-import { FolderPlan } from '../plan/folder.js';
+import { walk } from '../plan/index.js';
+import { eligibility } from '../plan/index.js';
+import { decodedAgainst } from '../plan/index.js';
+import { recordedVariants } from '../plan/index.js';
+import { canDecode } from '../encoders/index.js';
+import { FolderPlan } from '../plan/index.js';
 import { tempOwnerGone } from '../../fs-atomic.js';
 import { relInside, absPath } from '../../paths.js';
 
@@ -42,7 +42,7 @@ export async function planPass(ctx, holdOut) {
   // they load while the rest is walked; a small pass is done without them (cache-first.js).
   let toWarm = previous === null && !opts.dryRun ? WARM_AFTER_BYTES : Infinity;
   const plan = folderPlan(ctx, holdOut, previous);
-  const onFolder = (/** @type {import('../plan/walk.js').WalkEntry[]} */ files) => {
+  const onFolder = (/** @type {import('../plan/index.js').WalkEntry[]} */ files) => {
     plan.folder(files);
     if (toWarm === Infinity) return;
     for (const f of files) toWarm -= f.size;
@@ -62,7 +62,7 @@ export async function planPass(ctx, holdOut) {
  * @param {PlanContext} ctx
  * @param {{ has(rel: string): boolean }} holdOut
  * @param {import('../../manifest.js').Manifest | null} previous
- * @param {import('../plan/walk.js').WalkResult} walked
+ * @param {import('../plan/index.js').WalkResult} walked
  * @param {unknown} [unreadable] why the previous manifest could not be read
  */
 export async function planWalked(ctx, holdOut, previous, walked, unreadable = null) {
@@ -108,7 +108,7 @@ function checker(opts, previous) {
   /** @type {Map<string, Map<string, number>> | null} made on the first check */
   let recorded = null;
   const abs = (/** @type {string} */ rel) => absPath(opts.root, rel);
-  return async (/** @type {import('../plan/ownership.js').Check} */ c) => {
+  return async (/** @type {import('../plan/index.js').Check} */ c) => {
     recorded ??= recordedVariants(previous);
     const made = recorded.get(`${c.encoding} ${c.size}`);
     const maxOther = Math.max(LOOK_ALIKE_MAX, ...(made?.values() ?? []));
@@ -123,7 +123,7 @@ function checker(opts, previous) {
  * removals of leftovers and orphans.
  * @param {PlanContext} ctx
  * @param {FolderPlan} plan
- * @param {import('../plan/walk.js').WalkResult} walked
+ * @param {import('../plan/index.js').WalkResult} walked
  * @param {unknown} unreadable
  */
 async function finishPlan(ctx, plan, walked, unreadable) {

@@ -4,18 +4,18 @@ import pLimit from 'p-limit';
 import { normalizeOptions, settingsOf } from '../../options.js';
 import { entryOf } from '../../manifest.js';
 import { variantPath } from '../../encodings.js';
-import { hashFile } from '../variants/streamed.js';
-import { checkEncoders } from '../encoders/encode.js';
+import { hashFile } from '../variants/index.js';
+import { checkEncoders } from '../encoders/index.js';
 import { createReport } from './report.js';
 import { absPath, relInside } from '../../paths.js';
-import { createCacheRun } from '../cache/upkeep.js';
-import { reidentify } from '../variants/source.js';
+import { createCacheRun } from '../cache/index.js';
+import { reidentify } from '../variants/index.js';
 import { retryWhileChanged } from '../../flow.js';
 import { assertManifestTarget, assertNotSystemDir } from './guards.js';
 import { Compressions } from './compressions.js';
 import { planPass } from './plan-step.js';
 import { failureOf, finishOutputs, finishShard } from './outputs.js';
-import { sliceOf } from '../plan/shard.js';
+import { sliceOf } from '../plan/index.js';
 import { createRemoteRun } from './remote-run.js';
 import { costOf } from './file-tasks.js';
 
@@ -86,15 +86,15 @@ function inRealRoot(opts) {
 const WHOLE = { plan: planPass, finish: finishOutputs };
 
 /**
- * @typedef {{ onJobStart?: (task: import('../variants/streamed.js').CompressTask) => void,
+ * @typedef {{ onJobStart?: (task: import('../variants/index.js').CompressTask) => void,
  *   afterWalk?: () => void | Promise<void> }} PassHooks
  *   `onJobStart` sees each compression task as a CPU slot takes it (tests observe the scheduling order with it);
  *   `afterWalk` runs once the folder is walked, before anything is read or written (tests change the tree there)
- * @typedef {import('../plan/walk.js').WalkEntry} WalkedFile
+ * @typedef {import('../plan/index.js').WalkEntry} WalkedFile
  * @typedef {import('../../options.js').Encoding} Encoding
  * @typedef {import('../../manifest.js').Manifest} Manifest
- * @typedef {import('../plan/actions.js').Decision} Decision
- * @typedef {import('../variants/streamed.js').TaskResult} TaskResult
+ * @typedef {import('../plan/index.js').Decision} Decision
+ * @typedef {import('../variants/index.js').TaskResult} TaskResult
  */
 
 /**

@@ -1,13 +1,13 @@
 import pLimit from 'p-limit';
 import { sha256 } from '../../manifest.js';
 import { absPath } from '../../paths.js';
-import { zlibOptions } from '../encoders/encode.js';
-import { brotliModeFor } from '../plan/actions.js';
-import { hashFile } from '../variants/streamed.js';
-import { cacheKey } from '../cache/entry-files.js';
-import { storeDescriptor, storeOf } from '../cache/variant-store.js';
-import { HttpCache } from '../cache/http-cache.js';
-import { decodeActionResult, encodeActionResult } from '../cache/action-result.js';
+import { zlibOptions } from '../encoders/index.js';
+import { brotliModeFor } from '../plan/index.js';
+import { hashFile } from '../variants/index.js';
+import { cacheKey } from '../cache/index.js';
+import { storeDescriptor, storeOf } from '../cache/index.js';
+import { HttpCache } from '../cache/index.js';
+import { decodeActionResult, encodeActionResult } from '../cache/index.js';
 
 /**
  * The remote cache's part in one pass, the pass's variant store (lib/compress/cache/variant-store.js: the
@@ -20,7 +20,7 @@ import { decodeActionResult, encodeActionResult } from '../cache/action-result.j
  * A variant the local cache already had is neither fetched nor uploaded. Deltas use `entry()` and
  * `store()` directly (lib/compress/dictionaries/deploy-deltas.js).
  *
- * @typedef {import('../cache/action-result.js').RemoteRecord} RemoteRecord
+ * @typedef {import('../cache/index.js').RemoteRecord} RemoteRecord
  * @typedef {{ url: string, hits: number, misses: number, rejected: number, uploaded: number,
  *   bytesIn: number, bytesOut: number, readOnly: boolean, down: string | null }} RemoteSummary
  */
@@ -73,7 +73,7 @@ export class RemoteRun {
   /**
    * Fetch into the local cache the variants of `files` it lacks (with `force`, none: the run
    * encodes them all, and uploads them).
-   * @param {import('../plan/walk.js').WalkEntry[]} files
+   * @param {import('../plan/index.js').WalkEntry[]} files
    * @param {(rel: string) => readonly import('../../encodings.js').Encoding[]} encodingsOf
    * @returns {Promise<number>} bytes added to the local cache
    */

@@ -1,5 +1,5 @@
 import { performance } from 'node:perf_hooks';
-import { estimatedCost } from '../plan/actions.js';
+import { estimatedCost } from '../plan/index.js';
 import { entryOf } from '../../manifest.js';
 import { ENCODINGS } from '../../encodings.js';
 

@@ -2,7 +2,7 @@ import path from 'node:path';
 import picomatch from 'picomatch';
 import { entryOf, deltaStem } from '../../manifest.js';
 import { variantPath, suffixEncoding, stemOf } from '../../encodings.js';
-import { codecOf } from '../encoders/encode.js';
+import { codecOf } from '../encoders/index.js';
 import { recordedOurs } from './ownership.js';
 
 /**

@@ -1,5 +1,5 @@
-import { canDecode, decodedOf, decodesToHash } from '../encoders/decode-check.js';
-import { hashFile } from '../variants/streamed.js';
+import { canDecode, decodedOf, decodesToHash } from '../encoders/index.js';
+import { hashFile } from '../variants/index.js';
 
 /**
  * Thin I/O around lib/compress/plan/ownership.js (the checks of lib/compress/plan/folder.js): decode a

@@ -2,16 +2,16 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { threadId } from 'node:worker_threads';
-import { encodeBufferSync, loadEncoder, zlibOptions } from '../encoders/encode.js';
+import { encodeBufferSync, loadEncoder, zlibOptions } from '../encoders/index.js';
 import { contentHash } from '../../manifest.js';
 import { removeIfPresentSync, writeAtomicSync } from '../../fs-atomic.js';
 import { openSourceSync } from './source.js';
 import { variantPath } from '../../encodings.js';
 import { assertUnchanged } from './streamed.js';
-import { cacheKey, taskStats } from '../cache/entry-files.js';
-import { takeVariant } from '../cache/take.js';
-import { storeOf } from '../cache/variant-store.js';
-import { decodesToSync } from '../encoders/decode-check.js';
+import { cacheKey, taskStats } from '../cache/index.js';
+import { takeVariant } from '../cache/index.js';
+import { storeOf } from '../cache/index.js';
+import { decodesToSync } from '../encoders/index.js';
 
 /**
  * A file compressed in memory: read once, hashed, and each encoding taken from the variant cache
@@ -70,9 +70,10 @@ function ownTempDir(runTemp) {
  * Encode `buf` and write or remove the variant, and add it to the cache's store under `key`.
  * @param {Buffer} buf
  * @param {string | null} key
- * @param {{ encoding: import('../../encodings.js').Encoding, options: any, target: string, keepBelow: number, mtime: Date,
+ * @param {{ encoding: import('../../encodings.js').Encoding, options: any, target: string, keepBelow: number,
+ *   mtime: Date,
  *   tempDir: string | null }} at
- * @param {import('../cache/variant-store.js').VariantStore | null} store
+ * @param {import('../cache/index.js').VariantStore | null} store
  * @param {ReturnType<typeof taskStats>} stats
  * @returns {Promise<number | null>} the variant's size, or null when not kept
  */

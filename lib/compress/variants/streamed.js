@@ -3,13 +3,13 @@ import { createHash } from 'node:crypto';
 import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { PrecompressorError } from '../../errors.js';
-import { canStream, createEncoder, zlibOptions } from '../encoders/encode.js';
+import { canStream, createEncoder, zlibOptions } from '../encoders/index.js';
 import { createHasher } from '../../manifest.js';
 import { removeIfPresent, writeAtomicWith } from '../../fs-atomic.js';
-import { cacheKey, taskStats } from '../cache/entry-files.js';
-import { takeVariantStreamed } from '../cache/take.js';
-import { storeOf } from '../cache/variant-store.js';
-import { copyDecoding } from '../encoders/decode-check.js';
+import { cacheKey, taskStats } from '../cache/index.js';
+import { takeVariantStreamed } from '../cache/index.js';
+import { storeOf } from '../cache/index.js';
+import { copyDecoding } from '../encoders/index.js';
 import { performance } from 'node:perf_hooks';
 import { variantPath } from '../../encodings.js';
 import { retryWhileChanged } from '../../flow.js';
@@ -83,7 +83,7 @@ export async function hashFile(abs, streamThreshold, expect) {
  * @typedef {{ abs: string, encodings: Array<import('../../encodings.js').Encoding>, mode: 'text' | 'font' | 'generic',
  *   brotliQuality: number, gzipLevel: number, zstdLevel?: number, zopfli?: boolean, minRatio: number,
  *   streamThreshold: number, sizeHint: number, tempDir?: string | null, rel?: string, cost?: number,
- *   cache?: { store: import('../cache/variant-store.js').StoreDescriptor, read: boolean, markedSince?: number } | null,
+ *   cache?: { store: import('../cache/index.js').StoreDescriptor, read: boolean, markedSince?: number } | null,
  *   dev?: number, ino?: number,
  *   link?: boolean }} CompressTask
  *   rel, cost: the file (relative to the root) and the estimated cost, for progress;

@@ -1,6 +1,6 @@
 import { parentPort } from 'node:worker_threads';
 import { compressBuffered } from './buffered.js';
-import { claimBatch } from '../pool/pool.js';
+import { claimBatch } from '../pool/index.js';
 import { collector, paceCollections } from '../../heap-pace.js';
 
 /**
