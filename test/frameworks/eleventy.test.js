@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import path from 'node:path';
-import { deltaEncoders } from '../../lib/compress/delta.js';
+import { deltaEncoders } from '../../lib/compress/dictionaries/delta-encode.js';
 import { runCommand } from '../helpers/spawn.js';
 import { makeApp, unsupported, runIn, startServe, get, manifestOf, projectEnv, BIN } from '../helpers/framework-app.js';
 import { expectVariant, expectDelta } from '../helpers/served-variants.js';
