@@ -63,7 +63,7 @@ const escapeRe = (/** @type {string} */ s) => s.replace(/[.*+?^${}()|[\]\\]/g, '
  * manifest and temps); otherwise a listed file of that name is the user's and is served (a
  * `downloads/data.tar.gz` of theirs), an unlisted one is ours (a variant or a delta of a listed file).
  * `dotfile` holds unless dotfiles are allowed; `index` is the manifest's warm index (a cache of it beside it,
- * lib/compress/warm-index.js).
+ * lib/compress/pass/warm-index.js).
  * @typedef {'manifest' | 'temp' | 'variant' | 'delta' | 'index' | 'dotfile'} InternalKind
  * @typedef {{ kind: InternalKind, source: string, always: boolean }} InternalName
  * @type {readonly Readonly<InternalName>[]}

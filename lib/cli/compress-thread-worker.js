@@ -1,6 +1,6 @@
 import { once } from 'node:events';
 import { parentPort } from 'node:worker_threads';
-import { precompressWhole } from '../compress/precompress.js';
+import { precompressWhole } from '../compress/index.js';
 import { errorData } from '../errors.js';
 import { collector, paceCollections } from '../heap-pace.js';
 

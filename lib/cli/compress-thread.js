@@ -51,13 +51,13 @@ export function fewEntries(dir, limit = SMALL_TREE) {
  */
 export async function precompressForCli(dir, options, onProgress, { changes = true } = {}) {
   if (fewEntries(dir)) {
-    const { precompress } = await import('../compress/precompress.js');
+    const { precompress } = await import('../compress/index.js');
     const report = await precompress(dir, { ...options, onProgress });
     return changes ? report : { ...report, changes: [] };
   }
-  // A warm run (nothing changed: lib/compress/warm-run.js) needs no thread; else the pass thread
+  // A warm run (nothing changed: lib/compress/pass/warm-run.js) needs no thread; else the pass thread
   // runs the whole pass.
-  const { precompressWarm } = await import('../compress/precompress.js');
+  const { precompressWarm } = await import('../compress/index.js');
   const warm = await precompressWarm(dir, { ...options, onProgress });
   if (warm !== null) return warm;
   const worker = new Worker(new URL('./compress-thread-worker.js', import.meta.url), {

@@ -41,7 +41,7 @@ export function ignoredBy(root, manifestRel, dotfiles) {
   return (abs) => {
     const rel = relInside(root, abs);
     if (rel === null) return false;
-    // the manifest's warm index too (lib/compress/warm-index.js), written beside it by precompress()
+    // the manifest's warm index too (lib/compress/pass/warm-index.js), written beside it by precompress()
     return isTempPath(rel) || rel === manifestRel || rel === `${manifestRel}${MANIFEST_INDEX_SUFFIX}` ||
       (!dotfiles && hasDotSegment(rel));
   };

@@ -1,11 +1,11 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import zlib from 'node:zlib';
-import { precompress } from '../../lib/compress/precompress.js';
-import { deltaEncoders } from '../../lib/compress/delta.js';
+import { precompress } from '../../lib/compress/pass/precompress.js';
+import { deltaEncoders } from '../../lib/compress/dictionaries/delta-encode.js';
 import { tempDir, writeTree, textOf } from '../helpers/tmp.js';
 
-// The warm index (lib/compress/warm-index.js) and the warm run (warm-run.js, #31): a re-run on an
+// The warm index (lib/compress/pass/warm-index.js) and the warm run (warm-run.js, #31): a re-run on an
 // unchanged folder answers from the index and the stat data; any change is seen, and the whole pass
 // makes it, as it did without an index.
 
