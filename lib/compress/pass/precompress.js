@@ -16,6 +16,7 @@ import { Compressions } from './compressions.js';
 import { planPass } from './plan-step.js';
 import { failureOf, finishIndexed, finishOutputs, finishShard } from './outputs.js';
 import { warmRun } from './warm-run.js';
+import { releaseHeldFolders } from '../../held-folder.js';
 import { sliceOf } from '../plan/index.js';
 import { createRemoteRun } from './remote-run.js';
 import { costOf } from './file-tasks.js';
@@ -274,6 +275,7 @@ export class Pass {
   async close() {
     this.remote?.close();
     await this.work.close();
+    releaseHeldFolders();
   }
 }
 
