@@ -81,7 +81,7 @@ test('the specifiers are read from every kind of import', () => {
   expect(specifiersOf(source)).toEqual(['node:fs', './a.js', '../c.js', './side.js', './d.js', '../e.js', './worker.js']);
   expect(graph.get('lib/index.js')).toEqual(expect.arrayContaining(['lib/compress/index.js', 'lib/watch/watch.js', 'lib/errors.js']));
   expect(graph.get('lib/compress/variants/index.js')).toContain('lib/compress/variants/worker.js');
-  expect(modules).toEqual(expect.arrayContaining(['lib/manifest.js', 'lib/serve/middleware.js', 'lib/cli/cli.js', 'plugins/vite.js', 'bin/precompressor.js']));
+  expect(modules).toEqual(expect.arrayContaining(['lib/manifest.js', 'lib/serve/adapters/middleware.js', 'lib/cli/cli.js', 'plugins/vite.js', 'bin/precompressor.js']));
 });
 
 test('every relative import names an existing module', () => {
@@ -104,7 +104,7 @@ test('every import respects the layer rule (ARCHITECTURE.md)', () => {
 
 test('the layer rule rejects what it should', () => {
   expect(allowedFrom(layerOf('lib/format.js'))).not.toContain(layerOf('lib/compress/pass/report.js'));
-  expect(allowedFrom(layerOf('lib/serve/table.js'))).not.toContain(layerOf('lib/compress/encoders/encode.js'));
+  expect(allowedFrom(layerOf('lib/serve/site/table.js'))).not.toContain(layerOf('lib/compress/encoders/encode.js'));
   expect(allowedFrom(layerOf('lib/cache/store.js'))).toEqual(['contract', 'cache']);
   expect(allowedFrom(layerOf('lib/watch/watch.js'))).not.toContain(layerOf('lib/cli/cli.js'));
   expect(allowedFrom(layerOf('plugins/vite.js'))).not.toContain(layerOf('lib/index.js'));

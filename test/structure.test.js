@@ -9,7 +9,7 @@ const root = fileURLToPath(new URL('../', import.meta.url));
 const CLASS_MAX = 150;
 // Ratchets, tightened as the code is cut: #26 asks for prose under 10 % and no class over the limit.
 const PROSE_MAX = 0.135;
-const CLASSES_OVER = new Set(['lib/compress/pass/compressions.js', 'lib/compress/pass/precompress.js', 'lib/serve/entries.js']);
+const CLASSES_OVER = new Set(['lib/compress/pass/compressions.js', 'lib/compress/pass/precompress.js', 'lib/serve/site/entries.js']);
 
 /** @param {string} dir */
 function jsFiles(dir) {
