@@ -54,16 +54,7 @@ export class Compressions {
     this.opts = opts;
     this.report = report;
     this.cache = cache;
-    const { brotliQuality, gzipLevel, zstdLevel, zopfli, minRatio, streamThreshold } = opts;
-    this.taskBase = {
-      brotliQuality, gzipLevel, zstdLevel, zopfli, minRatio, streamThreshold, tempDir: null, cache: cache.task,
-    };
-    const onStart = (/** @type {CompressTask} */ task) => {
-      // A task queued before its file failed may still start: it is not shown as running.
-      if (task.rel === undefined || pass.failed.has(task.rel)) return hooks.onJobStart?.(task);
-      report.started(task.rel, (task.cost ?? 0) >= LONG_JOB_COST);
-      hooks.onJobStart?.(task);
-    };
+    const onStart = jobStarts(pass, hooks);
     this.pool = createPool(opts.concurrency, WORKER_URL, { ...POOL_LIMITS, onStart });
     // A new (or emptied) cache holds nothing: every file goes to the pool, started during the walk.
     this.first = new CacheFirst(opts, cache.holdsAny() ? cache.task : null, this.pool);
@@ -150,12 +141,7 @@ export class Compressions {
   async runTask(file, encodings, cost, results) {
     if (this.pass.failed.has(file.rel)) return;
     this.tempDir ??= makeTempDir(this.opts.root);
-    const task = {
-      ...this.taskBase, tempDir: await this.tempDir, abs: absPath(this.opts.root, file.rel), rel: file.rel,
-      cost, encodings,
-      mode: brotliModeFor(file.rel), sizeHint: file.size,
-      dev: file.dev, ino: file.ino, link: file.link, // the file the walk found: the only one read (source.js)
-    };
+    const task = taskOf(this.opts, this.cache.task, await this.tempDir, file, { encodings, cost });
     const r = await compressFile(task, this.runner, cost);
     results.push(r);
     this.cache.add(r.cache);
@@ -191,4 +177,38 @@ export class Compressions {
     this.tempDir = null;
     if (tempDir) await tempDir.then(removeTemp, () => {});
   }
+}
+
+/**
+ * What the pool's onStart does with a task as a CPU slot takes it: the report shows its file as running.
+ * @param {PassState} pass
+ * @param {{ onJobStart?: (task: CompressTask) => void }} hooks
+ */
+function jobStarts(pass, hooks) {
+  return (/** @type {CompressTask} */ task) => {
+    // A task queued before its file failed may still start: it is not shown as running.
+    if (task.rel !== undefined && !pass.failed.has(task.rel)) {
+      pass.report.started(task.rel, (task.cost ?? 0) >= LONG_JOB_COST);
+    }
+    hooks.onJobStart?.(task);
+  };
+}
+
+/**
+ * The task that compresses `file` to `encodings` (pure).
+ * @param {import('../../options.js').Options} opts
+ * @param {CompressTask['cache']} cache
+ * @param {string} tempDir
+ * @param {WalkedFile} file
+ * @param {{ encodings: Encoding[], cost: number }} work
+ * @returns {CompressTask}
+ */
+function taskOf(opts, cache, tempDir, file, { encodings, cost }) {
+  const { brotliQuality, gzipLevel, zstdLevel, zopfli, minRatio, streamThreshold } = opts;
+  return {
+    brotliQuality, gzipLevel, zstdLevel, zopfli, minRatio, streamThreshold, cache, tempDir,
+    abs: absPath(opts.root, file.rel), rel: file.rel, cost, encodings,
+    mode: brotliModeFor(file.rel), sizeHint: file.size,
+    dev: file.dev, ino: file.ino, link: file.link, // the file the walk found: the only one read (source.js)
+  };
 }

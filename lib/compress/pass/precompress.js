@@ -98,26 +98,6 @@ const WHOLE = { plan: planPass, finish: finishOutputs };
  */
 
 /**
- * The content hash of a walked file: only the file the walk found is read (see source.js); one
- * replaced since (by rename) is read again as it is now, if its folder is still the tree's.
- * @param {import('../../options.js').Options} opts
- * @param {WalkedFile} file
- */
-function hashWalked(opts, file) {
-  const at = { abs: absPath(opts.root, file.rel), dev: file.dev, ino: file.ino, link: file.link };
-  const hashOnce = (/** @type {number} */ attempt) =>
-    hashFile(at.abs, opts.streamThreshold, attempt > 1 ? reidentify(at) : at);
-  return retryWhileChanged(hashOnce, 2);
-}
-
-/**
- * The removals of the variants on disk of a file that gets none now (pure).
- * @param {Decision} d
- */
-const staleVariants = (d) => [...(d.onDisk?.keys() ?? [])]
-  .map((enc) => ({ rel: variantPath(d.file.rel, enc), why: 'stale' }));
-
-/**
  * The state of one pass: what was found and decided (plan), the work in flight, what it produced
  * (entries, failures, removals) and the pool it runs on. Each step is a method.
  */
@@ -188,7 +168,7 @@ export class Pass {
     let toCompress = [];
     for (const d of this.decisions) {
       if (d.action === 'compress') toCompress.push(d.file);
-      else if (!this.opts.shard) this.act(d); // a shard records nothing: no skips to hash
+      else if (!this.opts.shard) settle(this, d); // a shard records nothing: no skips to hash
     }
     if (this.opts.shard) toCompress = this.slice(toCompress, this.opts.shard);
     // Only the held ones are read again (by finish): the others, a walk entry each, are let go.
@@ -222,55 +202,6 @@ export class Pass {
   }
 
   /**
-   * A decision other than `compress` and `fresh`: hold the file, record a skip, or verify.
-   * @param {Decision} d
-   */
-  act(d) {
-    const { file } = d;
-    if (d.action === 'hold') {
-      if (d.prev) this.entries.set(file.rel, d.prev);
-      else this.removals.push(...staleVariants(d));
-    } else if (d.action === 'skip') {
-      this.removals.push(...staleVariants(d));
-      this.recordSkip(d);
-    } else if (d.action === 'verify') {
-      this.hashJobs.push(this.io(() => this.verify(d)).catch((err) => this.fail(file.rel, err)));
-    }
-  }
-
-  /**
-   * A skipped file is recorded with its hash (reused when its stat did not change).
-   * @param {Extract<Decision, { action: 'skip' }>} d
-   */
-  recordSkip(d) {
-    const { file } = d;
-    const record = (/** @type {string} */ hash) => {
-      this.entries.set(file.rel, { size: file.size, mtimeMs: file.mtimeMs, hash, variants: {}, skipped: d.reason });
-      this.report.count(d.reason);
-    };
-    const prev = entryOf(this.previous, file.rel);
-    if (prev && prev.size === file.size && prev.mtimeMs === file.mtimeMs) return record(prev.hash);
-    const job = this.io(() => hashWalked(this.opts, file).then((h) => record(h.hash)));
-    this.hashJobs.push(job.catch((err) => this.fail(file.rel, err)));
-  }
-
-  /**
-   * A file whose stat changed: unchanged if its content hash is the recorded one, else compressed.
-   * @param {Extract<Decision, { action: 'verify' }>} d
-   */
-  async verify(d) {
-    const { file } = d;
-    const h = await hashWalked(this.opts, file);
-    if (h.hash === d.prev.hash) {
-      this.entries.set(file.rel, { ...d.prev, size: h.size, mtimeMs: h.mtimeMs });
-      this.report.count('unchanged');
-    } else {
-      this.work.schedule(file);
-      this.work.flush();
-    }
-  }
-
-  /**
    * The encodings `rel` gets variants of: all but those where a file of the user's is.
    * @param {string} rel
    * @returns {readonly Encoding[]}
@@ -298,3 +229,75 @@ export class Pass {
     await this.work.close();
   }
 }
+
+/**
+ * A decision other than `compress` and `fresh`: hold the file, record a skip, or verify.
+ * @param {Pass} pass
+ * @param {Decision} d
+ */
+function settle(pass, d) {
+  const { file } = d;
+  if (d.action === 'hold') {
+    if (d.prev) pass.entries.set(file.rel, d.prev);
+    else pass.removals.push(...staleVariants(d));
+  } else if (d.action === 'skip') {
+    pass.removals.push(...staleVariants(d));
+    recordSkip(pass, d);
+  } else if (d.action === 'verify') {
+    pass.hashJobs.push(pass.io(() => verify(pass, d)).catch((err) => pass.fail(file.rel, err)));
+  }
+}
+
+/**
+ * A skipped file is recorded with its hash (reused when its stat did not change).
+ * @param {Pass} pass
+ * @param {Extract<Decision, { action: 'skip' }>} d
+ */
+function recordSkip(pass, d) {
+  const { file } = d;
+  const record = (/** @type {string} */ hash) => {
+    pass.entries.set(file.rel, { size: file.size, mtimeMs: file.mtimeMs, hash, variants: {}, skipped: d.reason });
+    pass.report.count(d.reason);
+  };
+  const prev = entryOf(pass.previous, file.rel);
+  if (prev && prev.size === file.size && prev.mtimeMs === file.mtimeMs) return record(prev.hash);
+  const job = pass.io(() => hashWalked(pass.opts, file).then((h) => record(h.hash)));
+  pass.hashJobs.push(job.catch((err) => pass.fail(file.rel, err)));
+}
+
+/**
+ * A file whose stat changed: unchanged if its content hash is the recorded one, else compressed.
+ * @param {Pass} pass
+ * @param {Extract<Decision, { action: 'verify' }>} d
+ */
+async function verify(pass, d) {
+  const { file } = d;
+  const h = await hashWalked(pass.opts, file);
+  if (h.hash === d.prev.hash) {
+    pass.entries.set(file.rel, { ...d.prev, size: h.size, mtimeMs: h.mtimeMs });
+    pass.report.count('unchanged');
+  } else {
+    pass.work.schedule(file);
+    pass.work.flush();
+  }
+}
+
+/**
+ * The content hash of a walked file: only the file the walk found is read (see source.js); one
+ * replaced since (by rename) is read again as it is now, if its folder is still the tree's.
+ * @param {import('../../options.js').Options} opts
+ * @param {WalkedFile} file
+ */
+function hashWalked(opts, file) {
+  const at = { abs: absPath(opts.root, file.rel), dev: file.dev, ino: file.ino, link: file.link };
+  const hashOnce = (/** @type {number} */ attempt) =>
+    hashFile(at.abs, opts.streamThreshold, attempt > 1 ? reidentify(at) : at);
+  return retryWhileChanged(hashOnce, 2);
+}
+
+/**
+ * The removals of the variants on disk of a file that gets none now (pure).
+ * @param {Decision} d
+ */
+const staleVariants = (d) => [...(d.onDisk?.keys() ?? [])]
+  .map((enc) => ({ rel: variantPath(d.file.rel, enc), why: 'stale' }));
