@@ -24,8 +24,7 @@ const ZSTD_WASM_PACKAGE = '@hpcc-js/wasm-zstd';
 export const nodeHasZstd = typeof (/** @type {any} */ (zlib).zstdCompress) === 'function';
 
 /**
- * Smallest zstd window (10..23 bits) that covers `size` bytes: never more than 8 MB, never
- * more memory for the browser than the file needs.
+ * Smallest zstd window (10..23 bits) that covers `size` bytes, at most 8 MB.
  * @param {number} size
  */
 export function zstdWindowLog(size) {
@@ -35,8 +34,7 @@ export function zstdWindowLog(size) {
 }
 
 /**
- * Window size that the first frame of `buf` requires (RFC 8878 §3.1.1.1), or null when `buf`
- * does not start with a zstd frame header. Pure, for the check after every encoding.
+ * Window size that the first frame of `buf` requires (RFC 8878 §3.1.1.1), or null without a frame header.
  * @param {Uint8Array} buf
  * @returns {number | null}
  */
@@ -87,8 +85,7 @@ function unavailable(cause) {
 let wasm;
 
 /**
- * The WebAssembly zstd, loaded once per thread. Rejects with ERR_PRECOMPRESSOR_ENCODING when
- * the package is not installed.
+ * The WebAssembly zstd, loaded once per thread.
  */
 export function loadWasmZstd() {
   wasm ??= import(ZSTD_WASM_PACKAGE).then((m) => m.Zstd.load(), (err) => {
@@ -99,9 +96,7 @@ export function loadWasmZstd() {
 }
 
 /**
- * Which zstd encoder this process uses: 'node' or 'wasm'. Throws a clear
- * ERR_PRECOMPRESSOR_ENCODING error when there is none. Only resolves the package: the
- * WebAssembly itself is loaded by the threads that encode.
+ * Which zstd encoder this process uses (ERR_PRECOMPRESSOR_ENCODING when none); only resolves the package.
  * @returns {'node' | 'wasm'}
  */
 export function zstdBackend() {
@@ -156,8 +151,7 @@ function wasmEncodeSync(buf, level) {
 }
 
 /**
- * zstd (RFC 8878, RFC 9659): Node's zlib where it exists, else WebAssembly (whole files only);
- * options are zlib's plus `zstdLevel`, and every output's window is checked to be at most 8 MB.
+ * zstd: Node's zlib where it exists, else WebAssembly (whole files only); every window checked.
  * @type {import('./codec.js').Codec}
  */
 export const zstdCodec = {
