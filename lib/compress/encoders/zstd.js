@@ -5,14 +5,8 @@ import { PrecompressorError } from '../../errors.js';
 import { notLoaded } from './codec.js';
 
 /**
- * zstd for HTTP: which encoder this Node can use, and the window rule of RFC 9659
- * (`Content-Encoding: zstd` must not need a window above 8 MB to decode).
- *
- * - Node >= 22.15 / 23.8 has `zlib.zstdCompress`: used, with the window capped explicitly.
- * - Otherwise the optional package `@hpcc-js/wasm-zstd` (zstd compiled to WebAssembly) is
- *   loaded lazily. Its API takes a level but no window: levels 1..19 are the ones whose
- *   window is at most 8 MB in zstd's own parameter tables, so the level is limited to those
- *   (levels 20..22 exist precisely to use larger windows). Every output is also checked.
+ * zstd for HTTP: Node's zlib zstd where it exists, else WebAssembly (whose levels are limited to 1-19,
+ * those with a window of at most 8 MB); every output checked against RFC 9659's 8 MB window.
  */
 
 /** 2^23 bytes: the largest window a `Content-Encoding: zstd` response may require. */
@@ -20,7 +14,6 @@ const ZSTD_MAX_WINDOW_LOG = 23;
 const ZSTD_MAX_WINDOW = 2 ** ZSTD_MAX_WINDOW_LOG;
 const ZSTD_WASM_PACKAGE = '@hpcc-js/wasm-zstd';
 
-/** Does the running Node have zstd in zlib? */
 export const nodeHasZstd = typeof (/** @type {any} */ (zlib).zstdCompress) === 'function';
 
 /**
