@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import path from 'node:path';
 import zlib from 'node:zlib';
-import { deltaEncoders } from '../../lib/compress/delta.js';
+import { deltaEncoders } from '../../lib/compress/dictionaries/delta-encode.js';
 import { deltaPath } from '../../lib/manifest.js';
 import { decodeDelta } from '../helpers/delta.js';
 import { runCommand } from '../helpers/spawn.js';

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import http from 'node:http';
 import path from 'node:path';
-import { deltaEncoders } from '../../lib/compress/delta.js';
+import { deltaEncoders } from '../../lib/compress/dictionaries/delta-encode.js';
 import { serveStatic } from '../../lib/index.js';
 import { deltaPath } from '../../lib/manifest.js';
 import { decodeDelta } from '../helpers/delta.js';

@@ -83,12 +83,29 @@ export async function makeApp(name, files, nestedOf = []) {
     const nested = path.join(MODULES, pkg, 'node_modules');
     if (!fs.existsSync(nested)) continue;
     for (const entry of await fsp.readdir(nested)) {
-      if (entry.startsWith('.') || entry.startsWith('@')) continue;
-      await fsp.rm(path.join(nm, entry), { force: true });
-      await fsp.symlink(path.join(nested, entry), path.join(nm, entry));
+      if (entry.startsWith('.')) continue;
+      if (entry.startsWith('@')) await linkScope(path.join(nested, entry), path.join(nm, entry));
+      else {
+        await fsp.rm(path.join(nm, entry), { force: true });
+        await fsp.symlink(path.join(nested, entry), path.join(nm, entry));
+      }
     }
   }
   return root;
+}
+
+/** A scope folder (`@angular`) made of links to the top's packages, with those of `from` on top. */
+async function linkScope(from, scope) {
+  const top = path.join(MODULES, path.basename(scope));
+  await fsp.rm(scope, { force: true });
+  await fsp.mkdir(scope, { recursive: true });
+  for (const dir of [top, from]) {
+    if (!fs.existsSync(dir)) continue;
+    for (const entry of await fsp.readdir(dir)) {
+      await fsp.rm(path.join(scope, entry), { force: true });
+      await fsp.symlink(path.join(dir, entry), path.join(scope, entry));
+    }
+  }
 }
 
 /**
