@@ -113,7 +113,7 @@ async function linkScope(from, scope) {
  * and not jest's (NODE_ENV=test silences Nuxt's logger); the frameworks' telemetry off.
  */
 export function projectEnv() {
-  const env = { ...process.env, ASTRO_TELEMETRY_DISABLED: '1', NUXT_TELEMETRY_DISABLED: '1', DO_NOT_TRACK: '1' }; // no network in CI
+  const env = { ...process.env, ASTRO_TELEMETRY_DISABLED: '1', NUXT_TELEMETRY_DISABLED: '1', NEXT_TELEMETRY_DISABLED: '1', DO_NOT_TRACK: '1' }; // no network in CI
   for (const k of ['CACHE_DIR', 'NODE_ENV', 'JEST_WORKER_ID']) delete env[k];
   return env;
 }
