@@ -92,3 +92,21 @@ test('the index holds for one manifest file and one set of options', async () =>
   expect(r.files).toMatchObject({ excluded: 1, unchanged: 4 + dict });
   expect(r.changes).toEqual([{ path: 'img/a.svg.br', action: 'remove (stale)' }, { path: 'img/a.svg.gz', action: 'remove (stale)' }]);
 });
+
+test('an index cut short or garbled is not trusted, and the whole pass writes it again', async () => {
+  await precompress(root, opts);
+  const file = path.join(root, INDEX);
+  const whole = await fs.readFile(file, 'utf8');
+  expect(whole.endsWith('\nend\n')).toBe(true);
+  // cut after its last folder line, as a crash before the data reached the disk may leave it
+  await fs.writeFile(file, whole.slice(0, -'end\n'.length));
+  expect((await precompress(root, opts)).files).toMatchObject({ unchanged: 5 + dict });
+  expect(await fs.readFile(file, 'utf8')).toBe(whole);
+  // a folder's line that does not parse: the run still answers, and the index is made again
+  const lines = whole.split('\n');
+  const at = lines.findIndex((l) => l.startsWith('"img"\t'));
+  lines[at] = `"img"\t[[`;
+  await fs.writeFile(file, lines.join('\n'));
+  expect((await precompress(root, opts)).files).toMatchObject({ unchanged: 5 + dict });
+  expect((await fs.readFile(file, 'utf8')).split('\n')[at]).toMatch(/^"img"\t\[\["a\.svg"/);
+});

@@ -1,5 +1,5 @@
 import fs from 'node:fs';
-import { writeAtomic } from '../../fs-atomic.js';
+import { writeAtomicWith } from '../../fs-atomic.js';
 import { MANIFEST_INDEX_SUFFIX } from '../../options.js';
 import { deltaStem, deltasOf } from '../../manifest.js';
 import { suffixEncoding, suffixOf, stemOf } from '../../encodings.js';
@@ -32,7 +32,8 @@ export const indexPathOf = (manifest) => `${manifest}${MANIFEST_INDEX_SUFFIX}`;
  * @typedef {import('../../manifest.js').FileEntry} FileEntry
  * @typedef {import('../../options.js').Options} Options
  * @typedef {{ format: number, manifest: Identity, key: string, head: Omit<Manifest, 'files'>,
- *   encodings: string[], files: number, counts: Record<string, number>, bytes: Record<string, number> }} Header
+ *   encodings: string[], files: number, counts: Record<string, number>, bytes: Record<string, number>,
+ *   whole: boolean }} Header  whole: its last line is there (read, not written)
  */
 
 /**
@@ -124,7 +125,7 @@ function* indexText(opts, manifest, identity, key) {
   const entries = (function* values() {
     for (const rel in files) yield files[rel];
   })();
-  /** @type {Header} */
+  /** @type {Omit<Header, 'whole'>} */
   const header = {
     format: INDEX_FORMAT, manifest: identity, key, head, encodings, files: n, counts,
     bytes: bytesOf(entries, opts.encodings),
@@ -154,7 +155,11 @@ function* indexText(opts, manifest, identity, key) {
     }
   }
   if (dir !== null) yield `${line}]\n`;
+  yield END;
 }
+
+/** The index's last line: one cut short (a crash before its data reached the disk) lacks it. */
+const END = 'end\n';
 
 /**
  * @param {string} rel
@@ -184,9 +189,12 @@ export async function writeIndex(opts, manifest, identity) {
     return false;
   }
   const header = readHeader(file);
-  if (header !== null && header.key === key && sameIdentity(header.manifest, identity)) return false;
-  await writeAtomic(file, indexText(opts, manifest, identity, key));
-  return true;
+  if (header !== null && header.whole && header.key === key && sameIdentity(header.manifest, identity)) return false;
+  // Not fsync'd (a cache: a torn one after a crash does not parse, and the run reads the manifest)
+  return writeAtomicWith(file, async (fh) => {
+    for (const piece of indexText(opts, manifest, identity, key)) await fh.write(piece);
+    return true;
+  });
 }
 
 /**
@@ -201,7 +209,11 @@ function readHeader(file) {
     const buf = Buffer.alloc(64 * 1024);
     const n = fs.readSync(fd, buf, 0, buf.length, 0);
     const nl = buf.indexOf(10);
-    return nl === -1 || nl >= n ? null : headerOf(buf.toString('utf8', 0, nl));
+    const header = nl === -1 || nl >= n ? null : headerOf(buf.toString('utf8', 0, nl));
+    const size = fs.fstatSync(fd).size;
+    const tail = Buffer.alloc(END.length + 1);
+    const got = fs.readSync(fd, tail, 0, tail.length, Math.max(0, size - tail.length));
+    return header === null ? null : { ...header, whole: tail.toString('utf8', 0, got) === `\n${END}` };
   } catch {
     return null;
   } finally {
@@ -209,7 +221,7 @@ function readHeader(file) {
   }
 }
 
-/** @param {string} text @returns {Header | null} */
+/** @param {string} text @returns {Omit<Header, 'whole'> | null} */
 function headerOf(text) {
   try {
     const h = JSON.parse(text);
@@ -307,7 +319,8 @@ export function readIndex(opts, tool, settings) {
   if (key === null) return null;
   const file = indexPathOf(opts.manifest);
   const header = readHeader(file);
-  if (header === null || header.key !== key || !sameIdentity(header.manifest, identityOf(opts.manifest))) return null;
+  const stale = header === null || !header.whole || header.key !== key;
+  if (stale || !sameIdentity(header.manifest, identityOf(opts.manifest))) return null;
   if (header.head.tool !== tool || JSON.stringify(header.head.settings) !== JSON.stringify(settings)) return null;
   let buf;
   try {
@@ -317,12 +330,13 @@ export function readIndex(opts, tool, settings) {
   }
   const first = buf.indexOf(10);
   const second = buf.indexOf(10, first + 1);
-  if (second === -1 || buf[buf.length - 1] !== 10) return null;
+  const end = buf.length - END.length;
+  if (second === -1 || end <= second || buf.toString('utf8', end) !== END) return null;
   /** @type {Map<string, number[]>} */
   const folders = new Map();
   try {
     const used = JSON.parse(buf.toString('utf8', first + 1, second));
-    for (let start = second + 1; start < buf.length;) {
+    for (let start = second + 1; start < end;) {
       const end = buf.indexOf(10, start);
       const tab = buf.indexOf(9, start);
       if (tab === -1 || tab > end) return null;

@@ -6,7 +6,7 @@ import { createReport } from './report.js';
 import { createCacheRun } from '../cache/index.js';
 import { addDeltas, addSiteDictionary } from '../dictionaries/index.js';
 import { failureOf } from './outputs.js';
-import { identityOf, indexRelOf, readIndex, writeIndex } from './warm-index.js';
+import { identityOf, indexPathOf, indexRelOf, readIndex, writeIndex } from './warm-index.js';
 
 /**
  * A warm run (#31): on a folder where nothing changed since the last pass, the answer from the
@@ -37,7 +37,7 @@ export async function warmRun(opts, tool, settings) {
   if (index === null) return null;
   /** @type {Map<string, number>} delta files found (path → size) */
   const deltasFound = new Map();
-  if (!sameTree(opts, index, deltasFound)) return null;
+  if (!sameTreeOrNot(opts, index, deltasFound)) return null;
   const report = createReport(opts);
   Object.assign(report.counts, index.header.counts);
   const cache = createCacheRun(opts);
@@ -79,6 +79,22 @@ async function rewrite(opts, index, entries, head, report) {
     report.fail(failureOf(opts.manifest, err));
   }
   return manifest;
+}
+
+/**
+ * sameTree(), false when it cannot tell (an entry it cannot stat, a line of the index that does not parse).
+ * @param {Options} opts
+ * @param {WarmIndex} index
+ * @param {Map<string, number>} deltas
+ */
+function sameTreeOrNot(opts, index, deltas) {
+  try {
+    return sameTree(opts, index, deltas);
+  } catch (err) {
+    // a line that does not parse: gone, so that the whole pass writes the index again
+    if (err instanceof SyntaxError) fs.rmSync(indexPathOf(opts.manifest), { force: true });
+    return false;
+  }
 }
 
 /**
