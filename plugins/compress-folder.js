@@ -4,11 +4,9 @@ import fsp from 'node:fs/promises';
 import path from 'node:path';
 import { MANIFEST_NAME, defaultCacheDir, defaultDictionaryStore, normalizeOptions, splitOptions }
   from '../lib/options.js';
-import { precompress } from '../lib/compress/precompress.js';
 import { assertManifestTarget } from '../lib/compress/guards.js';
 import { isInside } from '../lib/paths.js';
 import { PrecompressorError, optionError } from '../lib/errors.js';
-import { writeServerConfigs } from '../lib/servers/write.js';
 
 /**
  * One pass over a folder that a bundler or a framework has just written, for the integrations
@@ -97,6 +95,17 @@ export async function placeManifest(parked, dir, manifest) {
   await fsp.rename(parked, final);
 }
 
+/** @type {Promise<typeof import('../lib/compress/precompress.js')> | undefined} */
+let compressor;
+
+/**
+ * The compressor's modules, loaded once. A host calls it early in the build (Vite: at buildStart)
+ * so that they load while the bundler works, not after it: most of a small build's added time.
+ */
+export function loadCompressor() {
+  return (compressor ??= import('../lib/compress/precompress.js'));
+}
+
 /**
  * Compress `dir` and log through the host. Throws a PrecompressorError (`ERR_PRECOMPRESSOR_FILES`)
  * naming every file that failed, for the host to fail its build with.
@@ -112,6 +121,7 @@ export async function compressFolder(dir, api, ctx) {
   const hashPattern = api.hashPattern ?? ctx.hashSpans ?? null;
   const manifest = ctx.parkedManifest ?? manifestTarget(dir, api.manifest);
   if (ctx.parkedManifest) manifestTarget(dir, api.manifest); // checked now too: fail before the pass, not after
+  const { precompress } = await loadCompressor();
   const report = await precompress(dir, { ...api, ...keep, hashPattern, manifest });
   for (const w of report.warnings) ctx.logger.warn(`precompressor: ${printable(w.path)}: ${printable(w.message)}`);
   if (!report.ok) {
@@ -121,6 +131,7 @@ export async function compressFolder(dir, api, ctx) {
   }
   for (const line of summaryLines(report, ctx.verbose ?? false)) ctx.logger.info(line);
   if (api.serverConfig && !api.dryRun) {
+    const { writeServerConfigs } = await import('../lib/servers/write.js'); // loaded only by the builds that ask
     await writeServerConfigs(dir, { out: api.serverConfig, manifest: api.manifest ?? undefined });
     ctx.logger.info(`precompressor: nginx and Caddy configurations written to ${printable(api.serverConfig)}`);
   }

@@ -28,7 +28,8 @@ const ADMITTED = 64;
  * @typedef {{ opts: import('../options.js').Options, report: import('./report.js').Report,
  *   cache: ReturnType<typeof import('./cache-run.js').createCacheRun>,
  *   entries: Map<string, import('../manifest.js').FileEntry>, failed: Set<string>,
- *   fail(rel: string, err: unknown): void, encodingsOf(rel: string): readonly Encoding[] }} PassState
+ *   fail(rel: string, err: unknown): void, encodingsOf(rel: string): readonly Encoding[], build: boolean }} PassState
+ *   build: a whole folder's pass, not a watch batch (cache-first.js onThisThread())
  *   what the compression of a pass reads and records (lib/compress/precompress.js)
  */
 
@@ -65,7 +66,11 @@ export class Compressions {
     };
     this.pool = createPool(opts.concurrency, new URL('./worker.js', import.meta.url), { ...POOL_LIMITS, onStart });
     // A new (or emptied) cache holds nothing: every file goes to the pool, started during the walk.
-    this.first = new CacheFirst(opts, cache.holdsAny() ? cache.task : null, this.pool);
+    // A long job on this thread is announced as on a worker (hooks.onJobStart is the pool's alone).
+    const onHere = (/** @type {CompressTask} */ task) => {
+      if (task.rel !== undefined && !pass.failed.has(task.rel)) report.started(task.rel, (task.cost ?? 0) >= LONG_JOB_COST);
+    };
+    this.first = new CacheFirst(opts, cache.holdsAny() ? cache.task : null, this.pool, { onStart: onHere, build: pass.build });
     /** tasks go to the pool through `first`; streamed ones hold a pool slot on this thread */
     this.runner = { run: this.first.run.bind(this.first), exclusive: this.pool.exclusive.bind(this.pool) };
     /** @type {Admission<WalkedFile>} */
@@ -164,7 +169,13 @@ export class Compressions {
   /** Start the files scheduled (most expensive first) and submit their tasks. */
   flush() {
     if (!this.files.ordered) {
-      this.first.plan(this.files.waiting.length, this.files.waiting.reduce((n, w) => n + w.cost, 0));
+      let cost = 0;
+      let largest = 0;
+      for (const w of this.files.waiting) {
+        cost += w.cost;
+        largest = Math.max(largest, w.cost);
+      }
+      this.first.plan(this.files.waiting.length, cost, largest);
       this.pool.collectEvery = workerCollectEvery(this.files.waiting.length);
     }
     this.files.admit();
