@@ -115,7 +115,8 @@ export class CacheFirst {
   inPool = 0;
   /** @type {Queued[]} files waiting to be tried here */
   queue = [];
-  draining = false;
+  /** drain() loops running: one, or on a pass done here one per core (their encodes run on libuv's pool) */
+  draining = 0;
   sliceStart = performance.now();
 
   /**
@@ -159,13 +160,13 @@ export class CacheFirst {
     if (!this.wants(task)) return this.onPool(task, cost);
     return new Promise((resolve, reject) => {
       this.queue.push({ task, cost, resolve, reject });
-      if (this.queue.length === 1 && !this.draining) void this.drain();
+      if (this.draining < (this.small ? Math.max(1, this.opts.concurrency) : 1)) void this.drain();
     });
   }
 
   /** Take the queued files here (or hand them to the pool), a slice at a time. */
   async drain() {
-    this.draining = true;
+    this.draining++;
     while (this.queue.length > 0) {
       const job = /** @type {Queued} */ (this.queue.shift());
       if (!this.wants(job.task) || (this.sharing && this.inPool < POOL_AHEAD)) {
@@ -183,7 +184,7 @@ export class CacheFirst {
       }
       await this.pause();
     }
-    this.draining = false;
+    this.draining--;
   }
 
   /**
@@ -216,7 +217,7 @@ export class CacheFirst {
    */
   async take(task) {
     if (this.small) this.onStart(task);
-    const r = await compressBuffered(task, { cachedOnly: !this.small });
+    const r = await compressBuffered(task, { cachedOnly: !this.small, offThread: this.small });
     if (r.missing) this.misses++;
     else this.hits++;
     const tried = this.hits + this.misses;

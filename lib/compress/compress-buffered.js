@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { threadId } from 'node:worker_threads';
-import { encodeBufferSync, loadEncoder, zlibOptions } from './encode.js';
+import { encodeBuffer, encodeBufferSync, loadEncoder, zlibOptions } from './encode.js';
 import { contentHash } from '../manifest.js';
 import { removeIfPresentSync, writeAtomicSync } from '../fs-atomic.js';
 import { openSourceSync } from './source.js';
@@ -71,14 +71,14 @@ function ownTempDir(runTemp) {
  * @param {Buffer} buf
  * @param {string | null} key
  * @param {{ encoding: import('../encodings.js').Encoding, options: any, target: string, keepBelow: number, mtime: Date,
- *   tempDir: string | null }} at
+ *   tempDir: string | null, offThread?: boolean }} at offThread: zlib on libuv's pool (a pass done on the planning thread)
  * @param {import('./variant-store.js').VariantStore | null} store
  * @param {ReturnType<typeof taskStats>} stats
  * @returns {Promise<number | null>} the variant's size, or null when not kept
  */
 async function encodeOne(buf, key, at, store, stats) {
   const started = performance.now();
-  const data = encodeBufferSync(buf, at.encoding, at.options);
+  const data = at.offThread ? await encodeBuffer(buf, at.encoding, at.options) : encodeBufferSync(buf, at.encoding, at.options);
   const encodeMs = performance.now() - started;
   const keep = data.length < at.keepBelow;
   if (keep) writeAtomicSync(at.target, data, { mtime: at.mtime, tempDir: at.tempDir, checkParent: true });
@@ -99,9 +99,10 @@ async function encodeOne(buf, key, at, store, stats) {
  * Read the file once, then write each of the task's encodings (a small file's encodings travel
  * together: one read, one hash, one message for all of them). With `t.cache`, each variant is
  * taken from the cache when it holds it (see lib/compress/cache.js), else encoded and added to it;
- * with `cachedOnly`, an encoding the cache cannot give is left to do: listed in `missing`.
+ * with `cachedOnly`, an encoding the cache cannot give is left to do: listed in `missing`; with
+ * `offThread`, encodings run on libuv's pool, so that several files of a pass on this thread share the cores.
  * @param {import('./compress-file.js').CompressTask} t
- * @param {{ cachedOnly?: boolean }} [how]
+ * @param {{ cachedOnly?: boolean, offThread?: boolean }} [how]
  * @returns {Promise<import('./compress-file.js').TaskResult>}
  */
 export async function compressBuffered(t, how = {}) {
@@ -134,7 +135,7 @@ export async function compressBuffered(t, how = {}) {
     } else if (how.cachedOnly) {
       missing.push(encoding);
     } else {
-      out[encoding] = await encodeOne(src.buf, key, { ...at, encoding, options }, store, cache);
+      out[encoding] = await encodeOne(src.buf, key, { ...at, encoding, options, offThread: how.offThread }, store, cache);
     }
   }
   return { hash, size, mtimeMs: src.mtimeMs, out, cache, ...(missing.length > 0 ? { missing } : {}) };
