@@ -71,14 +71,17 @@ function ownTempDir(runTemp) {
  * @param {Buffer} buf
  * @param {string | null} key
  * @param {{ encoding: import('../encodings.js').Encoding, options: any, target: string, keepBelow: number, mtime: Date,
- *   tempDir: string | null, offThread?: boolean }} at offThread: zlib on libuv's pool (a pass done on the planning thread)
+ *   tempDir: string | null, offThread?: boolean }} at
+ *   offThread: zlib on libuv's pool (a pass done on the planning thread)
  * @param {import('./variant-store.js').VariantStore | null} store
  * @param {ReturnType<typeof taskStats>} stats
  * @returns {Promise<number | null>} the variant's size, or null when not kept
  */
 async function encodeOne(buf, key, at, store, stats) {
   const started = performance.now();
-  const data = at.offThread ? await encodeBuffer(buf, at.encoding, at.options) : encodeBufferSync(buf, at.encoding, at.options);
+  const data = at.offThread
+    ? await encodeBuffer(buf, at.encoding, at.options)
+    : encodeBufferSync(buf, at.encoding, at.options);
   const encodeMs = performance.now() - started;
   const keep = data.length < at.keepBelow;
   if (keep) writeAtomicSync(at.target, data, { mtime: at.mtime, tempDir: at.tempDir, checkParent: true });
@@ -135,7 +138,8 @@ export async function compressBuffered(t, how = {}) {
     } else if (how.cachedOnly) {
       missing.push(encoding);
     } else {
-      out[encoding] = await encodeOne(src.buf, key, { ...at, encoding, options, offThread: how.offThread }, store, cache);
+      const how1 = { ...at, encoding, options, offThread: how.offThread };
+      out[encoding] = await encodeOne(src.buf, key, how1, store, cache);
     }
   }
   return { hash, size, mtimeMs: src.mtimeMs, out, cache, ...(missing.length > 0 ? { missing } : {}) };

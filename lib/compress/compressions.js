@@ -68,9 +68,11 @@ export class Compressions {
     // A new (or emptied) cache holds nothing: every file goes to the pool, started during the walk.
     // A long job on this thread is announced as on a worker (hooks.onJobStart is the pool's alone).
     const onHere = (/** @type {CompressTask} */ task) => {
-      if (task.rel !== undefined && !pass.failed.has(task.rel)) report.started(task.rel, (task.cost ?? 0) >= LONG_JOB_COST);
+      if (task.rel === undefined || pass.failed.has(task.rel)) return;
+      report.started(task.rel, (task.cost ?? 0) >= LONG_JOB_COST);
     };
-    this.first = new CacheFirst(opts, cache.holdsAny() ? cache.task : null, this.pool, { onStart: onHere, build: pass.build });
+    const how = { onStart: onHere, build: pass.build };
+    this.first = new CacheFirst(opts, cache.holdsAny() ? cache.task : null, this.pool, how);
     /** tasks go to the pool through `first`; streamed ones hold a pool slot on this thread */
     this.runner = { run: this.first.run.bind(this.first), exclusive: this.pool.exclusive.bind(this.pool) };
     /** @type {Admission<WalkedFile>} */
