@@ -1,7 +1,7 @@
 /**
  * The encoding registry: one entry per encoding, the only place that names them (with negotiation).
  * What the manifest, the options and the server know of an encoding is here; how the compressor
- * makes and checks one is its codec, under the same name (lib/compress/encode.js).
+ * makes and checks one is its codec, under the same name (lib/compress/encoders/encode.js).
  */
 
 /**

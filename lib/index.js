@@ -1,4 +1,4 @@
-export { precompress } from './compress/precompress.js';
+export { precompress } from './compress/index.js';
 export { serveStatic } from './serve/middleware.js';
 export { startPreview } from './serve/preview.js';
 export { watch } from './watch/watch.js';

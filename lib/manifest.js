@@ -709,7 +709,7 @@ function* entryTexts(files) {
 
 /**
  * manifestText() from the head and each entry's JSON text, in order (watch mode keeps its entries
- * as text: lib/compress/manifest-records.js).
+ * as text: lib/watch/manifest-records.js).
  * @param {Omit<Manifest, 'files'>} head
  * @param {Iterable<[string, string]>} entries [path, JSON of its entry]
  * @returns {Generator<string>}

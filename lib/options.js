@@ -20,13 +20,14 @@ import { DEFAULT_ENCODINGS, ENCODINGS, ENCODING_NAMES, isEncoding } from './enco
  *   serverConfig: string | null }>} Options
  *   the normalized options of `precompress()`
  * @typedef {(path: string) => [number, number] | null | undefined} HashSpan where a file's hash is in its base name
- * @typedef {{ index: number, count: number }} Shard `--shard <index>/<count>`, index from 1 (lib/compress/shard.js)
+ * @typedef {{ index: number, count: number }} Shard `--shard <index>/<count>`, index from 1
+ *   (lib/compress/plan/shard.js)
  */
 
 /** The manifest's default file name, inside the compressed folder. */
 export const MANIFEST_NAME = 'precompressor-manifest.json';
 
-/** Extensions whose files get a dictionary family and deploy deltas by default (see lib/compress/delta.js). */
+/** Extensions whose files get a dictionary family and deploy deltas by default (lib/compress/dictionaries/). */
 const DELTA_EXTENSIONS = Object.freeze(['js', 'mjs', 'cjs', 'css', 'wasm', 'json', 'html', 'htm']);
 
 /**

@@ -4,7 +4,6 @@ import fsp from 'node:fs/promises';
 import path from 'node:path';
 import { MANIFEST_NAME, defaultCacheDir, defaultDictionaryStore, normalizeOptions, splitOptions }
   from '../lib/options.js';
-import { assertManifestTarget } from '../lib/compress/guards.js';
 import { isInside } from '../lib/paths.js';
 import { PrecompressorError, optionError } from '../lib/errors.js';
 
@@ -69,8 +68,9 @@ function realOrParent(p) {
  * all that an integration may write to. Throws ERR_PRECOMPRESSOR_MANIFEST.
  * @param {string} dir
  * @param {unknown} manifest the user's option (relative to `dir`), or undefined
+ * @param {(file: string) => void} assertManifestTarget the compressor's (loadCompressor())
  */
-export function manifestTarget(dir, manifest) {
+export function manifestTarget(dir, manifest, assertManifestTarget) {
   const final = path.resolve(dir, typeof manifest === 'string' ? manifest : MANIFEST_NAME);
   const realDir = realOrParent(path.resolve(dir));
   const realFolder = realOrParent(path.dirname(final));
@@ -90,12 +90,12 @@ export function manifestTarget(dir, manifest) {
  * @param {unknown} manifest the user's option
  */
 export async function placeManifest(parked, dir, manifest) {
-  const final = manifestTarget(dir, manifest);
+  const final = manifestTarget(dir, manifest, (await loadCompressor()).assertManifestTarget);
   await fsp.mkdir(path.dirname(final), { recursive: true });
   await fsp.rename(parked, final);
 }
 
-/** @type {Promise<typeof import('../lib/compress/precompress.js')> | undefined} */
+/** @type {Promise<typeof import('../lib/compress/index.js')> | undefined} */
 let compressor;
 
 /**
@@ -103,7 +103,7 @@ let compressor;
  * so that they load while the bundler works, not after it: most of a small build's added time.
  */
 export function loadCompressor() {
-  return (compressor ??= import('../lib/compress/precompress.js'));
+  return (compressor ??= import('../lib/compress/index.js'));
 }
 
 /**
@@ -119,9 +119,10 @@ export async function compressFolder(dir, api, ctx) {
     dictionaryStore: api.dictionaryStore ?? defaultDictionaryStore(ctx.root),
   };
   const hashPattern = api.hashPattern ?? ctx.hashSpans ?? null;
-  const manifest = ctx.parkedManifest ?? manifestTarget(dir, api.manifest);
-  if (ctx.parkedManifest) manifestTarget(dir, api.manifest); // checked now too: fail before the pass, not after
-  const { precompress } = await loadCompressor();
+  const { precompress, assertManifestTarget } = await loadCompressor();
+  const manifest = ctx.parkedManifest ?? manifestTarget(dir, api.manifest, assertManifestTarget);
+  // checked now too: fail before the pass, not after
+  if (ctx.parkedManifest) manifestTarget(dir, api.manifest, assertManifestTarget);
   const report = await precompress(dir, { ...api, ...keep, hashPattern, manifest });
   for (const w of report.warnings) ctx.logger.warn(`precompressor: ${printable(w.path)}: ${printable(w.message)}`);
   if (!report.ok) {

@@ -1,10 +1,10 @@
 import { normalizeOptions } from '../options.js';
 import { formatBinaryBytes, formatDuration, printable } from '../format.js';
-import { clear, info, prune } from '../compress/cache-run.js';
+import { clear, info, prune } from '../compress/index.js';
 import { withFlagNames } from './options.js';
 
 /**
- * `precompressor cache info|prune|clear`: look at and trim the variant cache (lib/compress/cache.js).
+ * `precompressor cache info|prune|clear`: look at and trim the variant cache (lib/compress/cache/entry-files.js).
  * Exit codes as for the other commands: 0 done, 1 the cache folder could not be read or changed,
  * 2 bad usage.
  */

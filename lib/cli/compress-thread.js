@@ -50,7 +50,7 @@ export function fewEntries(dir, limit = SMALL_TREE) {
  */
 export async function precompressForCli(dir, options, onProgress, { changes = true } = {}) {
   if (fewEntries(dir)) {
-    const { precompress } = await import('../compress/precompress.js');
+    const { precompress } = await import('../compress/index.js');
     const report = await precompress(dir, { ...options, onProgress });
     return changes ? report : { ...report, changes: [] };
   }

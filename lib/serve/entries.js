@@ -5,13 +5,8 @@ import { SiteLink } from './site-link.js';
 import { Clock } from './clock.js';
 import { SMALL_BODY } from './body-cache.js';
 
-/**
- * The entries built from one manifest (one ManifestIndex): a path's entry is built on its first
- * request, after its files are checked on disk (lib/serve/load.js checkEntry()), and kept until
- * an event forgets it; at most `maxEntries` stay built, the least recently used out (clock.js, the
- * policy of the body cache too). A reload makes a new Entries and retires this one: what its
- * checks under way find is still answered, never kept.
- */
+// The entries of one manifest, each built on its first request once its files are checked on disk,
+// and kept (at most `maxEntries`) until an event forgets it; a reload retires them all.
 
 /** Entries kept built at most (the Site's): rebuilding one costs a check on disk. */
 export const MAX_ENTRIES = 16384;
@@ -44,11 +39,69 @@ class Missing {
  *   whether events would tell a path's changes (its folder watched, or watching off)
  */
 
-export class Entries {
+/**
+ * The entries kept built, at most `max`: when full, the one the Clock's hand stops at goes first
+ * (through `onEvict`), and an entry dropped takes its bodies out of the body cache.
+ */
+class BuiltEntries {
   /** @type {Map<string, Entry | Missing>} */
-  built = new Map();
+  map = new Map();
   /** @type {Clock<Entry | Missing>} */
   clock = new Clock();
+
+  /**
+   * @param {import('./body-cache.js').BodyCache} bodies
+   * @param {number} max
+   * @param {(rel: string) => void} onEvict
+   */
+  constructor(bodies, max, onEvict) {
+    this.bodies = bodies;
+    this.max = max;
+    this.onEvict = onEvict;
+  }
+
+  get size() {
+    return this.map.size;
+  }
+
+  /** @param {string} rel */
+  get(rel) {
+    return this.map.get(rel);
+  }
+
+  keys() {
+    return this.map.keys();
+  }
+
+  /**
+   * Keep `item` for `rel`, in place of what was.
+   * @param {string} rel
+   * @param {Entry | Missing} item
+   */
+  keep(rel, item) {
+    this.drop(rel);
+    if (this.clock.size > 0 && this.clock.size >= this.max) this.onEvict(this.clock.evict().rel);
+    this.map.set(rel, item);
+    this.clock.add(item);
+  }
+
+  /** @param {string} rel */
+  drop(rel) {
+    const e = this.map.get(rel);
+    if (e === undefined) return;
+    this.map.delete(rel);
+    this.clock.remove(e);
+    if (!(e instanceof Missing)) this.dropBodies(e);
+  }
+
+  /** @param {Entry} e */
+  dropBodies(e) {
+    this.bodies.drop(e.identity);
+    for (const rep of Object.values(e.reps)) this.bodies.drop(rep);
+  }
+}
+
+export class Entries {
   /** @type {Map<string, Check>} */
   checking = new Map();
   /** replaced by a newer manifest, or the server closed: nothing more is kept */
@@ -63,6 +116,7 @@ export class Entries {
   constructor(index, parts) {
     this.index = index;
     this.parts = parts;
+    this.built = new BuiltEntries(parts.bodies, parts.maxEntries, (rel) => this.forget(rel));
     this.tctx = {
       root: parts.opts.root, opts: parts.opts, maskOf: parts.maskOf,
       settingsTag: settingsTagOf(index.settings),
@@ -88,9 +142,8 @@ export class Entries {
   }
 
   /**
-   * Parse and validate a listed path's line, check its files on disk and build its entry. An
-   * invalid line is never served (said once through onWarning). An event on its files while the
-   * check runs makes the entry stale (served from disk as it is) and not kept.
+   * Check a listed path's files on disk and build its entry; an event on them meanwhile makes it
+   * stale (served from disk) and not kept.
    * @param {string} rel
    * @returns {Promise<Entry | null>}
    */
@@ -116,7 +169,7 @@ export class Entries {
       if (!this.parts.watched(rel)) return entry;
       if (found?.changed) this.changed(rel);
       if (!this.retired) {
-        this.keep(rel, entry ?? new Missing(rel));
+        this.built.keep(rel, entry ?? new Missing(rel));
         if (entry !== null && found?.bodies.identity) bodies.add(entry.identity, found.bodies.identity);
       }
       return entry;
@@ -126,14 +179,13 @@ export class Entries {
   }
 
   /**
-   * A listed path whose line is invalid (found by its first request or the start-up audit): a
-   * miss, said once.
+   * A listed path whose line is invalid (seen by its first request or the start-up audit): a miss, said once.
    * @param {string} rel
    * @param {string} problem
    */
   invalid(rel, problem) {
     if (this.retired) return;
-    this.keep(rel, new Missing(rel));
+    this.built.keep(rel, new Missing(rel));
     if (this.said.has(rel)) return;
     this.said.add(rel);
     const warn = this.parts.opts.onWarning;
@@ -153,64 +205,28 @@ export class Entries {
   }
 
   /**
-   * Keep `item` built for `rel`, in place of what was: when the cap is reached, the entry the
-   * Clock's hand stops at is forgotten first.
-   * @param {string} rel
-   * @param {Entry | Missing} item
-   */
-  keep(rel, item) {
-    this.drop(rel);
-    if (this.clock.size > 0 && this.clock.size >= this.parts.maxEntries) this.forget(this.clock.evict().rel);
-    this.built.set(rel, item);
-    this.clock.add(item);
-  }
-
-  /**
-   * Forget what is known of `rel`: its entry and bodies (the next request checks the disk again),
-   * and mark a check under way as dirty.
+   * Forget `rel`'s entry and bodies (the next request checks the disk again); a check under way is dirty.
    * @param {string} rel
    */
   forget(rel) {
-    this.drop(rel);
+    this.built.drop(rel);
     const c = this.checking.get(rel);
     if (c !== undefined) c.dirty = true;
   }
 
-  /**
-   * Drop what is built for `rel`: out of the map and the Clock, its bodies out of the body cache.
-   * @param {string} rel
-   */
-  drop(rel) {
-    const e = this.built.get(rel);
-    if (e === undefined) return;
-    this.built.delete(rel);
-    this.clock.remove(e);
-    if (!(e instanceof Missing)) this.dropBodies(e);
-  }
-
-  /**
-   * Forget every path of the folder `dir` ('' the root) that is built or being checked.
-   * @param {string} dir
-   */
+  /** @param {string} dir a folder ('' the root) */
   forgetFolder(dir) {
     for (const k of [...this.built.keys(), ...this.checking.keys()]) if (inFolder(k, dir)) this.forget(k);
   }
 
-  /** @param {Entry} e */
-  dropBodies(e) {
-    this.parts.bodies.drop(e.identity);
-    for (const rep of Object.values(e.reps)) this.parts.bodies.drop(rep);
-  }
-
   /**
-   * An entry's file no longer matches it (seen on open): served from disk from now on, and
-   * checked again at the next request.
+   * An entry's file no longer matches it (seen on open): served from disk, checked again at the next request.
    * @param {Entry} entry
    */
   markStale(entry) {
     entry.stale = true;
     if (this.built.get(entry.rel) === entry) this.forget(entry.rel);
-    else this.dropBodies(entry);
+    else this.built.dropBodies(entry);
   }
 
   /**
@@ -226,6 +242,7 @@ export class Entries {
     return Promise.all([...this.checking.values()].map((c) => c.promise));
   }
 }
+
 
 /**
  * What a first check of a file of `size` bytes is given (lib/serve/load.js checkEntry()): its

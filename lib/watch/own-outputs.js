@@ -4,7 +4,7 @@ import { isTempPath } from '../fs-atomic.js';
 
 /** Which file-system events are watch mode's own writes, so that they start no batch. */
 
-/** @typedef {import('../compress/manifest-records.js').ManifestRecords} ManifestRecords */
+/** @typedef {import('./manifest-records.js').ManifestRecords} ManifestRecords */
 
 /**
  * Is this event about one of our own outputs, so that it must not start a batch? Pure.
@@ -12,7 +12,7 @@ import { isTempPath } from '../fs-atomic.js';
  * - a path in `ours` (a variant or delta that a pass listed, wrote or removed): its removal is
  *   ours; its creation or change is ours only when its size is the one the manifest lists
  *   (`null`: none listed). Anything else, such as a file of the user's written at a variant
- *   path, starts a batch, whose pass decides whose file it is (lib/compress/ownership.js).
+ *   path, starts a batch, whose pass decides whose file it is (lib/compress/plan/ownership.js).
  * @param {string} rel POSIX path relative to the root
  * @param {string} event chokidar's event name
  * @param {{ manifestRel: string | null, ours: { get(rel: string): number | null | undefined },

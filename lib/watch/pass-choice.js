@@ -53,7 +53,7 @@ export function wholePassReason({ initial, distrust, hasRecords, eventCount, man
 }
 
 /**
- * What a batch's outcome means for the passes (lib/compress/batch.js): `now`, a whole pass runs in
+ * What a batch's outcome means for the passes (lib/watch/batch.js): `now`, a whole pass runs in
  * its place (it did nothing: its paths touch the site dictionary); `next`, the next pass is a whole one.
  * @param {{ whole: boolean } | null} out
  * @returns {{ now: string | null, next: string | null }}

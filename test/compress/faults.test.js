@@ -7,7 +7,7 @@ import http from 'node:http';
 import { openSync, fstatSync, writeFileSync, renameSync } from 'node:fs';
 import { spawn, execFileSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { precompress } from '../../lib/compress/precompress.js';
+import { precompress } from '../../lib/compress/pass/precompress.js';
 import { streamFd } from '../../lib/serve/middleware.js';
 import { tempDir, writeTree, textOf } from '../helpers/tmp.js';
 

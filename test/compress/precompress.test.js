@@ -2,8 +2,8 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import zlib from 'node:zlib';
 import { spawn, spawnSync } from 'node:child_process';
-import { pass, precompress } from '../../lib/compress/precompress.js';
-import { onThisThread } from '../../lib/compress/cache-first.js';
+import { pass, precompress } from '../../lib/compress/pass/precompress.js';
+import { onThisThread } from '../../lib/compress/pass/cache-first.js';
 import { tempDir, writeTree, textOf, noiseOf } from '../helpers/tmp.js';
 
 const decoders = { br: zlib.brotliDecompressSync, gzip: zlib.gunzipSync };

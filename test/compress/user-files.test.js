@@ -2,7 +2,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import zlib from 'node:zlib';
 import { fileURLToPath } from 'node:url';
-import { precompress } from '../../lib/compress/precompress.js';
+import { precompress } from '../../lib/compress/pass/precompress.js';
 import { serveStatic } from '../../lib/serve/middleware.js';
 import { tempDir, writeTree, textOf, noiseOf } from '../helpers/tmp.js';
 import { listen, request, decode } from '../helpers/serve-site.js';

@@ -1,6 +1,6 @@
 import fs from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
-import { precompress } from '../../lib/compress/precompress.js';
+import { precompress } from '../../lib/compress/pass/precompress.js';
 import { serveStatic } from '../../lib/serve/middleware.js';
 import { unlistedOf, auditMessage } from '../../lib/serve/audit.js';
 import { tempDir, writeTree, textOf } from '../helpers/tmp.js';

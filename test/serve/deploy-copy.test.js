@@ -1,7 +1,7 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { execFileSync } from 'node:child_process';
-import { precompress } from '../../lib/compress/precompress.js';
+import { precompress } from '../../lib/compress/pass/precompress.js';
 import { serveStatic } from '../../lib/serve/middleware.js';
 import { readManifest } from '../../lib/manifest.js';
 import { tempDir, writeTree, textOf } from '../helpers/tmp.js';

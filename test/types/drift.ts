@@ -2,7 +2,7 @@
 // of its implementation's JSDoc signature and returns what that declares, so neither side changes alone.
 // (The implementations name the types of lib/types.d.ts, so their bodies are checked against them too.)
 import type * as Declared from '../../lib/index.js';
-import type { precompress } from '../../lib/compress/precompress.js';
+import type { precompress } from '../../lib/compress/pass/precompress.js';
 import type { serveStatic } from '../../lib/serve/middleware.js';
 import type { startPreview } from '../../lib/serve/preview.js';
 import type { watch } from '../../lib/watch/watch.js';

@@ -7,13 +7,13 @@ import path from 'node:path';
 import zlib from 'node:zlib';
 import { fileURLToPath } from 'node:url';
 import { isOwnOutput, OwnOutputs, splitWatchOptions, watch, eventsTrusted, MANY_EVENTS } from '../../lib/watch/watch.js';
-import { ManifestRecords } from '../../lib/compress/manifest-records.js';
-import { batchPaths } from '../../lib/compress/batch.js';
+import { ManifestRecords } from '../../lib/watch/manifest-records.js';
+import { batchPaths } from '../../lib/watch/batch.js';
 import { childFlags } from '../../lib/watch/whole-pass.js';
 import { batchLines, watchCommand } from '../../lib/cli/watch.js';
 import { tempDir, textOf, noiseOf, writeTree } from '../helpers/tmp.js';
 import { writeSite } from '../helpers/site.js';
-import { deltaEncoders } from '../../lib/compress/delta.js';
+import { deltaEncoders } from '../../lib/compress/dictionaries/delta-encode.js';
 import { deltaPath } from '../../lib/manifest.js';
 
 // Real file-system events: every wait is for an event (a batch, an output line) with a deadline,

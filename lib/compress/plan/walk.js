@@ -1,0 +1,257 @@
+import fs from 'node:fs/promises';
+import fsSync from 'node:fs';
+import path from 'node:path';
+import { PrecompressorError } from '../../errors.js';
+import { TEMP_SUFFIX } from '../../fs-atomic.js';
+import { pathProblem } from '../../manifest.js';
+import { absPath, relInside, hasDotSegment } from '../../paths.js';
+
+/**
+ * @typedef {{ rel: string, size: number, mtimeMs: number, dev?: number, ino?: number, link?: boolean }} WalkEntry
+ *   dev, ino: the file the walk found (a symlink's target for `link`), which is the only file a
+ *   worker then reads under that name (see openSource() in compress-file.js)
+ * @typedef {{ rel: string, code: string, message: string }} WalkFailure
+ * @typedef {{ files: WalkEntry[], temps: string[], outside: string[], leftOut: { rel: string, why: string }[],
+ *   failed: WalkFailure[] }} WalkResult
+ */
+
+/**
+ * Every regular file under `root` (POSIX relative paths), with size, mtime and identity, in one
+ * pass. Symlinks are never followed into folders; a symlink to a file is taken only if its target
+ * resolves inside `root` (else reported in `outside`). Our own temp files and folders are returned
+ * apart so that the caller can sweep them. A name the manifest cannot hold (pathProblem()) is left
+ * out and listed in `leftOut` (a folder once, not each of its files); a folder or file that cannot
+ * be read (a path over PATH_MAX, EACCES) is listed in `failed` and the walk goes on. Nothing is
+ * filtered by include/exclude here: the manifest lists every file.
+ * @param {string} root absolute path
+ * @param {{ dotfiles: boolean, onFolder?: (files: WalkEntry[]) => void }} opts onFolder: each folder's
+ *   files (sorted by path) as the walk reads the folder, instead of `files` (then empty) in the result
+ * @returns {Promise<WalkResult>}
+ */
+export async function walk(root, opts) {
+  const realRoot = await folderOf(root);
+  /** @type {WalkResult} */
+  const out = { files: [], temps: [], outside: [], leftOut: [], failed: [] };
+  const onFolder = opts.onFolder ?? ((/** @type {WalkEntry[]} */ files) => {
+    for (const f of files) out.files.push(f);
+  });
+  globFolders({ root, realRoot, dotfiles: opts.dotfiles, out }, onFolder);
+  if (opts.onFolder === undefined) out.files.sort(byRel);
+  return out;
+}
+
+/** @param {{ rel: string }} a @param {{ rel: string }} b */
+const byRel = (a, b) => (a.rel < b.rel ? -1 : a.rel > b.rel ? 1 : 0);
+
+/**
+ * What walk() finds at these paths only, without reading a folder: watch mode's batches, which
+ * look at the paths their events named (and their variants' paths). A path the walk would not
+ * reach is left out: under a temp folder, or under a folder that is not where its name says (a
+ * symlink to a folder is never entered). ERR_PRECOMPRESSOR_DIR unless `root` is a folder.
+ * @param {string} root absolute path
+ * @param {Iterable<string>} rels POSIX paths relative to root
+ * @param {{ dotfiles: boolean }} opts
+ * @returns {Promise<WalkResult>}
+ */
+export async function statPaths(root, rels, opts) {
+  const realRoot = await folderOf(root);
+  /** @type {WalkResult} */
+  const out = { files: [], temps: [], outside: [], leftOut: [], failed: [] };
+  /** @type {Map<string, boolean>} folder → whether the walk would enter it */
+  const folders = new Map();
+  for (const rel of rels) {
+    const dir = path.posix.dirname(rel);
+    if (!folders.has(dir)) folders.set(dir, await reachable(realRoot, root, dir));
+    if (!folders.get(dir)) continue;
+    let st;
+    try {
+      st = fsSync.lstatSync(`${root}/${rel}`); // not absPath(): per file, and rel is canonical here
+    } catch (err) {
+      if (!gone(err)) out.failed.push(failureOf(rel, err));
+      continue;
+    }
+    const dirent = /** @type {import('node:fs').Dirent} */ (/** @type {unknown} */ (
+      Object.assign(st, { name: path.posix.basename(rel) })));
+    sortEntry({ root, realRoot, dotfiles: opts.dotfiles, out }, rel, dirent, out.files);
+  }
+  out.files.sort(byRel);
+  return out;
+}
+
+/**
+ * Would the walk enter folder `dir` (relative, '.' for the root)? Not a temp folder, and its real
+ * path is its name under the root (no folder on the way is a symlink). Dot folders: see sortEntry().
+ * @param {string} realRoot
+ * @param {string} root
+ * @param {string} dir
+ */
+async function reachable(realRoot, root, dir) {
+  if (dir === '.') return true;
+  if (dir.split('/').some((name) => name.endsWith(TEMP_SUFFIX))) return false;
+  const real = await fs.realpath(absPath(root, dir)).catch(() => null);
+  return real !== null && relInside(realRoot, real) === dir;
+}
+
+/**
+ * The real path of `root`; ERR_PRECOMPRESSOR_DIR unless it is a folder.
+ * @param {string} root
+ */
+async function folderOf(root) {
+  let st;
+  try {
+    st = await fs.stat(root);
+  } catch (err) {
+    const code = /** @type {any} */ (err).code;
+    const why = code === 'ENOENT' ? 'does not exist' : `cannot be read (${code})`;
+    throw new PrecompressorError('ERR_PRECOMPRESSOR_DIR', `Directory ${root} ${why}`, { path: root, cause: err });
+  }
+  if (!st.isDirectory()) {
+    throw new PrecompressorError('ERR_PRECOMPRESSOR_DIR', `${root} is not a directory`, { path: root });
+  }
+  return fs.realpath(root);
+}
+
+
+/**
+ * @typedef {{ root: string, realRoot: string, dotfiles: boolean, out: WalkResult }} Walking
+ */
+
+/**
+ * A synchronous walk, breadth first as fast-glob's was (its lstat calls do not each wait for a turn
+ * on libuv's thread pool; the walk runs once per pass, before any other work), with a readdir that
+ * sorts each folder's entries as it reads them (sortEntry()) and gives back only the folders to
+ * enter: so the walk keeps one small record per file (on a tree of 10^5 files and their variants,
+ * entry objects per file made up most of a run's peak memory). The readdir records a folder it
+ * cannot read, or whose name the manifest cannot hold, and goes on. No fast-glob: its ~55 modules
+ * were a fifth of a small run's CPU, to call this readdir.
+ * @param {Walking} w
+ * @param {(files: WalkEntry[]) => void} onFolder each folder's files, sorted by path
+ */
+function globFolders(w, onFolder) {
+  const { root, out } = w;
+  /** @param {string} dir @param {{ withFileTypes: true }} options */
+  const readdirSync = (dir, options) => {
+    const dirRel = relInside(root, dir) ?? '';
+    const problem = dirRel === '' ? null : pathProblem(dirRel);
+    if (problem !== null) {
+      const why = `folder name ${problem}: its files are left out (they could not be served)`;
+      out.leftOut.push({ rel: dirRel, why });
+      return [];
+    }
+    let dirents;
+    try {
+      dirents = fsSync.readdirSync(dir, options);
+    } catch (err) {
+      if (dirRel === '') {
+        const message = `Cannot walk ${root}: ${/** @type {Error} */ (err).message}`;
+        throw new PrecompressorError('ERR_PRECOMPRESSOR_DIR', message, { path: root, cause: err });
+      }
+      if (!gone(err)) out.failed.push(failureOf(dirRel, err));
+      return [];
+    }
+    const prefix = dirRel === '' ? '' : `${dirRel}/`;
+    /** @type {WalkEntry[]} */
+    const files = [];
+    const folders = dirents.filter((d) => sortEntry(w, `${prefix}${d.name}`, d, files));
+    onFolder(files.sort(byRel));
+    return folders;
+  };
+  const folders = [root];
+  for (let i = 0; i < folders.length; i++) {
+    const dir = folders[i];
+    folders[i] = ''; // let go of the names walked
+    for (const d of readdirSync(dir, { withFileTypes: true })) folders.push(path.join(dir, d.name));
+  }
+}
+
+/**
+ * Sort one entry of a folder into temps, files or links; true for a folder to enter. Our temp
+ * folders are listed (so that our own temps, ".name.pctmp", are swept) but never entered, nor dot
+ * folders without `dotfiles`.
+ * @param {Walking} w
+ * @param {string} rel
+ * @param {import('node:fs').Dirent} d
+ * @param {WalkEntry[]} files this folder's files
+ */
+function sortEntry(w, rel, d, files) {
+  const { out, dotfiles } = w;
+  if (d.name.endsWith(TEMP_SUFFIX)) {
+    if (d.isFile() || d.isDirectory()) out.temps.push(rel); // never entered
+    return false;
+  }
+  if (!dotfiles && hasDotSegment(rel)) return false;
+  if (d.isDirectory()) return true;
+  if (!d.isFile() && !d.isSymbolicLink()) return false; // FIFOs, sockets, devices are never sources
+  const problem = pathProblem(rel);
+  if (problem !== null) {
+    out.leftOut.push({ rel, why: `name ${problem}: left out of the manifest (it could not be served)` });
+  } else if (d.isSymbolicLink()) addLink(w, rel, files);
+  else addFile(w, rel, files);
+  return false;
+}
+
+/**
+ * lstat a regular file found by readdir and list it; a file that cannot be stat'ed is a failure.
+ * @param {Walking} w
+ * @param {string} rel
+ * @param {WalkEntry[]} files
+ */
+function addFile(w, rel, files) {
+  let s;
+  try {
+    s = fsSync.lstatSync(`${w.root}/${rel}`); // not absPath(): per file, and rel is canonical here
+  } catch (err) {
+    if (!gone(err)) w.out.failed.push(failureOf(rel, err));
+    return;
+  }
+  if (s.isFile()) files.push({ rel, size: s.size, mtimeMs: s.mtimeMs, dev: s.dev, ino: s.ino });
+}
+
+/**
+ * A symlink is taken as a file only if it resolves to a file inside the root (its identity is
+ * the target's); else it is listed in `outside`. An alias of a dotfile (env.txt → .env) is a
+ * dotfile too: judged by its target as well as its name.
+ * @param {Walking} w
+ * @param {string} rel
+ * @param {WalkEntry[]} files
+ */
+function addLink(w, rel, files) {
+  const target = resolveInside(w.realRoot, absPath(w.root, rel));
+  if (target === null) w.out.outside.push(rel);
+  else if (!w.dotfiles && hasDotSegment(target.rel)) return;
+  else if (target.st.isFile()) {
+    const st = target.st;
+    files.push({ rel, size: st.size, mtimeMs: st.mtimeMs, dev: st.dev, ino: st.ino, link: true });
+  }
+}
+
+/** Gone since its folder was read: not a failure. */
+const gone = (/** @type {unknown} */ err) => ['ENOENT', 'ENOTDIR'].includes(/** @type {any} */ (err).code);
+
+/**
+ * @param {string} rel
+ * @param {unknown} err
+ * @returns {WalkFailure}
+ */
+function failureOf(rel, err) {
+  const e = /** @type {any} */ (err);
+  const why = e.code === 'ENAMETOOLONG' ? 'its path is longer than the system allows' : 'cannot be read';
+  return { rel, code: e.code ?? 'ERR_PRECOMPRESSOR_FILE', message: `${why} (${e.code ?? e.message})` };
+}
+
+/**
+ * A symlink's target if it resolves inside `realRoot` (its POSIX path relative to it, and its
+ * stats), else null (also for dangling links).
+ * @param {string} realRoot
+ * @param {string} link
+ */
+function resolveInside(realRoot, link) {
+  try {
+    const real = fsSync.realpathSync(link);
+    const rel = relInside(realRoot, real);
+    if (rel === null) return null;
+    return { rel, st: fsSync.statSync(real) };
+  } catch {
+    return null;
+  }
+}
