@@ -8,21 +8,15 @@ import { buildManifest, deltaStem, deltasOf, ownSiteDictionary, SCHEMA_VERSION }
 import { ENCODING_NAMES, variantPath, suffixEncoding, stemOf } from '../encodings.js';
 
 /**
- * Watch mode's batch: a pass over the paths its events named, not over the whole folder. It
- * stats those paths and their relatives (a file's variant and delta paths, a variant's file),
- * decides them as a whole pass would (lib/compress/pass/plan-step.js), against the manifest kept in
- * memory (manifest-records.js), and writes the manifest once, atomically, after every output.
- * What a batch does not do (a whole pass does): find files no event named, choose the site
- * dictionary again, remove delta files no entry records.
+ * Watch mode's batch: a pass over the paths its events named and their relatives, decided as a whole
+ * pass would against the manifest kept in memory; it never finds other files or chooses the site dictionary.
  *
  * @typedef {import('./manifest-records.js').ManifestRecords} ManifestRecords
  * @typedef {import('../compress/index.js').Pass} Pass
  */
 
 /**
- * The paths a batch looks at for the paths its events named (pure): each path; for each file,
- * its variant paths and the delta files its entry records; for a variant or delta, its file
- * (and that file's relatives in turn).
+ * The paths a batch looks at for the paths its events named, with their relatives (pure).
  * @param {Iterable<string>} named
  * @param {{ entry(rel: string): import('../manifest.js').FileEntry | undefined }} records
  * @returns {Set<string>}
@@ -61,12 +55,9 @@ function stemOfOutput(rel) {
 }
 
 /**
- * One batch. Returns null, having done nothing, when its paths touch the site dictionary (a
- * whole pass chooses it); `whole` in the result: the batch found that only a whole pass can set
- * things right (the site dictionary's file changed, the manifest could not be written).
- * `records` is updated in place (and written unless `dryRun`). `links`: the symlinks to files in
- * the tree (an event names the file a link points to, not the link): looked at in every batch,
- * and updated in place with what the batch found.
+ * One batch; null, having done nothing, when its paths touch the site dictionary. `whole`: only a
+ * whole pass can set things right. `links`: the symlinks to files, looked at in every batch (an event
+ * names a link's target, not the link).
  * @param {string} dir
  * @param {object} options
  * @param {{ has(rel: string): boolean }} holdOut files still being written
@@ -91,8 +82,7 @@ export async function batchPass(dir, options, holdOut, { paths, records, links }
 }
 
 /**
- * The last steps of a batch: removals, the pages against the site dictionary, deltas, and the
- * manifest (the records with this batch's entries), written when anything changed.
+ * The last steps of a batch: removals, the pages against the site dictionary, deltas, the manifest.
  * @param {Pass} p
  * @param {Set<string>} rels
  * @param {ManifestRecords} records

@@ -1,14 +1,6 @@
 /**
- * Our key → blob mapping under Bazel's `/ac/`, as an ActionResult of the Remote Execution API v2
- * (pure): bazel-remote accepts it with its default validation (no `--disable_http_ac_validation`),
- * and answers a `GET /ac/` only while the blob it names is in its CAS. Only the fields we use are
- * written; a reader skips every field it does not know (a server may add its own, as bazel-remote
- * adds `execution_metadata.worker`).
- *
- * - `output_files` (2): at most one OutputFile: `path` (1) `precompressor-entry`, `digest` (2) a
- *   Digest: `hash` (1) lower-case hex SHA-256 of the blob, `size_bytes` (2);
- * - `stdout_raw` (5): our record as JSON: `{ precompressor: 1, key, size, bytes, encodeMs }`
- *   (bytes 0, and no output file: the output was not smaller than its source, only the size is kept).
+ * Our key → blob mapping under Bazel's `/ac/` as a Remote Execution API ActionResult (pure), which
+ * bazel-remote validates: `output_files` names the blob, `stdout_raw` holds our record as JSON.
  *
  * @typedef {{ key: string, size: number, bytes: number, encodeMs: number, sha256: string | null }} RemoteRecord
  *   sha256: hex of the blob in the CAS (null when bytes is 0)
@@ -30,14 +22,12 @@ function varint(n) {
 }
 
 /**
- * A length-delimited field.
  * @param {number} field
  * @param {Buffer} bytes
  */
 const lenField = (field, bytes) => Buffer.concat([varint((field << 3) | 2), varint(bytes.length), bytes]);
 
 /**
- * The ActionResult of a record.
  * @param {RemoteRecord} rec
  */
 export function encodeActionResult(rec) {

@@ -7,29 +7,8 @@ import { READ_NOFOLLOW, isRealFolder, notRealFolder, tempPathFor, writeAtomicSyn
 import { sha256 } from '../../manifest.js';
 
 /**
- * The variant cache: compressed bytes kept outside the output folder, content-addressed, so that a
- * build that starts from an empty output (a bundler that empties it, a CI checkout, another
- * machine) copies each variant it made before instead of encoding it again. Shared by every entry
- * point (the CLI, precompress(), watch mode, the Vite plugin) through the pass.
- *
- * - **Key**: SHA-256 of the source's content hash, the encoding, the encoder's parameters for that
- *   file (zlibOptions(): quality, level, mode, window, zopfli, zstd level) and the encoders'
- *   versions (Node's zlib, Brotli and zstd, the WebAssembly packages, this package). Never a path.
- *   minRatio is not in it: an entry holds the bytes whenever they are smaller than the source, and
- *   each run applies its own minRatio.
- * - **Entry** `<dir>/<2 hex>/<64 hex key>`: the compressed bytes, then a trailer: a JSON record
- *   (key, size, SHA-256 of the bytes, encode time), its length (4 bytes) and MAGIC. One file,
- *   written to a temp file beside it and renamed: a reader sees a whole entry or none.
- * - **Use**: the record is read and checked (magic, lengths, key); the bytes, read through the
- *   same descriptor, must decode to exactly the source's bytes before they are written to the
- *   output (lib/compress/cache/take.js). The record's own size and SHA-256 only catch damage:
- *   whoever can write the folder can recompute them, so only the decode proves a variant. Anything
- *   that fails is removed from the cache and the variant is encoded again: neither a damaged nor a
- *   rewritten entry reaches the output.
- * - **Bounded**: a hit sets the entry's mtime (least recently used = oldest mtime), once per run
- *   (cache-take.js, markUsed()); after a run
- *   that wrote entries, the oldest are removed until the cache fits `cacheMaxSize`
- *   (lib/compress/cache/upkeep.js: a pass's counters, eviction, info, prune, clear).
+ * The variant cache's entry files (docs/cache.md): content-addressed compressed bytes with a record,
+ * each proven by decoding before use (take.js), as the record only catches damage.
  */
 
 const MAGIC = Buffer.from('PCCACHE1');
@@ -88,7 +67,6 @@ export const entryPath = (/** @type {string} */ dir, /** @type {string} */ key) 
 const READ_WHOLE = 64 * 1024;
 
 /**
- * `n` bytes of the file open on `fd` at `pos`, or fewer when it ends before.
  * @param {number} fd
  * @param {number} n
  * @param {number} pos
@@ -125,10 +103,8 @@ function readRecord(fd, fileSize, key, whole = null) {
 }
 
 /**
- * Is the shard folder of `file` (an entry, or a temp file beside one) a real folder, not a symlink
- * that would take a path operation outside the cache? False also when it does not exist. Checked
- * right before each operation on a path there (discard(), touch(), a store), not before a read:
- * an entry read through a symlinked shard is only bytes, proven by decoding before any use.
+ * Is the shard folder of `file` a real folder, not a symlink that would take a path operation outside
+ * the cache? Not checked before a read: what is read is only bytes, proven before any use.
  * @param {string} file
  */
 function inRealShard(file) {
@@ -136,8 +112,7 @@ function inRealShard(file) {
 }
 
 /**
- * Remove a damaged entry or a temp file (best effort: another run may have replaced or removed it),
- * unless its shard folder is a symlink now (the path leads outside the cache: left there).
+ * Remove a damaged entry or a temp file (best effort), unless its shard folder is a symlink now.
  * @param {string} file
  */
 export function discard(file) {
@@ -149,10 +124,8 @@ export function discard(file) {
 }
 
 /**
- * The entry of `key` open for reading, or null: none, not a whole one (then it is removed), not a
- * regular file (opened without following a symlink and without blocking, then checked: a FIFO
- * planted as an entry cannot block the build). A small entry comes with its bytes (`data`), read
- * with its record; `mtimeMs` is when it was last used (touch()). The caller closes `fd`.
+ * The entry of `key` open for reading, or null (none, not whole, not a regular file: a FIFO planted as
+ * an entry cannot block the build). A small entry comes with its bytes. The caller closes `fd`.
  * @param {string} dir
  * @param {string} key
  * @returns {(Entry & { fd: number, data?: Buffer, mtimeMs: number }) | null}
@@ -185,8 +158,7 @@ export function openEntrySync(dir, key) {
 }
 
 /**
- * The record of the file `file` if it is a whole entry whose key is `name` (a regular file, not
- * followed through a symlink), else null: what `cache prune` and `clear` may remove.
+ * The record of `file` if it is a whole entry whose key is `name`: what `cache prune` and `clear` may remove.
  * @param {string} file
  * @param {string} name
  * @returns {EntryRecord | null}
@@ -209,7 +181,6 @@ export function entryRecordAt(file, name) {
 }
 
 /**
- * The entry of `key`, or null (see openEntrySync()).
  * @param {string} dir
  * @param {string} key
  * @returns {Entry | null}
@@ -222,10 +193,8 @@ export function lookupSync(dir, key) {
 }
 
 /**
- * Mark an entry as just used (its mtime orders eviction): through `fd`, the descriptor it was read
- * through, else (or where a descriptor opened for reading cannot set times: Windows) by its path
- * without following a symlink; only while its shard folder is a real folder (inRealShard()). A
- * read-only cache is still used.
+ * Mark an entry as just used (its mtime orders eviction): through `fd`, else (Windows) by its path
+ * without following a symlink. A read-only cache is still used.
  * @param {string} file
  * @param {number} [fd]
  */
@@ -241,7 +210,6 @@ export function touch(file, fd) {
 }
 
 /**
- * Did `fn` run without throwing?
  * @param {() => void} fn
  */
 function trySync(fn) {
@@ -254,8 +222,7 @@ function trySync(fn) {
 }
 
 /**
- * An entry's bytes in memory (small outputs such as deltas), checked; null (and the entry
- * removed) when they do not match its record.
+ * An entry's bytes in memory (small outputs such as deltas); null (the entry removed) unless they match its record.
  * @param {Entry} entry
  */
 export function readBytesSync(entry) {
@@ -278,7 +245,6 @@ export function readBytesSync(entry) {
 }
 
 /**
- * An entry file's content: the bytes (none when `data` is null) and the trailer.
  * @param {string} key
  * @param {Buffer | null} data
  * @param {number} size
@@ -305,8 +271,8 @@ function trailer(rec) {
 }
 
 /**
- * Add an entry (atomically: temp file beside it, then rename; a concurrent writer of the same key
- * writes the same bytes). `data` null records that the output (of `size` bytes) was not smaller.
+ * Add an entry, atomically (a concurrent writer of the same key writes the same bytes). `data` null:
+ * the output was not smaller.
  * @param {string} dir
  * @param {string} key
  * @param {Buffer | null} data
@@ -323,9 +289,8 @@ export function storeSync(dir, key, data, info) {
 }
 
 /**
- * Add a variant made by streaming (its bytes are in the file `variant`, not in memory). `made` is
- * what the encoder wrote: a copy whose bytes differ (the file replaced meanwhile by another
- * writer of the same output) is not stored, so no entry ever holds bytes of another source.
+ * Add a variant made by streaming, from the file `variant`, unless its bytes are no longer `made`
+ * (replaced by another writer): no entry holds bytes of another source.
  * @param {string} dir
  * @param {string} key
  * @param {string} variant

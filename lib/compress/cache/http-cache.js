@@ -6,16 +6,8 @@ import pLimit from 'p-limit';
 const require = createRequire(import.meta.url);
 
 /**
- * A client of Bazel's HTTP cache protocol (`GET`/`PUT`/`HEAD` `<url>/ac/<64 hex>` and
- * `<url>/cas/<64 hex>`), as bazel-remote, nginx with WebDAV `PUT` and most build-cache services
- * serve it. It never throws and never makes a build wait long on a bad server:
- * - at most `concurrency` requests at once, over kept-alive connections;
- * - a request with no progress (connect, headers or body) for `timeoutMs` ends the remote for this
- *   run (`down`), as does a refused connection, a failed DNS lookup, or `slowLimit` requests slower
- *   than `slowMs` each (a server that answers, but slower than encoding locally);
- * - a 5xx, 429, a reset connection or a cut body is tried again (twice, 50 then 200 ms later), then
- *   ends the remote too; a 401 or 403 on a read ends it, on a write makes it read-only;
- * - each of these is one line (`notes`) and the build goes on with the local cache.
+ * A client of Bazel's HTTP cache protocol (`/ac/`, `/cas/`): it never throws and never makes a build
+ * wait long on a bad server, which it leaves for the rest of the run with one line (docs/cache.md).
  */
 
 /** @typedef {{ status: number, body: Buffer }} Response */
@@ -39,7 +31,6 @@ const RETRY_STATUS = new Set([408, 429, 500, 502, 503, 504]);
 const RETRY_CODES = new Set(['ECONNRESET', 'EPIPE', 'ERR_STREAM_PREMATURE_CLOSE', 'ECONNABORTED', 'ETRUNCATED']);
 
 /**
- * The URL as it may be printed: no user name, password, query or fragment.
  * @param {string} url
  */
 export function shownUrl(url) {

@@ -1,10 +1,8 @@
 import { removeIfPresentSync, writeAtomicSync, writeAtomicWith } from '../../fs-atomic.js';
 
 /**
- * Taking a variant from the variant cache's store (lib/compress/cache/variant-store.js) into the output:
- * its bytes must be proven to decode to the source before they are written. The record's size and
- * SHA-256 only catch damage: whoever can write the store can recompute them, so only the decode
- * proves a variant. The proof runs here, where the source's bytes are (a worker): a store only moves bytes.
+ * Taking a variant from the store into the output once its bytes decode to the source: whoever can
+ * write the store can rewrite a record too. The proof runs where the source's bytes are (a worker).
  *
  * @typedef {{ target: string, keepBelow: number, mtime: Date, tempDir?: string | null }} Placement
  *   tempDir: a folder on the target's file system for the temp file
@@ -50,9 +48,8 @@ async function reject(store, key, stats) {
 }
 
 /**
- * Put the cached variant of `key` in place: written to `target` when smaller than `keepBelow`
- * bytes and `proves(bytes)` (they decode to the source), else `target` removed. Null on a miss
- * (nothing usable: encode it). The bytes in memory (a worker's files).
+ * Put the cached variant of `key` in place when smaller than `keepBelow` and proven, else remove
+ * `target`; null on a miss.
  * @param {import('./variant-store.js').VariantStore} store
  * @param {From} from
  * @param {string} key
@@ -75,9 +72,8 @@ export async function takeVariant(store, from, key, at, stats) {
 }
 
 /**
- * takeVariant() for a streamed file: the entry's bytes are copied to the target's temp file and
- * decoded on the way by `proves(stream, out)`, which resolves true only when they decode to the
- * source; the temp file is renamed into place only then.
+ * takeVariant() for a streamed file: the bytes are decoded on their way to the temp file, renamed
+ * into place only once proven.
  * @param {import('./variant-store.js').VariantStore} store
  * @param {From} from
  * @param {string} key

@@ -7,15 +7,13 @@ import { ENTRY_NAME, LAST_RUN, SHARD_NAME, entryRecordAt } from './entry-files.j
 import { storeDescriptor } from './variant-store.js';
 
 /**
- * The variant cache (lib/compress/cache/entry-files.js) as a whole: one pass's use of it (counters, the
- * last-run record, eviction at the end) and the maintenance of `precompressor cache`: info,
- * prune (least recently used first: oldest mtime, which a hit refreshes), clear.
+ * The variant cache as a whole: one pass's use of it (counters, the last-run record, eviction) and
+ * `precompressor cache` info, prune (least recently used first) and clear.
  */
 
 /**
- * The tag that marks a folder as a cache (https://bford.info/cachedir/): written when a build uses
- * the cache, and required before anything in a folder is removed, so that `--cache-dir` naming
- * another folder by mistake removes nothing.
+ * The tag that marks a folder as a cache (https://bford.info/cachedir/), required before anything is
+ * removed: a `--cache-dir` naming another folder by mistake removes nothing.
  */
 export const CACHEDIR_TAG = 'CACHEDIR.TAG';
 const TAG_SIGNATURE = 'Signature: 8a477f597d28d172789f06886806bc55';
@@ -32,8 +30,7 @@ export async function markCache(dir) {
 }
 
 /**
- * Throw unless `dir` carries our tag (a regular file that begins with the signature): nothing is
- * removed from a folder that is not a cache. A folder that does not exist has nothing to remove.
+ * Throw unless `dir` carries our tag (or does not exist).
  * @param {string} dir
  * @returns {Promise<boolean>} false when `dir` does not exist
  */
@@ -52,9 +49,8 @@ async function assertCache(dir) {
 const SHARD_TEMP = /^\.[0-9a-f]{64}\.\d+-[0-9a-f]{12}\.pctmp$/;
 
 /**
- * Visit every entry of the cache with its size and mtime: regular files named by their key that
- * hold a whole entry of that key, in shard folders that are not symlinks; temps of processes that
- * are gone are removed. Anything else (another tool's blobs, a symlink) is neither visited nor removed.
+ * Visit every whole entry of the cache with its size and mtime, removing the temps of processes gone;
+ * anything else (another tool's blobs, a symlink) is neither visited nor removed.
  * @param {string} dir
  * @param {(file: string, size: number, mtimeMs: number) => void} visit
  */
@@ -77,7 +73,6 @@ async function scan(dir, visit) {
 }
 
 /**
- * How many entries the cache holds and their bytes (one scan, nothing kept per entry).
  * @param {string} dir
  */
 async function measure(dir) {
@@ -91,9 +86,8 @@ async function measure(dir) {
 }
 
 /**
- * Remove the least recently used entries until the cache holds at most `maxSize` bytes. A cache
- * within its cap is only measured: a list of every entry (10^5 after a big site's first build)
- * is made only when some must go.
+ * Remove the least recently used entries until the cache holds at most `maxSize` bytes; the list of
+ * every entry is made only when some must go.
  * @param {string} dir
  * @param {number} maxSize
  * @returns {Promise<{ entries: number, bytes: number, removed: number, freed: number }>} what is left, and what went
@@ -120,7 +114,6 @@ export async function prune(dir, maxSize) {
 }
 
 /**
- * What `precompressor cache info` shows: entries, bytes, the last run's hits and misses.
  * @param {string} dir
  */
 export async function info(dir) {
@@ -146,9 +139,8 @@ export async function clear(dir) {
 }
 
 /**
- * Who else can write a cache folder with this stat, in words, or null (pure): another owner, or
- * write permission for others, or for a group that is not the user's own. Its entries are proven
- * before use (cache-take.js), but such a writer can still slow builds down or fill the disk.
+ * Who else can write a cache folder with this stat, in words, or null (pure): entries are proven before
+ * use, but such a writer can still slow builds down or fill the disk.
  * @param {{ uid: number, gid: number, mode: number }} st
  * @param {{ uid: number, gid: number }} me
  */
@@ -175,12 +167,9 @@ async function exposureWarning(dir) {
 const SCAN_EVERY = 20;
 
 /**
- * How a run learns the cache's size (pure): `scan` (a stat per entry, evicting down to the cap) or
- * the size the last run recorded plus this run's additions (`bytes`, undefined when unknown).
- * A run scans only when the estimate could exceed the cap, when it is unknown and the run added
- * entries, or every SCAN_EVERY runs (other processes' additions are not in the record); a run that
- * may not scan (a watch batch: it costs what it touches) records its estimate, and the next run
- * that may scan finds it over the cap or SCAN_EVERY runs old and scans.
+ * How a run learns the cache's size (pure): `scan` (a stat per entry) or the last run's record plus
+ * this run's additions. It scans when the estimate could exceed the cap or is unknown, or every
+ * SCAN_EVERY runs (other processes' additions are not recorded); a watch batch never scans.
  * @param {{ bytes?: unknown, runsSinceScan?: unknown } | null} last the last run's record
  * @param {number} written bytes this run added
  * @param {number} cap cacheMaxSize
@@ -215,8 +204,7 @@ async function sizeAfter(last, written, opts, mayScan) {
 }
 
 /**
- * Evict down to the cap when the last record's size is over it: batches that may not scan
- * (sizeStep()) leave that to the next run, which may have used no entry at all.
+ * Evict down to the cap when the last record's size is over it (left there by batches that may not scan).
  * @param {{ cacheDir: string, cacheMaxSize: number }} opts
  */
 async function evictOverdue(opts) {
@@ -247,9 +235,8 @@ function lastRunSync(dir) {
 }
 
 /**
- * Since when an entry counts as marked used (ms): since the last recorded run started, so that a
- * take marks it once per run that uses it (lib/compress/cache/take.js). Infinity (always marked)
- * without such a record.
+ * Since when an entry counts as marked used: since the last run started, so that a take marks it once
+ * per run (Infinity without a record).
  * @param {Record<string, unknown> | null} last
  */
 export function markedSince(last) {
@@ -258,8 +245,8 @@ export function markedSince(last) {
 }
 
 /**
- * The cache side of one pass: what its tasks take (`task`: null when the cache is off or in a
- * dry run), its counters, and at the end the last-run record and eviction.
+ * The cache side of one pass: what its tasks take (`task`: null when off), its counters, and at the end
+ * the last-run record and eviction.
  * @param {{ cache: boolean, cacheDir: string, cacheMaxSize: number, dryRun: boolean, force: boolean }} opts
  */
 export function createCacheRun(opts) {
@@ -286,9 +273,8 @@ export function createCacheRun(opts) {
       error ??= s.error;
     },
     /**
-     * Record this run's figures and evict down to the cap if it added entries (`scan: false`, a
-     * watch batch: never reads the cache folder; see sizeStep()). The cache is never a reason to
-     * fail a build: its errors are one warning.
+     * Record this run's figures and evict down to the cap if it added entries; the cache never fails a
+     * build: its errors are one warning.
      * @param {{ warn(path: string, message: string): void }} report
      * @param {{ scan?: boolean }} [how]
      */

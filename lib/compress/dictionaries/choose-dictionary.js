@@ -2,11 +2,8 @@ import zlib from 'node:zlib';
 import { deltaCodecOf } from '../encoders/index.js';
 
 /**
- * The site dictionary (RFC 9842): one dictionary for all the pages of a site, made from what they
- * share (layout, navigation, inline data). Pure buffer → buffer: pages in, the dictionary out,
- * chosen by measurement among candidates (the most shared segments concatenated, at several sizes;
- * a representative page as it is), each scored on a sample of the pages by what a visit costs with
- * it: the dictionary's own Brotli bytes plus VISIT_PAGES pages compressed against it.
+ * The site dictionary (RFC 9842), pure: made from what the pages share, chosen among candidates by what
+ * a visit costs with each (its own bytes plus VISIT_PAGES pages against it) on a sample of the pages.
  */
 
 /** @typedef {import('../../encodings.js').DeltaEncoding} DeltaEncoding */
@@ -27,9 +24,8 @@ const SCORE_BROTLI = 9;
 const KEEP_MARGIN = 0.05;
 
 /**
- * The segments of a page: cut before every `<`, so a tag and the text after it are one segment
- * (a sidebar link that differs only on the current page is one segment, not the whole sidebar).
- * latin1 keeps the bytes as they are.
+ * The segments of a page, cut before every `<`: a sidebar link that differs on the current page is
+ * one segment, not the whole sidebar.
  * @param {Buffer} page
  * @returns {string[]}
  */
@@ -53,11 +49,8 @@ export function sharedSegments(pages) {
 }
 
 /**
- * The shared skeleton of a page: its segments that at least `minPages` pages have, every
- * occurrence kept in its order (runs of short repeated segments, such as the links of a sidebar,
- * match as one long run only where they follow each other as in the pages). `extra` shared
- * segments of other pages that the skeleton lacks (other layouts) are appended, most shared first,
- * up to `budget` bytes in all.
+ * The shared skeleton of a page: its segments that at least `minPages` pages have, in order (so that
+ * runs stay runs), then `extra` segments of other layouts, most shared first, up to `budget` bytes.
  * @param {string[]} page segments of the representative page
  * @param {string[][]} pages segments of every page
  * @param {Map<string, number>} df from sharedSegments()
@@ -105,8 +98,7 @@ function representative(segs, df) {
 }
 
 /**
- * Bytes of `page` compressed against `dict` for scoring (the codec's quick options: their ranking,
- * not the final sizes), with the delta's header.
+ * Bytes of `page` against `dict` for scoring, with the codec's quick options (their ranking is the same).
  * @param {DeltaEncoding} via
  * @param {Buffer} page
  * @param {Buffer} dict
@@ -135,10 +127,8 @@ function brotliSize(buf) {
  */
 
 /**
- * Choose the site dictionary for `pages` by measurement. `best[i]` is page i's best ordinary size
- * (its Brotli 11 variant). Returns method 'none' (no bytes) when no candidate makes a visit
- * cheaper than the ordinary variants, and `previous` (the previous build's dictionary) while it
- * scores within KEEP_MARGIN of the best new candidate.
+ * Choose the site dictionary for `pages` (`best[i]`: page i's best ordinary size): 'none' when no
+ * candidate makes a visit cheaper, `previous` while within KEEP_MARGIN of the best new one.
  * @param {Buffer[]} pages
  * @param {number[]} best
  * @param {DeltaEncoding} via the encoder to score with

@@ -7,12 +7,8 @@ export { dczMaxWindow, dczWindowLog } from '../encoders/index.js';
 export { familyOf, escapeUrlPattern } from '../../site-policy.js';
 
 /**
- * Deploy deltas (RFC 9842, Compression Dictionary Transport): which files are versions of the
- * same asset (families), the URLPattern a browser uses to offer the old version, and the two
- * delta encodings, `dcz` (zstd with the old version as raw-content dictionary) and `dcb` (Brotli
- * with it as shared dictionary, RFC 9841), each decoded and compared before it may be kept.
- * Pure buffer → buffer here; the store and the pass are lib/compress/dictionaries/dictionary-store.js and
- * lib/compress/dictionaries/deploy-deltas.js.
+ * Deploy deltas (RFC 9842), buffer → buffer: the two delta encodings, `dcz` (zstd, the old version as
+ * raw dictionary) and `dcb` (Brotli, RFC 9841), each decoded and compared before it may be kept.
  */
 
 /** @typedef {import('../../encodings.js').DeltaEncoding} DeltaEncoding */
@@ -33,9 +29,8 @@ export function dictionaryHashOf(contentHash) {
 // ---- encoders ----
 
 /**
- * Which delta encodings this Node can make, probed (never by version number): a dictionary must
- * round-trip and make the output smaller. Node's zlib ignores an unknown `dictionary` option
- * (Brotli before 24.15), so "no error" proves nothing.
+ * Which delta encodings this Node can make, probed: zlib ignores an unknown `dictionary` option
+ * (Brotli before 24.15), so only a smaller output that round-trips proves one.
  * @returns {readonly DeltaEncoding[]}
  */
 export function deltaEncoders() {
@@ -60,9 +55,7 @@ function probe(encoding) {
 }
 
 /**
- * Compress `data` against `dict` to a complete dcb or dcz body (magic, SHA-256 of the dictionary,
- * stream). Off the main thread (libuv's pool). Returns null when the pair cannot be encoded
- * (zstd would read a dictionary starting with its own magic number as a formatted dictionary).
+ * Compress `data` against `dict` to a complete dcb or dcz body; null when the pair cannot be encoded.
  * @param {DeltaEncoding} encoding
  * @param {Buffer} data
  * @param {Buffer} dict

@@ -19,10 +19,8 @@ import { pairByContent, sketchOf } from './similarity.js';
 /** @typedef {import('../../encodings.js').DeltaEncoding} DeltaEncoding */
 
 /**
- * The deploy-delta step of a pass, after the ordinary variants: give every eligible file its
- * `dictionary` (family match pattern) and make its deltas against the earlier versions of its
- * family (the dictionary store, and `previous`), each decoded and compared before it is written;
- * remove the delta files no entry records; then record this build's versions in the store.
+ * The deploy-delta step of a pass: each eligible file's `dictionary` record and its deltas against the
+ * earlier versions of its family, each proven before it is written; then this build's versions stored.
  *
  * @typedef {import('../../options.js').Options} Options
  * @typedef {import('./dictionary-store.js').DictionaryStore} Store
@@ -40,9 +38,8 @@ import { pairByContent, sketchOf } from './similarity.js';
 const INDEX_PAGES = new Set([...INDEX_FILES, 'index.htm']);
 
 /**
- * The family of a file for deltas: by name (familyOf()), or for a name that is only a hash
- * (`chunks/3f2a…91.js`) the folder's files of its extension, whose versions are paired by content
- * (`byContent`). Null for a name URLPattern cannot take (a colon).
+ * The family of a file for deltas: by name, or for a name that is only a hash the folder's files of its
+ * extension, paired by content (`byContent`).
  * @param {string} rel
  * @param {Options} opts
  */
@@ -64,7 +61,6 @@ export function deltaFamilyOf(rel, opts) {
 }
 
 /**
- * Does this entry get a dictionary family and deltas?
  * @param {string} rel
  * @param {import('../../manifest.js').FileEntry} entry
  * @param {Options} opts
@@ -75,7 +71,6 @@ function eligible(rel, entry, opts) {
 }
 
 /**
- * An entry without the delta fields (they are recomputed each pass).
  * @param {import("../../manifest.js").FileEntry} entry
  */
 function bare(entry) {
@@ -95,7 +90,6 @@ function bestOrdinary(entry) {
 }
 
 /**
- * Versions of each family in an older build folder (`previous`): key → [{ hash, read }].
  * @param {Options} opts
  * @param {string} previous
  * @param {Set<string>} keys
@@ -129,7 +123,6 @@ async function previousVersions(opts, previous, keys) {
  */
 
 /**
- * The delta step of one pass (see the top of this file). Updates `entries` in place.
  * @param {DeltaInput} input
  * @returns {Promise<{ changed: boolean, summary: DeltaSummary }>}
  */
@@ -166,8 +159,7 @@ export async function addDeltas(input) {
       }
       for (const rel of rels) work.push({ rel, dicts, size: /** @type {any} */ (entries.get(rel)).size });
     }
-    // Largest first (zlib runs them on libuv's pool of 4 threads, up to 4 files at a time),
-    // so a big bundle does not finish last.
+    // Largest first, so that a big bundle does not finish last.
     const limit = pLimit(Math.max(2, Math.min(opts.concurrency, 4)));
     await Promise.all(work.sort((a, b) => b.size - a.size).map(({ rel, dicts }) =>
       // A delta that cannot be written is a warning: the file is served as usual without it.
@@ -182,8 +174,7 @@ export async function addDeltas(input) {
     if (!opts.dryRun) await removeIfPresent(absPath(opts.root, rel)).catch(failed);
   }
   if (store && !opts.dryRun) {
-    // The store is a cache: when it cannot be written, this build is served as usual,
-    // and the next one gets fewer deltas.
+    // The store is a cache: when it cannot be written, the next build gets fewer deltas.
     const warn = (/** @type {Error} */ err) => report.warn(store.dir, `dictionary store not updated (${err.message})`);
     await recordVersions(store, members, entries, opts).catch(warn);
   }
@@ -192,8 +183,7 @@ export async function addDeltas(input) {
 }
 
 /**
- * For the files of a folder named only by a hash: each one's earlier version found by content
- * (lib/compress/dictionaries/similarity.js), as its one dictionary; none when nothing is close enough.
+ * For the files of a folder named only by a hash: each one's earlier version found by content, if close enough.
  * @param {Options} opts
  * @param {Map<string, import('../../manifest.js').FileEntry>} entries
  * @param {string[]} rels this build's files of the folder
@@ -218,7 +208,6 @@ async function pairedByContent(opts, entries, rels, dicts) {
 }
 
 /**
- * The delta fields of every entry, to tell whether a pass changed them.
  * @param {Map<string, import("../../manifest.js").FileEntry>} entries
  */
 function dictionaryState(entries) {
@@ -299,9 +288,8 @@ async function deltasFor(run, rel, dicts) {
 }
 
 /**
- * Count a file's delta in the summary: as servable only when a browser keeps the file as a
- * dictionary as it is served by default (a hashed name, immutable) and offers it for the new
- * version (a pattern of its own, not a folder's `*.js`).
+ * Count a file's delta in the summary, as servable only when a browser keeps the file as a dictionary
+ * by default (a hashed name) and offers it for the new version (not a folder's `*.js`).
  * @param {DeltaSummary} summary
  * @param {import('../../manifest.js').FileEntry} entry
  * @param {number} best its best ordinary representation
@@ -319,7 +307,6 @@ function count(summary, entry, best, smallest) {
 }
 
 /**
- * The file's bytes, or null when they no longer hash to its entry.
  * @param {Options} opts
  * @param {string} rel
  * @param {import('../../manifest.js').FileEntry} entry
@@ -364,8 +351,7 @@ export async function encodeAll(run, rel, data, dict, dictKey, best) {
 }
 
 /**
- * A delta from the variant cache (keyed on the file's and the dictionary's content), or encoded
- * and added to it. `out` null: this Node could not make it.
+ * A delta from the variant cache, or encoded and added to it. `out` null: this Node could not make it.
  * @param {Pick<DeltaRun, 'cache' | 'remote'>} run
  * @returns {Promise<{ out: Buffer | null, cached: boolean }>}
  * @param {DeltaEncoding} enc
@@ -401,9 +387,8 @@ async function cachedDelta(run, enc, data, dict, digest) {
 }
 
 /**
- * A delta of `key` from the variant store, else from the remote cache (added to the store), that
- * `proves` (it decodes against its dictionary to the file): one whose bytes do not match their
- * record (damage) is evicted, a miss; one that does not prove is evicted and counted as rejected.
+ * A delta of `key` from the variant store, else the remote cache, that `proves` (decodes against its
+ * dictionary to the file); one that does not is evicted.
  * @param {Pick<DeltaRun, 'remote'>} run
  * @param {import('../cache/index.js').VariantStore} store
  * @param {string} key
@@ -434,8 +419,7 @@ async function takeDelta(run, store, key, proves, stats) {
 }
 
 /**
- * The dictionaries for the files of one family: those of `previous` (the build the user named),
- * then its stored versions, newest first; not this build's own; at most `max`.
+ * The dictionaries for one family, at most `max`: `previous`'s, then the stored versions, newest first.
  * @returns {{ hash: string, read: () => Promise<Buffer | null> }[]}
  * @param {Store} store
  * @param {string} key

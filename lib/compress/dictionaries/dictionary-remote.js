@@ -3,15 +3,8 @@ import { contentHash, sha256 } from '../../manifest.js';
 import { encodeActionResult } from '../cache/index.js';
 
 /**
- * The dictionary store (lib/compress/dictionaries/dictionary-store.js) through the remote cache, so that a fresh
- * runner finds the earlier versions of each family (and the site dictionary) and makes deltas:
- * - each version's bytes are a CAS blob (`/cas/<hex of its SHA-256>`): content-addressed, so a
- *   version is used only when its bytes hash to the SHA-256 the index records for it, which is the
- *   one the manifest recorded for that file;
- * - the store's index (family → versions, newest first) is a CAS blob too, named under `/ac/` by the
- *   store's id (one per output folder, as the local store's folder), as an ActionResult.
- * The local store stays the first level: a family it knows is read from it; the remote fills in the
- * families it lacks. After a build records its versions, the missing blobs and the index are uploaded.
+ * The dictionary store through the remote cache, so that a fresh runner finds earlier versions: each a
+ * CAS blob used only when it hashes to the recorded SHA-256, the index under `/ac/` by the store's id.
  *
  * @typedef {import('./dictionary-store.js').DictionaryStore} Store
  */
@@ -22,7 +15,6 @@ const HASH = /^sha256-[A-Za-z0-9_-]{43}$/;
 const hexOf = (hash) => Buffer.from(hash.slice(7), 'base64url').toString('hex');
 
 /**
- * The `/ac/` key of a store's index.
  * @param {string} storeDir the local store's folder (its name is the output folder's id)
  */
 export const indexKey = (storeDir) => sha256(`precompressor dictionary index 1\0${path.basename(storeDir)}`, 'hex');
@@ -80,9 +72,7 @@ export async function withRemote(store, remote) {
 }
 
 /**
- * Upload the versions of `current` the remote lacks, then the index with their families as the
- * local store now lists them, followed by the older ones the remote had (up to `keep` builds' worth),
- * and the other families as the remote had them.
+ * Upload the versions of `current` the remote lacks, then the index merged with the remote's.
  * @param {import('../cache/index.js').RemoteEntries} remote
  * @param {string} key
  * @param {Store} store

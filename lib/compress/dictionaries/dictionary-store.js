@@ -6,23 +6,12 @@ import { contentHash } from '../../manifest.js';
 import { DELTA_MAX_SIZE } from './delta-encode.js';
 
 /**
- * The dictionary store: earlier versions of each family (see familyOf() in lib/compress/dictionaries/delta-encode.js),
- * kept outside the output folder so that they survive builds that empty it (Vite). One folder per
- * output folder (`<store>/<id>/`, id from the output's path relative to the working directory, so
- * a CI that restores the store into another checkout path still finds it):
- * - `objects/<sha256 base64url>`: the identity bytes, content-addressed;
- * - `index.json`: per family key, its versions' hashes (manifest format), newest first.
- * Reads check every object against its name; a missing or damaged object is simply not offered.
- * Writes are atomic (objects first, then the index); objects no version lists are removed after.
- * Others may write the store (a CI cache): files are read only if regular and capped
- * (readRegularFile(): a FIFO or a symlink there neither blocks nor redirects a build), and nothing
- * is written or removed through a folder of the store that is a symlink (isRealFolder()).
+ * The dictionary store (docs/deltas.md): earlier versions of each family, outside the output folder so
+ * that they survive builds that empty it; every object checked against its name when read.
  */
 
 /**
- * What the delta steps use of a dictionary store (lib/compress/dictionaries/deploy-deltas.js, site-deltas.js): another
- * store (a remote one, for CI runners that share earlier versions) implements this and is returned
- * by openDictionaryStore().
+ * What the delta steps use of a dictionary store; a remote one implements it too.
  * @typedef {{ hash: string, bytes: () => Promise<Buffer> }} Version
  * @typedef {object} DictionaryStore
  * @property {string} dir where it is, for messages
@@ -49,7 +38,6 @@ const STORE_SCHEMA = 1;
 const INDEX_MAX = 64 * 1024 * 1024;
 
 /**
- * The store folder of one output folder.
  * @param {string} storeRoot
  * @param {string} root absolute output folder
  */
@@ -84,7 +72,6 @@ async function readIndex(dir) {
 }
 
 /**
- * Open (or start) the store of one output folder. A missing or unreadable index is an empty store.
  * @param {string} dir from storeFolderFor()
  */
 export async function openStore(dir) {
@@ -128,9 +115,8 @@ export async function openStore(dir) {
       return kept;
     },
     /**
-     * Make the given versions the newest of their family, keep `keep` builds' worth of versions
-     * per family (`keep` × this build's members), and remove the objects nothing lists any more.
-     * A version whose bytes no longer hash to it (the file changed since) is left out.
+     * Make the given versions the newest of their family, keep `keep` builds' worth, and remove the
+     * objects nothing lists any more.
      * @param {Map<string, { hash: string, bytes: () => Promise<Buffer> }[]>} current family key → this build's versions
      * @param {number} keep
      * @returns {Promise<number>} families changed

@@ -1,9 +1,6 @@
 /**
- * Pairing files named only by a hash (`chunks/3f2a…91.js`) with their previous version by content:
- * a bottom-k sketch of each file's 32-byte shingles estimates how much two files share, and each
- * new file takes the most similar earlier file not taken yet, above a floor. A wrong pair only
- * costs bytes (its delta is decoded before it is kept, and kept only if small); the floor keeps it
- * rare. Pure: buffers in, numbers out.
+ * Pairing files named only by a hash with their previous version by content (pure): bottom-k sketches
+ * of 32-byte shingles. A wrong pair only costs bytes; a floor keeps it rare.
  */
 
 /** Sketch size: the estimate's error is about 1/√k. */
@@ -53,8 +50,7 @@ export function sketchOf(data) {
 }
 
 /**
- * Estimated share of shingles two files have in common (Jaccard), from their sketches: of the K
- * smallest hashes of both, the share found in each.
+ * Estimated share of shingles two files have in common (Jaccard), from their sketches.
  * @param {Uint32Array} a
  * @param {Uint32Array} b
  */
@@ -83,9 +79,7 @@ export function similarity(a, b) {
  */
 
 /**
- * Pair each new file with at most one earlier file and each earlier file with at most one new file,
- * most similar pairs first; each new file is compared with its MAX_COMPARISONS earlier files
- * closest in size. Pairs under MIN_SIMILARITY are not made.
+ * Pair new files with earlier files one to one, most similar first, above MIN_SIMILARITY.
  * @template N, O
  * @param {Sketched<N>[]} fresh
  * @param {Sketched<O>[]} earlier

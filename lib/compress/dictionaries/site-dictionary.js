@@ -16,11 +16,8 @@ import { deltaCodecOf } from '../encoders/index.js';
 /** @typedef {import('../../encodings.js').DeltaEncoding} DeltaEncoding */
 
 /**
- * The site-dictionary step of a pass (RFC 9842): one dictionary chosen from the site's HTML pages
- * (lib/compress/dictionaries/choose-dictionary.js), written at the root as `precompressor-dictionary.<16 hex>.dict`
- * with its own variants, and every page's dcz/dcb against it (through the deploy deltas' encoder,
- * check and writer: encodeAll()). Runs before addDeltas(), which must leave these delta files in
- * place (`keep`); apply() records them after it, since addDeltas() rebuilds the delta fields.
+ * The site-dictionary step of a pass: one dictionary chosen from the pages, written at the root, and
+ * every page's deltas against it; before addDeltas(), which leaves these (`keep`), then apply().
  *
  * @typedef {{ path: string | null, method: 'segments' | 'page' | 'previous' | 'none', size: number, bytes: number,
  *   pages: number, written: number, reused: number, pageBytes: number, ordinaryBytes: number,
@@ -30,7 +27,6 @@ import { deltaCodecOf } from '../encoders/index.js';
  */
 
 /**
- * A summary with nothing made yet.
  * @param {string | null} path
  * @param {SiteDictionarySummary['method']} method
  * @returns {SiteDictionarySummary}
@@ -59,7 +55,6 @@ const SITE_MATCH = Object.freeze({ match: '*', dest: 'document' });
  */
 
 /**
- * Is this entry a page that may get a variant against the site dictionary?
  * @param {string} rel
  * @param {FileEntry} entry
  * @param {import('../../options.js').Options} opts
@@ -128,7 +123,6 @@ export async function addSiteDictionary(input) {
 }
 
 /**
- * Record the dictionary's own `dictionary` field and the pages' variants against it in the entries.
  * @param {string} rel the dictionary
  * @param {string} dictKey
  * @param {Map<string, import('../../manifest.js').DeltaEntry>} records
@@ -145,9 +139,8 @@ function applier(rel, dictKey, records) {
 }
 
 /**
- * The site-dictionary step of a watch batch: the dictionary the last whole pass chose stays, and
- * the batch's pages (`input.entries`) get their variants against it. Null when its file is no
- * longer the one recorded: then a whole pass must choose again.
+ * The site-dictionary step of a watch batch: its pages' variants against the last whole pass's
+ * dictionary; null when that file changed (a whole pass must choose again).
  * @param {import('./deploy-deltas.js').DeltaInput} input
  * @param {import('../../manifest.js').SiteDictionaryEntry} sd
  * @param {FileEntry} dictEntry its entry in the manifest
@@ -169,8 +162,7 @@ export async function keepSiteDictionary(input, sd, dictEntry) {
 }
 
 /**
- * The previous build's dictionary: the file the previous manifest names, if it is still there
- * unchanged, else the newest one in the store (the folder was emptied); null when neither.
+ * The previous build's dictionary: its file if unchanged, else the newest in the store.
  * @param {DeltaInput} input
  * @param {import('./dictionary-store.js').DictionaryStore} store
  */
@@ -186,8 +178,7 @@ async function previousDictionary(input, store) {
 }
 
 /**
- * The dictionary for these pages, chosen on at most CHOICE_PAGES of them (evenly spread, so that a
- * site of thousands of pages is not held in memory), or null when fewer than two can be read.
+ * The dictionary for these pages, chosen on at most CHOICE_PAGES of them (not all held in memory).
  * @param {import('../../options.js').Options} opts
  * @param {[string, FileEntry][]} pages
  * @param {readonly DeltaEncoding[]} encoders
@@ -206,8 +197,7 @@ async function choose(opts, pages, encoders, previous) {
 }
 
 /**
- * Every page's variants against the dictionary: reused from the previous pass, or read (one page
- * at a time per slot), encoded, checked and written by encodeAll(); a page that fails is a warning.
+ * Every page's variants against the dictionary, reused or made; a page that fails is a warning.
  * @param {Parameters<typeof encodeAll>[0] & DeltaInput} run
  * @param {[string, FileEntry][]} pages
  * @param {Buffer} dict
@@ -266,8 +256,7 @@ function reusable(input, page, entry, dictKey) {
 }
 
 /**
- * Write the dictionary, then its variants (smaller ones only; one that cannot be written is a
- * warning); returns its entry, added to `entries`. Rejects when the dictionary itself cannot be written.
+ * Write the dictionary, then its variants; its entry is added to `entries`.
  * @param {DeltaInput} input
  * @param {string} rel
  * @param {Buffer} dict
@@ -298,8 +287,7 @@ async function writeDictionary(input, rel, dict, hash) {
 }
 
 /**
- * Remove the previous pass's site dictionary (and its variants) when another takes its place. It
- * is ours only while it still has the hash the previous manifest recorded; else it is the user's.
+ * Remove the previous site dictionary when another takes its place, if it still has the recorded hash.
  * @param {DeltaInput} input
  * @param {string | null} oldRel
  * @param {string | null} rel

@@ -6,14 +6,11 @@ import { decodeBufferSync } from './encode.js';
 import { codecOf } from './encode.js';
 
 /**
- * Proof that a variant holds its source: it decodes to exactly the source's bytes. Used wherever a
- * variant was not just made by our encoder (one found on disk, one taken from the variant cache,
- * which whoever can write its folder could have replaced). Decoding is bounded by the source's size,
- * so a decompression bomb costs neither memory nor time.
+ * Proof that a variant we did not just make holds its source: it decodes to exactly its bytes,
+ * decoding bounded by the source's size (a decompression bomb costs nothing).
  */
 
 /**
- * Can this Node decode `encoding` as a stream?
  * @param {string} encoding
  */
 export function canDecode(encoding) {
@@ -89,9 +86,7 @@ export async function copyDecoding(bytes, out, encoding, source) {
 }
 
 /**
- * Does the file `variantAbs` decode (as `encoding`) to `size` bytes whose content hash is `hash`
- * (contentHash())? Streamed: neither file is held in memory. False when it does not, cannot be
- * decoded or read.
+ * Does the file `variantAbs` decode to `size` bytes of content hash `hash` (streamed)?
  * @param {string} variantAbs
  * @param {string} encoding
  * @param {{ size: number, hash: string }} source
@@ -102,8 +97,7 @@ export async function decodesToHash(variantAbs, encoding, source) {
 }
 
 /**
- * The size and content hash of what the file `variantAbs` decodes to (as `encoding`), streamed; null
- * when it cannot be read or decoded, or decodes to more than `maxSize` bytes (stopped there).
+ * The size and content hash of what the file `variantAbs` decodes to, up to `maxSize` bytes; else null.
  * @param {string} variantAbs
  * @param {string} encoding
  * @param {number} maxSize

@@ -3,11 +3,8 @@ import { gzipCodec } from './gzip.js';
 import { zstdCodec, zstdDeltaCodec } from './zstd.js';
 
 /**
- * The compressor's half of the encoding registry (lib/encodings.js): the codec of each encoding
- * (lib/compress/encoders/codec.js says what one is), and encoding by name through it. A new encoding is an
- * entry there and a codec here; nothing else names it. The WebAssembly encoders (zopfli; zstd
- * before Node 22.15) hold the whole file, run on the thread that calls them and must be loaded
- * there first with loadEncoder().
+ * The compressor's half of the encoding registry: each encoding's codec (codec.js), and encoding by
+ * name. WebAssembly encoders run on the calling thread and must be loaded there first (loadEncoder()).
  */
 
 export { FONT_TRIAL_MAX, brotliWindowBits } from './brotli.js';
@@ -24,7 +21,6 @@ const CODECS = Object.freeze({ br: brotliCodec, zstd: zstdCodec, gzip: gzipCodec
 const DELTA_CODECS = Object.freeze({ dcb: brotliDeltaCodec, dcz: zstdDeltaCodec });
 
 /**
- * The codec of a variant encoding.
  * @param {string} encoding
  */
 export function codecOf(encoding) {
@@ -34,7 +30,6 @@ export function codecOf(encoding) {
 }
 
 /**
- * The codec of a delta encoding.
  * @param {DeltaEncoding} encoding
  */
 export function deltaCodecOf(encoding) {
@@ -64,9 +59,7 @@ export function encodeBuffer(buf, encoding, options) {
 }
 
 /**
- * Load, in this thread, the WebAssembly encoder that encodeBufferSync() needs for `encoding`
- * with `options` (nothing to do for zlib). Rejects with ERR_PRECOMPRESSOR_ENCODING when its
- * package is not installed.
+ * Load, in this thread, the WebAssembly encoder that encodeBufferSync() needs (none for zlib).
  * @param {Encoding} encoding
  * @param {any} [options] from zlibOptions()
  */
@@ -75,9 +68,7 @@ export function loadEncoder(encoding, options = {}) {
 }
 
 /**
- * Throw ERR_PRECOMPRESSOR_ENCODING, once and before any work, when the options ask for an
- * encoder this installation does not have (zstd on an old Node without its package; zopfli
- * without its package).
+ * Throw ERR_PRECOMPRESSOR_ENCODING before any work when the options ask for an encoder not installed.
  * @param {{ encodings: readonly string[], zopfli: boolean }} opts
  */
 export function checkEncoders(opts) {
@@ -85,8 +76,7 @@ export function checkEncoders(opts) {
 }
 
 /**
- * Synchronous twin of encodeBuffer (for workers and the benchmark's lower bound). The
- * WebAssembly encoders must have been loaded in this thread with loadEncoder() first.
+ * encodeBuffer for workers and the benchmark's lower bound (WebAssembly loaded first: loadEncoder()).
  * @param {Buffer} buf
  * @param {Encoding} encoding
  * @param {any} options from zlibOptions()
@@ -97,8 +87,7 @@ export function encodeBufferSync(buf, encoding, options) {
 }
 
 /**
- * Can `encoding` with `options` stream (encode a file without holding it in memory)? Only the
- * zlib encoders can: zopfli and WebAssembly zstd need the whole file.
+ * Can `encoding` with `options` encode a file without holding it in memory (zlib only)?
  * @param {Encoding} encoding
  * @param {any} options from zlibOptions()
  */
@@ -116,16 +105,14 @@ export function createEncoder(encoding, options) {
 }
 
 /**
- * Decode a whole buffer of `encoding` (for verification and tests), refusing (RangeError) to
- * produce more than `maxOutputLength` bytes. zstd without Node's zlib zstd needs the WebAssembly
- * decoder loaded in this thread (loadEncoder('zstd')), which cannot bound its output.
+ * Decode a buffer of `encoding`, refusing (RangeError) more than `maxOutputLength` bytes (except the
+ * WebAssembly zstd, which cannot bound its output).
  * @param {Buffer} buf
  * @param {Encoding} encoding
  * @param {number} [maxOutputLength]
  */
 export function decodeBufferSync(buf, encoding, maxOutputLength) {
-  // An output chunk of the bound's size (zlib's default is 16 KiB, a new buffer per call that a
-  // small file's decode does not need; the chunk is at least zlib's minimum, 64 bytes).
+  // A chunk of the bound's size (at least zlib's minimum): not zlib's 16 KiB per call for a small file.
   const opts = maxOutputLength === undefined
     ? {}
     : { maxOutputLength, chunkSize: Math.min(Math.max(maxOutputLength, 64), 1024 * 1024) };

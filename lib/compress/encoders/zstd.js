@@ -5,14 +5,8 @@ import { PrecompressorError } from '../../errors.js';
 import { notLoaded } from './codec.js';
 
 /**
- * zstd for HTTP: which encoder this Node can use, and the window rule of RFC 9659
- * (`Content-Encoding: zstd` must not need a window above 8 MB to decode).
- *
- * - Node >= 22.15 / 23.8 has `zlib.zstdCompress`: used, with the window capped explicitly.
- * - Otherwise the optional package `@hpcc-js/wasm-zstd` (zstd compiled to WebAssembly) is
- *   loaded lazily. Its API takes a level but no window: levels 1..19 are the ones whose
- *   window is at most 8 MB in zstd's own parameter tables, so the level is limited to those
- *   (levels 20..22 exist precisely to use larger windows). Every output is also checked.
+ * zstd for HTTP: Node's zlib zstd where it exists, else WebAssembly (whose levels are limited to 1-19,
+ * those with a window of at most 8 MB); every output checked against RFC 9659's 8 MB window.
  */
 
 /** 2^23 bytes: the largest window a `Content-Encoding: zstd` response may require. */
@@ -20,12 +14,10 @@ const ZSTD_MAX_WINDOW_LOG = 23;
 const ZSTD_MAX_WINDOW = 2 ** ZSTD_MAX_WINDOW_LOG;
 const ZSTD_WASM_PACKAGE = '@hpcc-js/wasm-zstd';
 
-/** Does the running Node have zstd in zlib? */
 export const nodeHasZstd = typeof (/** @type {any} */ (zlib).zstdCompress) === 'function';
 
 /**
- * Smallest zstd window (10..23 bits) that covers `size` bytes: never more than 8 MB, never
- * more memory for the browser than the file needs.
+ * Smallest zstd window (10..23 bits) that covers `size` bytes, at most 8 MB.
  * @param {number} size
  */
 export function zstdWindowLog(size) {
@@ -35,8 +27,7 @@ export function zstdWindowLog(size) {
 }
 
 /**
- * Window size that the first frame of `buf` requires (RFC 8878 §3.1.1.1), or null when `buf`
- * does not start with a zstd frame header. Pure, for the check after every encoding.
+ * Window size that the first frame of `buf` requires (RFC 8878 §3.1.1.1), or null without a frame header.
  * @param {Uint8Array} buf
  * @returns {number | null}
  */
@@ -87,8 +78,7 @@ function unavailable(cause) {
 let wasm;
 
 /**
- * The WebAssembly zstd, loaded once per thread. Rejects with ERR_PRECOMPRESSOR_ENCODING when
- * the package is not installed.
+ * The WebAssembly zstd, loaded once per thread.
  */
 export function loadWasmZstd() {
   wasm ??= import(ZSTD_WASM_PACKAGE).then((m) => m.Zstd.load(), (err) => {
@@ -99,9 +89,7 @@ export function loadWasmZstd() {
 }
 
 /**
- * Which zstd encoder this process uses: 'node' or 'wasm'. Throws a clear
- * ERR_PRECOMPRESSOR_ENCODING error when there is none. Only resolves the package: the
- * WebAssembly itself is loaded by the threads that encode.
+ * Which zstd encoder this process uses (ERR_PRECOMPRESSOR_ENCODING when none); only resolves the package.
  * @returns {'node' | 'wasm'}
  */
 export function zstdBackend() {
@@ -156,8 +144,7 @@ function wasmEncodeSync(buf, level) {
 }
 
 /**
- * zstd (RFC 8878, RFC 9659): Node's zlib where it exists, else WebAssembly (whole files only);
- * options are zlib's plus `zstdLevel`, and every output's window is checked to be at most 8 MB.
+ * zstd: Node's zlib where it exists, else WebAssembly (whole files only); every window checked.
  * @type {import('./codec.js').Codec}
  */
 export const zstdCodec = {

@@ -4,12 +4,9 @@ import { compressBuffered } from '../variants/index.js';
 import { SPLIT_THRESHOLD, costOf, joinResults } from './file-tasks.js';
 
 /**
- * Small files whose variants are in the variant cache are taken on this thread (read, proven by
- * decoding, written: compress-buffered.js), so that a pass that only takes from the cache starts
- * no worker: starting them costs more CPU than the whole take. A file with a variant to encode
- * sends those encodings to the pool; once such misses are more than a few, every later file goes
- * to the pool, as do all the files of a pass with many (MAX_FILES). When this thread turns out
- * slow for the files left (poolShares()), the pool takes a share of them.
+ * Small files whose variants are in the cache are taken on this thread, so that a pass that only
+ * takes from the cache starts no worker (that costs more CPU than the take); after a few misses every
+ * file goes to the pool, which also takes a share when this thread turns out slow.
  */
 
 /**
@@ -20,8 +17,7 @@ import { SPLIT_THRESHOLD, costOf, joinResults } from './file-tasks.js';
  */
 
 /**
- * Passes with more files to compress than this use the pool at once: one thread taking them all
- * would take longer than the workers take to start and share them.
+ * Passes with more files to compress than this use the pool at once.
  */
 const MAX_FILES = 2000;
 
@@ -59,8 +55,7 @@ const SLICE_MS = 8;
 
 /**
  * When the files left would take this thread longer than this (ms) at its pace so far, the pool
- * shares them: starting its workers costs about as much CPU (creating files can be slow: on an
- * ext4 without a journal, right after many were deleted, each costs the kernel up to a millisecond).
+ * shares them (creating a file can cost the kernel a millisecond on ext4 after many deletions).
  */
 const SHARE_AFTER_MS = 300;
 
@@ -71,8 +66,7 @@ const PACE_SAMPLE = 16;
 const POOL_AHEAD = 64;
 
 /**
- * CPU time of this thread (ms), or of the process where Node cannot tell a thread's: the pace is
- * measured in CPU time, which other processes on a busy machine do not stretch.
+ * CPU time of this thread (ms): the pace is measured in CPU time, which other processes do not stretch.
  */
 function cpuMs() {
   const u = typeof process.threadCpuUsage === 'function' ? process.threadCpuUsage() : process.cpuUsage();
@@ -80,7 +74,6 @@ function cpuMs() {
 }
 
 /**
- * Should the pool share the files left (pure)?
  * @param {{ left: number, tried: number, spentMs: number }} pace files left, files tried here and their CPU time
  */
 export function poolShares({ left, tried, spentMs }) {
@@ -88,8 +81,7 @@ export function poolShares({ left, tried, spentMs }) {
 }
 
 /**
- * The task of `missing`, the encodings the cache could not give here: encoded on the pool and added
- * to the cache, without reading it again (an entry rejected here would be read and rejected twice).
+ * The task of the encodings the cache could not give here, for the pool: it does not read the cache again.
  * @param {CompressTask} task
  * @param {Array<import('../../encodings.js').Encoding>} missing
  * @returns {CompressTask}
@@ -149,9 +141,8 @@ export class CacheFirst {
   }
 
   /**
-   * Run `task`: what the cache holds of it here, the rest on the pool. The files to try here wait
-   * in one queue, taken one after another by drain(), which lets the event loop turn between
-   * slices (the pool's replies come in) and, while the pool shares, keeps it supplied.
+   * Run `task`: what the cache holds of it here, the rest on the pool. drain() lets the event loop
+   * turn between slices (the pool's replies come in).
    * @param {CompressTask} task
    * @param {number} [cost]
    * @returns {Promise<TaskResult>}
@@ -221,8 +212,7 @@ export class CacheFirst {
     if (r.missing) this.misses++;
     else this.hits++;
     const tried = this.hits + this.misses;
-    // The clock is read once per sample of files (a thread's CPU time costs a system call), from
-    // the end of the first sample on (its files also warm the code up).
+    // The clock (a system call) is read once per sample of files, after the first (which warms up).
     if (tried === PACE_SAMPLE) this.paceFrom = cpuMs();
     else if (tried % PACE_SAMPLE === 0 && this.paceFrom !== undefined) {
       this.spentMs = cpuMs() - this.paceFrom;

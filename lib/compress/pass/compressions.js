@@ -35,9 +35,8 @@ const ADMITTED = 64;
  */
 
 /**
- * The compression work of a pass: each file's tasks, most expensive first, taken from the cache
- * on this thread (cache-first.js) or run on the pool, checked together, and done again while the
- * file changes between its encodings.
+ * The compression work of a pass: each file's tasks, most expensive first, from the cache here or on
+ * the pool, done again while the file changes between its encodings.
  */
 export class Compressions {
   /** @type {{ cost: number, submit: () => void }[]} prepared tasks that submit() sends */
@@ -76,7 +75,6 @@ export class Compressions {
   }
 
   /**
-   * Compress one file: it waits for flush(), which starts the most expensive files first.
    * @param {WalkedFile} file
    */
   schedule(file) {
@@ -88,9 +86,7 @@ export class Compressions {
   }
 
   /**
-   * A file's tasks, prepared now and submitted by submit(); its results are checked together, and
-   * it is done again while it changes between its encodings (all variants must match). `done`
-   * runs once it has ended, whatever the outcome.
+   * A file's tasks, done again while it changes between its encodings; `done` runs once it has ended.
    * @param {WalkedFile} file
    * @param {() => void} done
    */
@@ -135,7 +131,6 @@ export class Compressions {
   }
 
   /**
-   * Compress `file` to `encodings`; its result joins `results`.
    * @param {WalkedFile} file
    * @param {Encoding[]} encodings
    * @param {number} cost
@@ -151,7 +146,6 @@ export class Compressions {
     for (const enc of encodings) this.report.progress(r.size, enc);
   }
 
-  /** Start the files scheduled (most expensive first) and submit their tasks. */
   flush() {
     if (!this.files.ordered) {
       const w = this.files.waiting;
@@ -174,7 +168,6 @@ export class Compressions {
     return this.files.drain();
   }
 
-  /** Stop the workers and remove the temp folder (again: nothing to do). */
   async close() {
     await this.pool.close();
     const { tempDir } = this;

@@ -5,10 +5,8 @@ import { PrecompressorError } from '../../errors.js';
 import { READ_NOFOLLOW } from '../../fs-atomic.js';
 
 /**
- * Refusals before a run touches anything: a folder to compress that is a system or home folder
- * (a typo or a wrong variable would write variants across it), and a manifest path that names a
- * file that is not a manifest of ours (it would be replaced). Decisions are pure; the checks that
- * read the disk are thin.
+ * Refusals before a run touches anything: a system or home folder to compress (a typo would write
+ * variants across it), and a manifest path naming a file that is not our manifest.
  */
 
 /** Folders refused with everything below them. */
@@ -79,9 +77,7 @@ function kindOf(st) {
 const OUR_HEAD = /^\s*\{\s*"schema"\s*:/;
 
 /**
- * Throw ERR_PRECOMPRESSOR_MANIFEST unless `file` is absent or a regular file that begins as a
- * manifest of ours: the run would replace it. Checked with lstat and a read of its first bytes
- * opened without following a symlink or blocking on a FIFO swapped in meanwhile.
+ * Throw ERR_PRECOMPRESSOR_MANIFEST unless `file` is absent or a regular file that begins as our manifest.
  * @param {string} file absolute
  */
 export function assertManifestTarget(file) {

@@ -19,7 +19,6 @@ import { absPath } from '../../paths.js';
  */
 
 /**
- * A failure of the report, from what was thrown.
  * @param {string} rel
  * @param {unknown} err
  */
@@ -68,8 +67,7 @@ export async function removeOutputs(pass) {
 }
 
 /**
- * Every file fresh, nothing removed, no delta written: the previous manifest's entries were kept as
- * they are, so it is the manifest of this pass (and is neither built again nor written).
+ * Every file fresh, nothing removed, no delta written: the previous manifest stands as it is.
  * @param {PassResult} pass
  * @param {boolean} deltasChanged
  * @returns {pass is PassResult & { previous: Manifest }}
@@ -85,8 +83,7 @@ function untouched(pass, deltasChanged) {
 }
 
 /**
- * Write the manifest unless nothing but its date would change. Returns the manifest of the pass:
- * the previous one when it stands (what is on disk), else `manifest`.
+ * Write the manifest unless nothing but its date would change; the manifest of the pass.
  * @param {PassResult} pass
  * @param {Manifest} manifest
  * @param {boolean} deltasChanged
@@ -107,8 +104,7 @@ export async function writeIfChanged(pass, manifest, deltasChanged) {
 }
 
 /**
- * After the compressions: the removals, the site dictionary and deltas, then the manifest (written
- * when it changed) and the pass's report.
+ * After the compressions: the removals, the site dictionary and deltas, the manifest and the report.
  * @param {PassResult & { entries: Map<string, import('../../manifest.js').FileEntry>,
  *   deltasOnDisk: Map<string, number>, owners: { user: Set<string> },
  *   cache: ReturnType<typeof import('../cache/index.js').createCacheRun>,
@@ -140,7 +136,6 @@ export async function finishOutputs(pass) {
 }
 
 /**
- * The report's `cache`: the local cache's figures, and the remote's when there is one.
  * @param {{ cache: ReturnType<typeof import('../cache/index.js').createCacheRun>,
  *   remote: import('./remote-run.js').RemoteRun | null }} pass
  */
@@ -154,8 +149,7 @@ const idleDeltas = () =>
     unavailable: null });
 
 /**
- * The last step of a shard (`--shard`): its variants are in the caches, and that is all it is for: no
- * removals, deltas, site dictionary nor manifest (the final run over every shard makes those).
+ * The last step of a shard: its variants are in the caches, all it is for.
  * @param {PassResult & { entries: Map<string, import('../../manifest.js').FileEntry>,
  *   cache: ReturnType<typeof import('../cache/index.js').createCacheRun>,
  *   remote: import('./remote-run.js').RemoteRun | null,

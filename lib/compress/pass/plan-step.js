@@ -25,9 +25,8 @@ const WARM_AFTER_BYTES = 192 * 1024;
  */
 
 /**
- * The first step of a pass: read the previous manifest, walk the folder and, a folder at a time
- * (lib/compress/plan/folder.js), find whose files sit at our output paths, classify and decide.
- * Problems found on the way go to the report.
+ * The first step of a pass: read the previous manifest, walk the folder and, a folder at a time,
+ * find whose files sit at our output paths, classify and decide.
  * @param {PlanContext} ctx
  * @param {{ has(rel: string): boolean }} holdOut files still being written (watch mode)
  */
@@ -65,8 +64,7 @@ export async function planPass(ctx, holdOut) {
 }
 
 /**
- * The plan of files found another way than by the walk (watch mode's statPaths(), which finds a
- * file's relatives with it): decided as one folder.
+ * The plan of files found another way than by the walk (watch mode's), decided as one folder.
  * @param {PlanContext} ctx
  * @param {{ has(rel: string): boolean }} holdOut
  * @param {import('../../manifest.js').Manifest | null} previous
@@ -105,10 +103,8 @@ function folderPlan(ctx, holdOut, previous) {
 const LOOK_ALIKE_MAX = 1024 * 1024;
 
 /**
- * The decode check of a file at a variant path (FolderPlan.check()): ours when it decodes to its
- * source's bytes, or to a content the previous manifest records a variant of with this encoding and
- * size (recordedVariants(): a folder moved with its variants); else the user's, with the hash of
- * what it decodes to.
+ * The decode check of a file at a variant path: ours when it decodes to its source, or to a content
+ * recorded with such a variant (a folder moved with its variants); else the user's.
  * @param {import('../../options.js').Options} opts
  * @param {import('../../manifest.js').Manifest | null} previous
  */
@@ -127,8 +123,7 @@ function checker(opts, previous) {
 }
 
 /**
- * After the files are found: the problems found on the way to the report, the decode checks, the
- * removals of leftovers and orphans.
+ * After the files are found: the problems to the report, the decode checks, leftovers and orphans.
  * @param {PlanContext} ctx
  * @param {FolderPlan} plan
  * @param {import('../plan/index.js').WalkResult} walked

@@ -35,10 +35,8 @@ export async function precompress(dir, options = {}) {
 }
 
 /**
- * One incremental pass that leaves the files in `holdOut` (POSIX paths relative to `dir`) as the
- * previous pass left them: see the `hold` decision in lib/compress/plan/actions.js. Watch mode's files still
- * being written; internal, not exported from the package. `held` lists the files held.
- * `steps`: the first and last steps (a whole pass by default; watch mode's batches: batch.js).
+ * One pass that leaves the files in `holdOut` (watch mode's, still being written) as the previous pass
+ * left them; internal. `steps`: the first and last steps (watch mode's batches have their own).
  * @param {string} dir
  * @param {object} options
  * @param {{ has(rel: string): boolean }} holdOut read once, while deciding (after the walk)
@@ -60,9 +58,8 @@ export async function pass(dir, options, holdOut, hooks = {}, steps = WHOLE) {
 }
 
 /**
- * The options with `root` (and a manifest inside it) on the folder's real path: every path of the
- * pass is built from it, so that a folder on a file's path that is a symlink now is one that was
- * swapped since (see assertRealParent() and source.js), not the way the root was named.
+ * The options with `root` on the folder's real path, so that a symlink met later on a file's path is
+ * a folder swapped since, not the way the root was named.
  * @param {import('../../options.js').Options} opts
  * @returns {import('../../options.js').Options}
  */
@@ -98,8 +95,7 @@ const WHOLE = { plan: planPass, finish: finishOutputs };
  */
 
 /**
- * The state of one pass: what was found and decided (plan), the work in flight, what it produced
- * (entries, failures, removals) and the pool it runs on. Each step is a method.
+ * The state of one pass: what was found and decided, the work in flight, and what it produced.
  */
 export class Pass {
   /** @type {Map<string, import('../../manifest.js').FileEntry>} */ entries = new Map();
@@ -143,7 +139,6 @@ export class Pass {
   }
 
   /**
-   * Read the previous manifest, walk the folder, classify and decide (lib/compress/pass/plan-step.js).
    * @param {{ has(rel: string): boolean }} holdOut
    */
   async plan(holdOut) {
@@ -163,7 +158,6 @@ export class Pass {
     return absPath(this.opts.root, rel);
   }
 
-  /** Carry out the decisions, then the removals, deltas and manifest (pass-outputs.js). */
   async execute() {
     /** @type {WalkedFile[]} */
     let toCompress = [];
@@ -177,7 +171,6 @@ export class Pass {
     this.decisions = this.decisions.filter((d) => d.action === 'hold');
     // Largest (most expensive) work first, so that one big bundle does not finish last.
     this.report.plan(toCompress, (rel) => this.encodingsOf(rel));
-    // What the local cache lacks and the remote has is fetched into the local cache first.
     const fetched = await this.remote?.prefetch(toCompress, (rel) => this.encodingsOf(rel)) ?? 0;
     this.cache.add({ hits: 0, misses: 0, rejected: 0, written: fetched, cpuSavedMs: 0, error: null });
     for (const file of toCompress) this.work.schedule(file);
@@ -191,7 +184,6 @@ export class Pass {
   }
 
   /**
-   * The files of this shard among every file to compress (the same slices on every machine).
    * @param {WalkedFile[]} files
    * @param {import('../../options.js').Shard} shard
    */
@@ -284,8 +276,7 @@ async function verify(pass, d) {
 }
 
 /**
- * The content hash of a walked file: only the file the walk found is read (see source.js); one
- * replaced since (by rename) is read again as it is now, if its folder is still the tree's.
+ * The content hash of a walked file, the very file the walk found (one renamed over it is read again).
  * @param {import('../../options.js').Options} opts
  * @param {WalkedFile} file
  */

@@ -10,15 +10,8 @@ import { HttpCache } from '../cache/index.js';
 import { decodeActionResult, encodeActionResult } from '../cache/index.js';
 
 /**
- * The remote cache's part in one pass, the pass's variant store (lib/compress/cache/variant-store.js: the
- * local folder) staying the first level:
- * - before the compressions, each variant the local cache lacks is fetched from the remote into
- *   it (`prefetch()`), from where the pass takes it as any local entry: decoded and compared with
- *   its source before it is written, so a rewritten remote entry is a miss, never output;
- * - after them, what this run encoded and the remote lacked (or held other bytes of) is uploaded
- *   (`upload()`): the blob under `/cas/<its SHA-256>`, then our record under `/ac/<key>`.
- * A variant the local cache already had is neither fetched nor uploaded. Deltas use `entry()` and
- * `store()` directly (lib/compress/dictionaries/deploy-deltas.js).
+ * The remote cache's part in one pass, the local store staying the first level: what it lacks is
+ * fetched into it before the compressions (then proven like any entry), what the run encoded uploaded after.
  *
  * @typedef {import('../cache/index.js').RemoteRecord} RemoteRecord
  * @typedef {{ url: string, hits: number, misses: number, rejected: number, uploaded: number,
@@ -26,8 +19,7 @@ import { decodeActionResult, encodeActionResult } from '../cache/index.js';
  */
 
 /**
- * The key of a file's variant, exactly as the workers compute it (compress-buffered.js,
- * compress-file.js): test/compress/remote-cache.test.js checks the two agree.
+ * The key of a file's variant, exactly as the workers compute it (a test checks the two agree).
  * @param {string} hash the source's content hash
  * @param {number} size
  * @param {string} rel
@@ -71,8 +63,7 @@ export class RemoteRun {
   }
 
   /**
-   * Fetch into the local cache the variants of `files` it lacks (with `force`, none: the run
-   * encodes them all, and uploads them).
+   * Fetch into the local cache the variants of `files` it lacks (none with `force`).
    * @param {import('../plan/index.js').WalkEntry[]} files
    * @param {(rel: string) => readonly import('../../encodings.js').Encoding[]} encodingsOf
    * @returns {Promise<number>} bytes added to the local cache
@@ -101,9 +92,8 @@ export class RemoteRun {
   }
 
   /**
-   * The entry of `key` on the remote: its record and bytes (null when it records a not-smaller
-   * output), checked against the record (a blob of other bytes or length is `rejected`); null on
-   * a miss. Its bytes still have to decode to the source before use, as a local entry's.
+   * The entry of `key` on the remote, its bytes checked against its record; null on a miss. They still
+   * have to decode to the source before use.
    * @param {string} key
    * @param {boolean} [count] in the run's figures (false: the dictionary index, not an output)
    * @returns {Promise<{ rec: RemoteRecord, data: Buffer | null } | null>}

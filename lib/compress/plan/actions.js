@@ -19,7 +19,6 @@ const TEXT_EXTENSIONS = new Set([
 const FONT_EXTENSIONS = new Set(['ttf', 'otf', 'eot', 'ttc']);
 
 /**
- * Lower-case extension without the dot ('' when none).
  * @param {string} rel
  */
 export function extensionOf(rel) {
@@ -40,12 +39,9 @@ export function brotliModeFor(rel) {
 }
 
 /**
- * Split walked files into sources, variants and deploy deltas: `X.br`/`X.gz`/`X.zst` is a variant
- * when `X` is itself a source; `X.<16 hex>.dcb|dcz` a delta when `X` exists or was recorded; but
- * a file of the user's at such a path (`user`, see lib/compress/plan/ownership.js) is a source. A
- * variant file whose source is gone is an orphan when the previous manifest recorded it with its
- * size (it is ours: delete it); otherwise it is a source like any other file.
- * Returns sources (walk order), per source the variants on disk, the orphans, and the deltas on disk.
+ * Split walked files into sources, variants and deploy deltas: `X.br` is a variant when `X` is a source,
+ * a delta when `X` exists or was recorded, unless it is a file of the user's (`user`). A variant whose
+ * source is gone is an orphan to delete when the previous manifest recorded it, else a source.
  * @param {import('./walk.js').WalkEntry[]} files
  * @param {string | null} manifestRel the manifest's path relative to root, if inside it
  * @param {import('../../manifest.js').Manifest | null} [previous]
@@ -114,7 +110,6 @@ function isDelta(rel, byRel, previous) {
 }
 
 /**
- * Build the eligibility test from the options: include/exclude globs and skipped extensions.
  * @param {{ include: readonly string[], exclude: readonly string[], skipExtensions: ReadonlySet<string>,
  *   dotfiles: boolean }} opts
  * @returns {(rel: string, size: number) => null | 'excluded' | 'compressed-format' | 'empty'}
@@ -132,7 +127,6 @@ export function eligibility(opts) {
 }
 
 /**
- * Same settings object? (The cache key's settings part.)
  * @param {unknown} a
  * @param {unknown} b
  */
@@ -152,20 +146,10 @@ export function variantsIntact(entry, onDisk) {
 }
 
 /**
- * Decide what to do with each source.
- * - `hold`: in `ctx.holdOut` (watch mode: still being written), so left as the previous pass
- *   left it, whatever its eligibility: `prev` is its previous entry when that entry still
- *   describes the variants on disk (same tool and settings, variants intact; `force` does not
- *   matter), kept as it is with those variants untouched; with no such entry `prev` is
- *   undefined, the file gets no entry, and variants on disk (which nothing would record) are
- *   removed as stale;
- * - `skip`: not eligible (reason), variants on disk are stale and get removed;
- * - `fresh`: same size and mtime as recorded, same settings, variants intact: nothing to do;
- * - `verify`: size or mtime differ from the record: hash it; if the hash is the same and the
- *   variants are intact, only the record is updated;
- * - `compress`: no usable record, or a file of the user's that kept it from a variant is gone.
- * A decision carries `blocked`: the encodings it gets no variant of, because a file of the user's
- * is at that path (`ctx.blocked`, see lib/compress/plan/ownership.js).
+ * Decide what to do with each source: `hold` one still being written as the last pass left it (its
+ * `prev` if that still describes its variants, else no entry and no variants); `skip` one not eligible;
+ * `fresh` one as recorded; `verify` one whose stat changed (hash it); else `compress`. `blocked`: the
+ * encodings it gets no variant of, a file of the user's being at that path.
  * @param {{ sources: import('./walk.js').WalkEntry[], variants: Map<string, Map<string, number>> }} classified
  * @param {import('../../manifest.js').Manifest | null} previous
  * @param {DecideContext} ctx
@@ -222,8 +206,7 @@ function decideOne(file, onDisk, previous, ctx, compatible, reuse) {
 }
 
 /**
- * Did a file of the user's keep `rel` from having a variant that it may have now? (The previous
- * manifest listed that file as a file of the site, and it no longer stands in the way.)
+ * Did a file of the user's keep `rel` from having a variant that it may have now?
  * @param {string} rel
  * @param {FileEntry} prev
  * @param {import("../../manifest.js").Manifest | null} previous

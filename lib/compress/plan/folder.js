@@ -4,15 +4,8 @@ import { claimsOf, blockedEncodings, lookAlikes, userFileWarnings } from './owne
 import { variantPath } from '../../encodings.js';
 
 /**
- * The plan of a pass made one folder at a time, as the walk reads it (lib/compress/plan/walk.js
- * `onFolder`). A file's variants and deltas are always in its folder, so the pure steps of
- * lib/compress/plan/actions.js and ownership.js give the same answers on a folder as on the whole tree;
- * what a folder leaves behind is only what the pass acts on: the decisions other than `fresh`
- * (a fresh file goes to `onFresh` at once), the deltas on disk, the orphans, the files of the
- * user's, and the walk's record of each file that may be removed. Not a record per file and
- * variant of the whole tree, nor a decision per unchanged file.
- * A folder with a file that is ours only if it decodes to its source's bytes waits for check(),
- * which runs those checks (I/O, after the walk) and then decides it.
+ * The plan of a pass made one folder at a time as the walk reads it (a file's variants are in its
+ * folder), keeping only what the pass acts on; a folder with files to decode waits for check().
  */
 
 /**
@@ -50,7 +43,6 @@ export class FolderPlan {
   }
 
   /**
-   * One folder's files, as the walk found them.
    * @param {WalkEntry[]} files
    */
   folder(files) {

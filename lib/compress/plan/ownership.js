@@ -4,26 +4,15 @@ import { variantPath, suffixOf, suffixEncoding, stemOf } from '../../encodings.j
 /** @typedef {import('../../encodings.js').Encoding} Encoding */
 
 /**
- * Whose is a file at one of our output paths (`X.br`, `X.gz`, `X.zst`, a deploy delta
- * `X.<16 hex>.dcb|dcz`)? Pure: no disk, no clock. precompressor writes or removes such a file
- * only when it is ours:
- * - the previous manifest records it as X's variant (or delta) with this very size, and it is
- *   not newer than that manifest (every output is written before the manifest that lists it);
- * - else, for a variant of X that this pass would write, it is ours if it decodes to exactly X's
- *   bytes (then it is safe to adopt): the caller checks that on disk (lib/compress/plan/decodes-to.js);
- * - else, if it decodes to a content that the previous manifest records for some file, with a
- *   variant of this encoding and this very size (the file's folder was moved or copied with its
- *   variants, and the file changed since), it is a stale variant of ours (recordedVariants());
- * - else it is the user's: never overwritten or removed, an ordinary file of the site, and X
- *   gets no variant of that encoding (the warning says when it looks like ours: lookAlikes()).
- * A file at a variant path whose X does not exist and was not ours is an ordinary file: no claim.
+ * Whose is a file at one of our output paths (pure)? Ours when the previous manifest records it, with
+ * its size, and it is no newer; or when it decodes to X's bytes, or to a content recorded with a variant
+ * of that encoding and size. Else the user's: never touched, and X gets no variant of that encoding.
  */
 
 /** Slack (ms) between a file's mtime and the manifest's `generatedAt`: the file system rounds timestamps. */
 const MTIME_SLACK_MS = 1;
 
 /**
- * When the manifest was written (ms), or Infinity when it has no date.
  * @param {import("../../manifest.js").Manifest | null} previous
  */
 function writtenAt(previous) {
@@ -40,8 +29,7 @@ function deltaStemOf(rel) {
 }
 
 /**
- * Does the previous manifest record `file` as an output of ours, with its size, and is it no newer
- * than that manifest?
+ * Does the previous manifest record `file` as ours, with its size, and is it no newer?
  * @param {{ rel: string, size: number, mtimeMs: number }} file
  * @param {import('../../manifest.js').Manifest | null} previous
  * @param {number} [at] writtenAt(previous), when the caller asks for many files
@@ -106,9 +94,8 @@ export function claimsOf(files, manifestRel, previous, ctx) {
 }
 
 /**
- * The variants the previous manifest records, by encoding and size (`"br 1234"`): the content
- * hashes of the files they were made of, with their sizes. A file at a variant path that decodes
- * to one of those contents, and has that encoding and size, is a variant we made.
+ * The content hashes (and sizes) of the sources of the variants the previous manifest records, by
+ * encoding and size (`"br 1234"`).
  * @param {import('../../manifest.js').Manifest | null} previous
  * @returns {Map<string, Map<string, number>>}
  */
@@ -128,8 +115,8 @@ export function recordedVariants(previous) {
 }
 
 /**
- * Files of the user's at variant paths that look like variants we made of another content, though
- * no record says so: two or more variants of one file that decode to the same bytes, not its own.
+ * Files of the user's at variant paths that look like ours of another content: two or more of one file
+ * that decode to the same bytes, not its own.
  * @param {{ rel: string, stem: string, hash: string }[]} others what each decodes to
  * @returns {Map<string, string[]>} such a file → the files of its group
  */
@@ -149,7 +136,6 @@ export function lookAlikes(others) {
 }
 
 /**
- * The encodings each file gets no variant of, because a file of the user's is at that path.
  * @param {Iterable<string>} user
  * @returns {Map<string, Set<string>>} source path → encodings
  */
@@ -166,8 +152,7 @@ export function blockedEncodings(user) {
 }
 
 /**
- * The warning for a file of the user's at the path of a variant that `stem` would have: what
- * happens and how to resolve it.
+ * The warning for a file of the user's at the path of a variant of `stem`, and how to resolve it.
  * @param {string} rel the user's file
  * @param {string} stem the file whose variant it stands in the way of
  * @param {string} what e.g. ".gz variant", "dcz delta"
@@ -178,8 +163,7 @@ export function userFileMessage(rel, stem, what) {
 }
 
 /**
- * One warning per file of the user's that stands in the way of a variant this pass would write
- * (its source is compressed, checked or fresh; not skipped or held).
+ * One warning per file of the user's in the way of a variant this pass would write.
  * @param {{ action: string, file: { rel: string }, blocked?: Set<string> }[]} decisions
  * @param {Map<string, string[]>} [alike] lookAlikes()
  * @returns {{ path: string, message: string }[]}

@@ -9,20 +9,16 @@ import { absPath, relInside, hasDotSegment } from '../../paths.js';
 /**
  * @typedef {{ rel: string, size: number, mtimeMs: number, dev?: number, ino?: number, link?: boolean }} WalkEntry
  *   dev, ino: the file the walk found (a symlink's target for `link`), which is the only file a
- *   worker then reads under that name (see openSource() in compress-file.js)
+ *   worker then reads under that name (see variants/source.js)
  * @typedef {{ rel: string, code: string, message: string }} WalkFailure
  * @typedef {{ files: WalkEntry[], temps: string[], outside: string[], leftOut: { rel: string, why: string }[],
  *   failed: WalkFailure[] }} WalkResult
  */
 
 /**
- * Every regular file under `root` (POSIX relative paths), with size, mtime and identity, in one
- * pass. Symlinks are never followed into folders; a symlink to a file is taken only if its target
- * resolves inside `root` (else reported in `outside`). Our own temp files and folders are returned
- * apart so that the caller can sweep them. A name the manifest cannot hold (pathProblem()) is left
- * out and listed in `leftOut` (a folder once, not each of its files); a folder or file that cannot
- * be read (a path over PATH_MAX, EACCES) is listed in `failed` and the walk goes on. Nothing is
- * filtered by include/exclude here: the manifest lists every file.
+ * Every regular file under `root`, with size, mtime and identity. Symlinks are never followed into
+ * folders; one to a file is taken only if its target is inside `root`. Our temps come apart (to sweep);
+ * names the manifest cannot hold, and what cannot be read, are listed and the walk goes on.
  * @param {string} root absolute path
  * @param {{ dotfiles: boolean, onFolder?: (files: WalkEntry[]) => void }} opts onFolder: each folder's
  *   files (sorted by path) as the walk reads the folder, instead of `files` (then empty) in the result
@@ -44,10 +40,8 @@ export async function walk(root, opts) {
 const byRel = (a, b) => (a.rel < b.rel ? -1 : a.rel > b.rel ? 1 : 0);
 
 /**
- * What walk() finds at these paths only, without reading a folder: watch mode's batches, which
- * look at the paths their events named (and their variants' paths). A path the walk would not
- * reach is left out: under a temp folder, or under a folder that is not where its name says (a
- * symlink to a folder is never entered). ERR_PRECOMPRESSOR_DIR unless `root` is a folder.
+ * What walk() finds at these paths only, without reading a folder (watch mode's batches); a path the
+ * walk would not reach is left out. ERR_PRECOMPRESSOR_DIR unless `root` is a folder.
  * @param {string} root absolute path
  * @param {Iterable<string>} rels POSIX paths relative to root
  * @param {{ dotfiles: boolean }} opts
@@ -79,8 +73,7 @@ export async function statPaths(root, rels, opts) {
 }
 
 /**
- * Would the walk enter folder `dir` (relative, '.' for the root)? Not a temp folder, and its real
- * path is its name under the root (no folder on the way is a symlink). Dot folders: see sortEntry().
+ * Would the walk enter folder `dir` ('.' the root): not a temp folder, no symlink on the way?
  * @param {string} realRoot
  * @param {string} root
  * @param {string} dir
@@ -93,7 +86,6 @@ async function reachable(realRoot, root, dir) {
 }
 
 /**
- * The real path of `root`; ERR_PRECOMPRESSOR_DIR unless it is a folder.
  * @param {string} root
  */
 async function folderOf(root) {
@@ -117,13 +109,10 @@ async function folderOf(root) {
  */
 
 /**
- * A synchronous walk, breadth first as fast-glob's was (its lstat calls do not each wait for a turn
- * on libuv's thread pool; the walk runs once per pass, before any other work), with a readdir that
- * sorts each folder's entries as it reads them (sortEntry()) and gives back only the folders to
- * enter: so the walk keeps one small record per file (on a tree of 10^5 files and their variants,
- * entry objects per file made up most of a run's peak memory). The readdir records a folder it
- * cannot read, or whose name the manifest cannot hold, and goes on. No fast-glob: its ~55 modules
- * were a fifth of a small run's CPU, to call this readdir.
+ * A synchronous walk, breadth first as fast-glob's was (no lstat waits for libuv's pool), with a
+ * readdir that sorts each folder's entries as it reads them and gives back only the folders to enter:
+ * one small record per file (entry objects were most of a big run's peak memory). No fast-glob: its
+ * ~55 modules were a fifth of a small run's CPU.
  * @param {Walking} w
  * @param {(files: WalkEntry[]) => void} onFolder each folder's files, sorted by path
  */
@@ -165,9 +154,8 @@ function globFolders(w, onFolder) {
 }
 
 /**
- * Sort one entry of a folder into temps, files or links; true for a folder to enter. Our temp
- * folders are listed (so that our own temps, ".name.pctmp", are swept) but never entered, nor dot
- * folders without `dotfiles`.
+ * Sort one entry of a folder into temps, files or links; true for a folder to enter (not our temp
+ * folders, nor dot folders without `dotfiles`).
  * @param {Walking} w
  * @param {string} rel
  * @param {import('node:fs').Dirent} d
@@ -191,7 +179,6 @@ function sortEntry(w, rel, d, files) {
 }
 
 /**
- * lstat a regular file found by readdir and list it; a file that cannot be stat'ed is a failure.
  * @param {Walking} w
  * @param {string} rel
  * @param {WalkEntry[]} files
@@ -208,9 +195,8 @@ function addFile(w, rel, files) {
 }
 
 /**
- * A symlink is taken as a file only if it resolves to a file inside the root (its identity is
- * the target's); else it is listed in `outside`. An alias of a dotfile (env.txt → .env) is a
- * dotfile too: judged by its target as well as its name.
+ * A symlink is a file only if it resolves to one inside the root; an alias of a dotfile (env.txt →
+ * .env) is a dotfile too.
  * @param {Walking} w
  * @param {string} rel
  * @param {WalkEntry[]} files
@@ -240,8 +226,7 @@ function failureOf(rel, err) {
 }
 
 /**
- * A symlink's target if it resolves inside `realRoot` (its POSIX path relative to it, and its
- * stats), else null (also for dangling links).
+ * A symlink's target if it resolves inside `realRoot`, else null.
  * @param {string} realRoot
  * @param {string} link
  */

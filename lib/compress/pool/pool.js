@@ -10,8 +10,7 @@ import { Slot, WAITING, CLAIMED } from './slot.js';
  */
 
 /**
- * In a worker, at the start of a batch: is it still this worker's to run? (False: the pool gave
- * it to an idle worker meanwhile; drop it without replying.)
+ * In a worker: is this batch still its to run (not given to an idle worker meanwhile)?
  * @param {Int32Array | undefined} claim
  */
 export function claimBatch(claim) {
@@ -21,9 +20,8 @@ export function claimBatch(claim) {
 /** @typedef {import('./queue.js').Job} Job */
 
 /**
- * The worker of `slot`, started if needed. When none can be had (thread or memory limits) the
- * slot is broken: undefined while other workers run (they take the queue), else null after
- * failing the whole queue.
+ * The worker of `slot`, started if needed; when none can be had, undefined while others run, else
+ * null after failing the queue.
  * @param {Slot} slot
  * @param {readonly Slot[]} slots
  * @param {JobQueue} queue
@@ -41,8 +39,7 @@ function workerOf(slot, slots, queue) {
 }
 
 /**
- * With a slot idle and nothing queued: the batches waiting, unclaimed, behind another on a busy
- * worker go back to the front of the queue, for the idle slot.
+ * With a slot idle and nothing queued: the batches waiting behind another go back to the queue.
  * @param {readonly Slot[]} slots
  * @param {JobQueue} queue
  * @returns {boolean} whether any job was taken back
@@ -149,7 +146,6 @@ class Pool {
   }
 
   /**
-   * Run `task` in a worker.
    * @param {any} task
    * @param {number} [cost] estimated cost (jobs up to `batchCost` may share a message)
    * @returns {Promise<any>}

@@ -111,9 +111,8 @@ export class Slot {
   }
 
   /**
-   * The worker died. It ran its batches in order, so the first was running, or had just finished with
-   * its reply still on the way: its jobs are retried each alone, and one that crashed a worker while
-   * alone fails. The batches sent ahead are retried untouched. Returns the jobs to queue again.
+   * The worker died: the jobs of its first batch (the one running) are retried each alone, and one that
+   * crashes a worker alone fails; the batches sent ahead go back as they are.
    * @param {unknown} err
    * @returns {Job[]}
    */

@@ -14,15 +14,12 @@ import { storeOf } from '../cache/index.js';
 import { decodesToSync } from '../encoders/index.js';
 
 /**
- * A file compressed in memory: read once, hashed, and each encoding taken from the variant cache
- * or encoded (synchronously), then written atomically or removed. Run by the workers
- * (lib/compress/variants/worker.js), and on the main thread for files whose variants are all in the cache
- * (lib/compress/pass/cache-first.js).
+ * A file compressed in memory, in a worker or (its variants all in the cache) on the main thread: read
+ * once, hashed, each encoding taken from the cache or encoded, then written or removed.
  */
 
 /**
- * Read a whole file through one descriptor (the file the walk found: see source.js), checking with
- * fstat that it did not change meanwhile.
+ * Read a whole file through one descriptor, checking with fstat that it did not change meanwhile.
  * @param {string} abs
  * @param {import('./source.js').Identity} expect
  */
@@ -99,11 +96,9 @@ async function encodeOne(buf, key, at, store, stats) {
 }
 
 /**
- * Read the file once, then write each of the task's encodings (a small file's encodings travel
- * together: one read, one hash, one message for all of them). With `t.cache`, each variant is
- * taken from the cache when it holds it (see lib/compress/cache/entry-files.js), else encoded and added to it;
- * with `cachedOnly`, an encoding the cache cannot give is left to do: listed in `missing`; with
- * `offThread`, encodings run on libuv's pool, so that several files of a pass on this thread share the cores.
+ * Read the file once, then write each of the task's encodings, from the cache or encoded and added to
+ * it; with `cachedOnly`, those the cache cannot give are left in `missing`; with `offThread`, zlib runs
+ * on libuv's pool, so that the files of a pass on the planning thread share the cores.
  * @param {import('./streamed.js').CompressTask} t
  * @param {{ cachedOnly?: boolean, offThread?: boolean }} [how]
  * @returns {Promise<import('./streamed.js').TaskResult>}

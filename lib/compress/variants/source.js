@@ -4,11 +4,8 @@ import { PrecompressorError } from '../../errors.js';
 import { READ_NOFOLLOW, assertRealParent } from '../../fs-atomic.js';
 
 /**
- * Opening a source file that the walk found, in a folder that someone else may be changing (an
- * upload folder compressed by a privileged job): never through a symlink at its last component
- * (unless the walk took a symlink there), never blocking on a FIFO, and only the very file the
- * walk saw (same device and inode). A folder on its path swapped for a symlink since the walk
- * makes the same path name another file, outside the folder: that file is not read.
+ * Opening a source file the walk found, where someone else may change the folder: only the very file
+ * the walk saw (device and inode), never a FIFO, never through a symlink it did not take.
  *
  * @typedef {{ dev?: number, ino?: number, link?: boolean }} Identity what the walk saw (see WalkEntry)
  */
@@ -37,7 +34,6 @@ function assertSource(abs, st, expect) {
 }
 
 /**
- * Open `abs` for reading (see above); the caller closes the descriptor.
  * @param {string} abs
  * @param {Identity} [expect]
  * @returns {{ fd: number, st: fs.Stats }}
@@ -73,9 +69,7 @@ export async function openSource(abs, expect) {
 }
 
 /**
- * What a source that was replaced since the walk is now, to read it again: the file now at that
- * name, if its folder is still the folder of the tree (a file rewritten by rename, as bundlers and
- * editors do); a folder on its path swapped for a symlink throws (not retryable).
+ * What a source replaced since the walk (by rename, as bundlers do) is now, if its folder is still the tree's.
  * @template {Identity & { abs: string }} T
  * @param {T} t
  * @returns {T}

@@ -16,9 +16,8 @@ import { retryWhileChanged } from '../../flow.js';
 import { openSource, reidentify } from './source.js';
 
 /**
- * Thin I/O around the encoders: hash a source, compress one variant (in a worker, or streamed
- * for files at or above `streamThreshold` bytes so memory stays bounded whatever their size),
- * write it atomically or remove it when it would not be small enough.
+ * Thin I/O around the encoders: hash a source, compress its variants (streamed from `streamThreshold`
+ * bytes on), write each or remove it when not small enough.
  *
  * @typedef {{ hash: string, size: number, mtimeMs: number, out: Record<string, number | null>,
  *   cache?: ReturnType<typeof taskStats>, missing?: Array<import('../../encodings.js').Encoding> }} TaskResult
@@ -28,8 +27,8 @@ import { openSource, reidentify } from './source.js';
  */
 
 /**
- * A read stream over an open descriptor that leaves it open (FileHandle streams keep a reference
- * that would make FileHandle.close() wait forever with autoClose: false).
+ * A read stream over an open descriptor that leaves it open (a FileHandle's stream would make its
+ * close() wait forever with autoClose: false).
  * @param {import('node:fs/promises').FileHandle} fh
  */
 function readStreamOf(fh) {
@@ -94,9 +93,8 @@ export async function hashFile(abs, streamThreshold, expect) {
  */
 
 /**
- * Compress `abs` with each of `encodings` into `<abs>.br` etc.: in a worker of `pool` (see
- * lib/compress/variants/worker.js), or, for a single encoding of a file of at least `streamThreshold` bytes,
- * streamed on the main thread while holding one of the pool's slots.
+ * Compress `abs` with each of `encodings`: in a worker of `pool`, or a big file's single encoding
+ * streamed here while holding one of the pool's slots.
  * @param {CompressTask} t
  * @param {{ run(task: CompressTask, cost?: number): Promise<TaskResult>,
  *   exclusive<T>(fn: () => Promise<T>, task?: CompressTask): Promise<T> }} pool
@@ -117,8 +115,7 @@ export async function compressFile(t, pool, cost) {
 }
 
 /**
- * A streamed variant through the cache: the source is hashed first (its key needs the hash); on
- * a miss the variant is streamed as without a cache, then copied into it.
+ * A streamed variant through the cache: the source hashed first (for the key), a miss copied into it.
  * @param {CompressTask} t
  * @param {import('../../encodings.js').Encoding} encoding
  * @returns {Promise<TaskResult>}

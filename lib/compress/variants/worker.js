@@ -4,7 +4,7 @@ import { claimBatch } from '../pool/index.js';
 import { collector, paceCollections } from '../../heap-pace.js';
 
 /**
- * Worker thread: compress a batch of files per message, one after another (compress-buffered.js).
+ * Worker thread: compress a batch of files per message, one after another (buffered.js).
  * Sync zlib in a worker avoids the main-thread round trip per output chunk that async zlib makes,
  * and is not capped by libuv's shared 4-thread pool.
  */
