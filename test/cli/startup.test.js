@@ -50,6 +50,7 @@ test('a compile cache folder that cannot be written is no error', async () => {
 
 // What a run loads (#31), observed with module hooks in the child: a build's time is mostly loading.
 const hasHooks = typeof module.registerHooks === 'function';
+if (!hasHooks) console.warn(`load tests skipped: Node ${process.version} has no module.registerHooks (22.15+)`);
 const RECORDER = `import module from 'node:module';
 import fs from 'node:fs';
 const seen = new Set();
