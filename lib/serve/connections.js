@@ -20,7 +20,7 @@ export class Connections {
   /** @type {Map<Socket, number>} sockets answering requests, with how many are waiting */
   #busy = new Map();
   #max;
-  /** @type {(this: import('node:http').ServerResponse) => void} every response's 'close' listener: no closure per request */
+  /** @type {(this: import('node:http').ServerResponse) => void} every response's 'close': no closure per request */
   #onClose;
 
   /**
