@@ -16,8 +16,9 @@
  * @param {T} [arg] what `go` is called with (no closure per request when it runs at once)
  */
 export function whenSending(req, res, go, arg) {
-  if (!waitsForTurn(req, res)) return go(arg);
-  res.once('socket', () => go(arg));
+  const a = /** @type {T} */ (arg);
+  if (!waitsForTurn(req, res)) return go(a);
+  res.once('socket', () => go(a));
 }
 
 /**
