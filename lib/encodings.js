@@ -1,8 +1,5 @@
-/**
- * The encoding registry: one entry per encoding, the only place that names them (with negotiation).
- * What the manifest, the options and the server know of an encoding is here; how the compressor
- * makes and checks one is its codec, under the same name (lib/compress/encode.js).
- */
+// The encoding registry, the only place that names encodings (with negotiation); how the compressor
+// makes and checks one is its codec under the same name (lib/compress/encode.js).
 
 /**
  * @typedef {import('./types.js').Encoding} Encoding a variant's encoding (a file beside its source)
@@ -58,7 +55,6 @@ const SUFFIX = new Map(ENCODINGS.map((e) => [e.name, e.suffix]));
 const BY_SUFFIX = new Map(ENCODINGS.map((e) => [e.suffix, e.name]));
 
 /**
- * The registry's entry of `name` (variant or delta encoding), or undefined.
  * @param {string} name
  */
 export function encodingSpec(name) {
@@ -90,7 +86,6 @@ export function isDeltaEncoding(name) {
 }
 
 /**
- * The suffix of `encoding`'s variant files (`.br`, `.zst`, `.gz`).
  * @param {string} encoding
  */
 export function suffixOf(encoding) {
@@ -118,7 +113,6 @@ export function suffixEncoding(rel) {
 }
 
 /**
- * `rel` without the suffix of `encoding` (the variant's source path).
  * @param {string} rel
  * @param {string} encoding
  */

@@ -1,8 +1,5 @@
-/**
- * One error type for everything precompressor reports, with a stable `code`.
- * Codes: ERR_PRECOMPRESSOR_OPTION, ERR_PRECOMPRESSOR_DIR, ERR_PRECOMPRESSOR_FILE,
- * ERR_PRECOMPRESSOR_MANIFEST, ERR_PRECOMPRESSOR_ENCODING, ERR_PRECOMPRESSOR_WATCH.
- */
+// One error type for everything precompressor reports, with a stable `code` (ERR_PRECOMPRESSOR_OPTION,
+// _DIR, _FILE, _MANIFEST, _ENCODING, _WATCH).
 export class PrecompressorError extends Error {
   /**
    * @param {string} code
@@ -41,7 +38,7 @@ export function optionError(name, expected, got) {
 }
 
 /**
- * An error as plain data, to cross to another thread or process (errorFromData() makes it again).
+ * An error as plain data, to cross to another thread or process.
  * @param {unknown} err
  * @returns {{ name?: string, code?: string, path?: string, message: string }}
  */

@@ -1,6 +1,4 @@
-/**
- * Two small control-flow primitives shared by the compressor, the server and watch mode.
- */
+// Two small control-flow primitives shared by the compressor, the server and watch mode.
 
 /**
  * One run of `fn` at a time. A call while it runs gets one more run after it, shared by every

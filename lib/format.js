@@ -1,6 +1,4 @@
-/**
- * Pure text formatting for the CLI: sizes, durations, the progress line and the summary.
- */
+// Pure text formatting for the CLI: sizes, durations, the progress line and the summary.
 
 /** Characters a terminal acts on or that reorder a line: C0, DEL, C1, line and paragraph separators, bidi controls. */
 // eslint-disable-next-line no-control-regex -- matching them is the point
@@ -8,9 +6,8 @@ const UNPRINTABLE = /[\u0000-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-
 const SHORT = /** @type {Record<string, string>} */ ({ '\n': '\\n', '\r': '\\r', '\t': '\\t' });
 
 /**
- * `s` with every control character escaped (`\n`, `\r`, `\t`, `\x1b`, `\u202e`), for a line a
- * person reads: a file name cannot recolour the terminal, move the cursor or forge a line of its
- * own (`error: …`). Machine output (`--json`) stays exact.
+ * `s` with every control character escaped, for a line a person reads: a file name cannot recolour
+ * the terminal or forge a line of its own. Machine output (`--json`) stays exact.
  * @param {string} s
  */
 export function printable(s) {
@@ -23,7 +20,6 @@ function escapeOf(code) {
 }
 
 /**
- * `n` bytes scaled by `base` into `units`, three significant digits.
  * @param {number} n
  * @param {number} base
  * @param {string[]} units
@@ -46,8 +42,7 @@ function scaled(n, base, units) {
 export const formatBytes = (n) => scaled(n, 1000, ['kB', 'MB', 'GB', 'TB']);
 
 /**
- * Bytes in binary units, as the cache's sizes are documented and given (512 MiB): 536870912 →
- * "512 MiB"; 1536 → "1.50 KiB".
+ * 536870912 → "512 MiB", as the cache's sizes are given.
  * @param {number} n
  */
 export const formatBinaryBytes = (n) => scaled(n, 1024, ['KiB', 'MiB', 'GiB', 'TiB']);
@@ -86,8 +81,7 @@ export function runningText(running) {
 }
 
 /**
- * One progress line: bar, files, bytes, ETA (from the estimated CPU work done so far), and the
- * file(s) being compressed (the one that started first, and how many more).
+ * One progress line: bar, files, bytes, ETA (from the estimated CPU work done), what runs now.
  * @typedef {{ filesDone: number, filesTotal: number, bytesDone: number, bytesTotal: number,
  *   workDone: number, workTotal: number, elapsedMs: number, running?: readonly string[] }} Progress
  * @param {Progress} p
@@ -103,8 +97,7 @@ export function formatProgress(p, width = 24) {
 }
 
 /**
- * What the summary reads of a run's report (the object `precompress()` returns). Declared here,
- * not imported from lib/compress/, because the contract layer imports nothing from the folders.
+ * What the summary reads of a run's report (declared here: the contract imports no folder).
  * @typedef {{ root: string, dryRun: boolean, durationMs: number, encodings: string[],
  *   files: { scanned: number, compressed: number, fromCache?: number, unchanged: number, compressedFormat: number,
  *     notSmaller: number, excluded: number, empty: number, failed: number },
@@ -121,7 +114,6 @@ export function formatProgress(p, width = 24) {
  */
 
 /**
- * The deploy-delta line of a summary, or '' when there is nothing to say.
  * @param {{ files: number, written: number, bytes: number, savedBytes: number, unhashed?: number,
  *   byContent?: number, unavailable: string | null } | undefined} d
  */
@@ -143,7 +135,6 @@ export function deltaLine(d) {
 }
 
 /**
- * The site-dictionary line of a summary, or '' when there is none and nothing to say.
  * @param {SiteDictionaryReport | undefined} d
  */
 export function siteDictionaryLine(d) {
@@ -155,7 +146,6 @@ export function siteDictionaryLine(d) {
 }
 
 /**
- * The cache line of a summary, or '' when nothing came from the cache.
  * @param {{ enabled: boolean, hits: number, misses: number, cpuSavedMs: number } | undefined} c
  */
 export function cacheLine(c) {

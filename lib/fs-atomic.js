@@ -1,3 +1,5 @@
+// Writes that readers may see, each a temp file renamed into place, and the reads and removals
+// that a symlink or FIFO planted in the tree cannot redirect.
 import fs from 'node:fs/promises';
 import fsSync from 'node:fs';
 import path from 'node:path';
@@ -14,9 +16,8 @@ const C = fsSync.constants;
 export const READ_NOFOLLOW = C.O_RDONLY | (C.O_NOFOLLOW ?? 0) | (C.O_NONBLOCK ?? 0);
 
 /**
- * Is `dir` a folder itself, not a symlink to one (false also when missing)? Checked right before a
- * path operation in a store that others may write (the variant cache's shards, the dictionary
- * store's folders): a folder swapped for a symlink would take a write or a removal outside it.
+ * Is `dir` a folder itself, not a symlink to one? Checked right before a path operation in a store
+ * others may write: a folder swapped for a symlink would take a write outside it.
  * @param {string} dir
  */
 export function isRealFolder(dir) {
@@ -29,10 +30,8 @@ export function notRealFolder(dir) {
 }
 
 /**
- * The whole content of `file` if it is a regular file of at most `maxBytes`, else null (missing, a
- * symlink, a FIFO or device, too big, unreadable): opened with READ_NOFOLLOW, so neither a symlink
- * nor a FIFO planted in a store others may write can redirect or block the build, and read through
- * that descriptor.
+ * The content of `file` if it is a regular file of at most `maxBytes`, else null: a symlink or FIFO
+ * planted in a store others may write can neither redirect nor block the build.
  * @param {string} file
  * @param {number} maxBytes
  * @returns {Promise<Buffer | null>}
@@ -55,10 +54,7 @@ export async function readRegularFile(file, maxBytes) {
 }
 
 /**
- * Throw (ERR_PRECOMPRESSOR_FILE) unless the folder of `target` is where its path says: no
- * component of it is a symlink now, so its real path is itself (a source's folder, before it is read).
- * Writes and removals in the compressed folder go further: through the folder held open
- * (`checkParent`, removeIfPresent(): lib/held-folder.js).
+ * Throw (ERR_PRECOMPRESSOR_FILE) unless no component of `target`'s folder is a symlink now.
  * @param {string} target
  */
 export function assertRealParent(target) {
@@ -66,7 +62,6 @@ export function assertRealParent(target) {
 }
 
 /**
- * `target`'s name in its folder held open (inHeldFolder()) when `check`, else `target` as it is.
  * @template T
  * @param {string} target
  * @param {boolean | undefined} check
@@ -80,10 +75,7 @@ function atTarget(target, check, fn) {
 /** Suffix of every temporary file we create; the walker ignores and sweeps these. */
 export const TEMP_SUFFIX = '.pctmp';
 
-/**
- * Is this (POSIX or native) path one of our temp files or folders, or inside a temp folder?
- * @param {string} p
- */
+/** @param {string} p a POSIX or native path */
 export function isTempPath(p) {
   return p.endsWith(TEMP_SUFFIX) || p.includes(`${TEMP_SUFFIX}/`) || p.includes(`${TEMP_SUFFIX}\\`);
 }
@@ -92,9 +84,8 @@ export function isTempPath(p) {
 const NAME_MAX = 255;
 
 /**
- * A temp path in the same folder as `target`, so that rename() is atomic. When the target's name
- * is too long to carry the temp prefix and suffix within NAME_MAX, a hash of it stands in, so that
- * any target whose own name fits can be written.
+ * A temp path in `target`'s folder, so that rename() is atomic; a hash stands in for a name too long
+ * to carry the temp prefix and suffix.
  * @param {string} target
  */
 export function tempPathFor(target) {
@@ -108,9 +99,8 @@ export function tempPathFor(target) {
 }
 
 /**
- * Write `data` to `target` atomically: a temp file in the same folder, fsync'd, then renamed
- * over the target. A crash at any moment leaves either the old file or the new one, never a
- * truncated one under the final name.
+ * Write `data` to `target` atomically: a temp file, fsync'd, renamed over it (a crash leaves the old
+ * file or the new one).
  * @param {string} target
  * @param {Uint8Array | string | Iterable<string>} data a string or bytes, or pieces of text written one after another
  * @param {{ mtime?: Date, checkParent?: boolean }} [opts] checkParent: the temp file made and renamed
@@ -121,7 +111,6 @@ export function writeAtomic(target, data, opts = {}) {
 }
 
 /**
- * writeAtomic() at `target` as given.
  * @param {string} target
  * @param {Uint8Array | string | Iterable<string>} data
  * @param {{ mtime?: Date }} opts
@@ -145,12 +134,9 @@ async function writeAtomicAt(target, data, opts) {
 }
 
 /**
- * Stream into a temp file next to `target`, then rename. `produce(fileHandle)` writes the
- * content and returns false to discard it instead (the temp file is removed, target untouched).
- * Variants are not fsync'd: the rename is atomic for every reader and against a killed process,
- * and an fsync per variant made small-file runs 2-3 times slower (workers waiting on the disk).
- * After a power loss a variant may be empty or short; its size then differs from the manifest,
- * which the next run and serveStatic both check, so neither trusts it.
+ * Stream into a temp file next to `target` (`produce` returns false to discard it), then rename.
+ * No fsync: it made small-file runs 2-3 times slower, and a variant cut by a power loss has a size
+ * the manifest does not, which the next run and serveStatic both check.
  * @param {string} target
  * @param {(fh: import('node:fs/promises').FileHandle) => Promise<boolean>} produce
  * @param {{ mtime?: Date, checkParent?: boolean }} [opts] checkParent: as writeAtomic()'s
@@ -161,7 +147,6 @@ export function writeAtomicWith(target, produce, opts = {}) {
 }
 
 /**
- * writeAtomicWith() at `target` as given.
  * @param {string} target
  * @param {(fh: import('node:fs/promises').FileHandle) => Promise<boolean>} produce
  * @param {{ mtime?: Date }} opts
@@ -194,9 +179,8 @@ const ignoreMissing = (err) => {
 };
 
 /**
- * Remove a file of the compressed folder if it exists, in its folder held open (lib/held-folder.js:
- * not through a folder swapped for a symlink), unless, with `expect`, it is not the file (device and
- * inode) that was found there.
+ * Remove a file of the compressed folder if it exists (and is the file `expect` found there), in its
+ * folder held open: not through a folder swapped for a symlink.
  * @param {string} file
  * @param {{ dev?: number, ino?: number }} [expect]
  */
@@ -213,7 +197,6 @@ export async function removeIfPresent(file, expect) {
 }
 
 /**
- * Synchronous twin of removeIfPresent(), for the workers.
  * @param {string} file
  */
 export function removeIfPresentSync(file) {
@@ -225,9 +208,8 @@ export function removeIfPresentSync(file) {
 }
 
 /**
- * A private folder for the temp files of one run, at the top of the folder being compressed.
- * Creating a file in a big folder is slow (ext4), so variants are written here and renamed into
- * place: one insertion into the big folder instead of two (docs/benchmarks.md).
+ * A folder for one run's temp files at the top of the tree: creating a file in a big folder is slow
+ * (ext4), so a variant made here and renamed costs one insertion there, not two.
  * @param {string} root
  */
 export async function makeTempDir(root) {
@@ -237,11 +219,8 @@ export async function makeTempDir(root) {
 }
 
 /**
- * May the temp file or folder `name` be swept? Its name carries the pid of the process that made
- * it (tempPathFor(), makeTempDir()): a temp of a process that is still running belongs to a run
- * in progress (another precompressor on the same folder), and one of this process to a call
- * still running here, so only those of processes that are gone are swept. (A pid reused since
- * by an unrelated process keeps a leftover until that process ends: harmless.)
+ * May the temp `name` be swept? Only if the process whose pid it carries is gone: a live one may be
+ * another run on the same folder (a reused pid keeps a leftover a while: harmless).
  * @param {string} name base name
  */
 export function tempOwnerGone(name) {
@@ -258,7 +237,6 @@ export function tempOwnerGone(name) {
 }
 
 /**
- * Remove one of our temp files or temp folders (names ending in TEMP_SUFFIX only).
  * @param {string} p
  */
 export async function removeTemp(p) {
@@ -269,10 +247,8 @@ export async function removeTemp(p) {
 let tempCounter = 0;
 
 /**
- * Synchronous twin of writeAtomicWith() for a buffer, for worker threads (where blocking is the
- * point). Like writeAtomicWith() and unlike writeAtomic(), it does not fsync: see writeAtomicWith().
- * With `tempDir` (from makeTempDir()) the temp file is made there; if that folder is on another
- * file system than the target (a mount inside the tree), it falls back to the target's folder.
+ * writeAtomicWith() for a buffer, in worker threads. The temp file goes in `tempDir` unless that is
+ * on another file system than the target (a mount inside the tree).
  * @param {string} target
  * @param {Uint8Array} data
  * @param {{ mtime?: Date, tempDir?: string | null, checkParent?: boolean }} [opts]
@@ -285,7 +261,6 @@ export function writeAtomicSync(target, data, opts = {}) {
 }
 
 /**
- * writeAtomicSync() at `target` as given.
  * @param {string} target
  * @param {Uint8Array} data
  * @param {{ mtime?: Date, tempDir?: string | null }} opts

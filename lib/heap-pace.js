@@ -1,16 +1,9 @@
 import v8 from 'node:v8';
 import vm from 'node:vm';
 
-/**
- * Full garbage collections paced by the heap's growth, for the threads of a long pass on the
- * command line: the compression thread (lib/cli/compress-thread.js) and the pool's workers. A pass
- * allocates per file; objects that live while a worker has their file outlive a young generation,
- * and V8 lets the old generation grow to several times what is live before it collects. A
- * collection once the heap holds 1.5 × what was live after the last one keeps each collection's
- * work in proportion to what was allocated since.
- */
+// Full collections paced by the heap's growth, for a long pass's threads: V8 lets the old generation
+// grow to several times what is live, as a pass's per-file objects outlive a young generation.
 
-/** How often the heap is looked at (one call, no walk of the heap). */
 const EVERY_MS = 250;
 /** Collect once the heap holds this many times what was live after the last collection... */
 const GROWTH = 1.5;
@@ -23,11 +16,8 @@ const BIG_PASS = 20_000;
 const WORKER_EVERY = 512;
 
 /**
- * After how many files a worker collects fully, for a pass of `files` files to compress; 0: never
- * by count (pure). The encoders' native memory and the buffers that outlive a young generation are
- * freed only by a full collection, and the heap's growth alone calls one too late; below BIG_PASS
- * the memory is small anyway and the CPU is not spent (figures: docs/benchmarks.md, "The CLI's cold
- * run: the pass on a thread of its own").
+ * After how many files a worker collects fully (0: never by count): the encoders' native memory goes
+ * only then, and the heap's growth calls it too late (docs/benchmarks.md, "The CLI's cold run").
  * @param {number} files
  */
 export function workerCollectEvery(files) {
@@ -35,7 +25,6 @@ export function workerCollectEvery(files) {
 }
 
 /**
- * Collect now? (pure)
  * @param {number} used bytes in the heap now
  * @param {number} live bytes in the heap after the last collection
  */
@@ -44,8 +33,7 @@ export function shouldCollect(used, live) {
 }
 
 /**
- * V8's `gc()`: the one this context has, or (`expose`) one made available by setting the flag,
- * which also exposes it to the threads started after; null where it cannot be had.
+ * V8's `gc()`, or (`expose`) one made available by the flag, which threads started after get too.
  * @param {{ expose: boolean }} how
  * @returns {(() => void) | null}
  */
@@ -63,8 +51,7 @@ export function collector({ expose }) {
 }
 
 /**
- * Pace this thread's collections with `gc` until the returned function is called; without `gc`,
- * V8's own schedule stays.
+ * Pace this thread's collections with `gc` until the returned function is called.
  * @param {(() => void) | null} gc
  * @returns {() => void}
  */

@@ -2,16 +2,9 @@ import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import { PrecompressorError } from './errors.js';
 
-/**
- * A folder of the compressed tree held open for a rename, an unlink or a create in it. Node has no
- * renameat()/unlinkat(), but on Linux `/proc/self/fd/<fd>/<name>` resolves through the descriptor,
- * not the path: the folder is opened without following a symlink at its last component
- * (O_DIRECTORY | O_NOFOLLOW), the path the kernel resolved for it must be the path asked (no symlink
- * on the way), and the operation names the held folder. A folder swapped for a symlink after that
- * check cannot take the operation elsewhere. Where /proc/self/fd does not work (macOS, Windows, a
- * container without /proc; detected at run time), the folder's real path is checked right before
- * instead, and the instant between that check and the operation remains.
- */
+// A folder of the tree held open for a rename, unlink or create in it: Node has no renameat(), but
+// `/proc/self/fd/<fd>/<name>` resolves through the descriptor, so a folder swapped for a symlink cannot
+// take the operation elsewhere. Without /proc, the folder's real path is checked right before.
 
 const C = fs.constants;
 const DIR_FLAGS = C.O_RDONLY | (C.O_DIRECTORY ?? 0) | (C.O_NOFOLLOW ?? 0);
@@ -35,7 +28,6 @@ export function procFdWorks() {
 }
 
 /**
- * The error for a folder that is not where its path says.
  * @param {string} dir
  * @param {string | null} real what it resolves to, when known
  */
@@ -45,8 +37,7 @@ function swapped(dir, real) {
 }
 
 /**
- * Throw unless the folder `dir` is where its path says: its real path is itself. A missing folder
- * passes (nothing there to write through or remove).
+ * Throw unless the folder `dir` is where its path says; a missing one passes (nothing to write through).
  * @param {string} dir absolute, on the tree's real path
  */
 export function assertRealDir(dir) {
@@ -88,9 +79,8 @@ function openError(err, dir) {
 }
 
 /**
- * Run `fn` with the path to use for the folder `dir`: `/proc/self/fd/<fd>` of it held open and
- * checked, or `dir` itself checked by assertRealDir() where /proc/self/fd does not work. Throws
- * ERR_PRECOMPRESSOR_FILE when `dir` is not where its path says, ENOENT when it is missing (with /proc).
+ * Run `fn` with the path to use for the folder `dir`, held open and checked. Throws
+ * ERR_PRECOMPRESSOR_FILE when `dir` is not where its path says, ENOENT when missing (with /proc).
  * @template T
  * @param {string} dir absolute, on the tree's real path
  * @param {(at: string) => T} fn
@@ -116,7 +106,7 @@ export function inHeldFolderSync(dir, fn) {
 }
 
 /**
- * Asynchronous twin of inHeldFolderSync(): the folder stays held until `fn`'s promise settles.
+ * The folder stays held until `fn`'s promise settles.
  * @template T
  * @param {string} dir
  * @param {(at: string) => Promise<T>} fn

@@ -20,18 +20,18 @@ import { DEFAULT_ENCODINGS, ENCODINGS, ENCODING_NAMES, isEncoding } from './enco
  *   serverConfig: string | null }>} Options
  *   the normalized options of `precompress()`
  * @typedef {(path: string) => [number, number] | null | undefined} HashSpan where a file's hash is in its base name
- * @typedef {{ index: number, count: number }} Shard `--shard <index>/<count>`, index from 1 (lib/compress/shard.js)
+ * @typedef {{ index: number, count: number }} Shard `--shard <index>/<count>`, index from 1
+ *   (lib/compress/plan/shard.js)
  */
 
 /** The manifest's default file name, inside the compressed folder. */
 export const MANIFEST_NAME = 'precompressor-manifest.json';
 
-/** Extensions whose files get a dictionary family and deploy deltas by default (see lib/compress/delta.js). */
+/** Extensions whose files get a dictionary family and deploy deltas by default (lib/compress/dictionaries/). */
 const DELTA_EXTENSIONS = Object.freeze(['js', 'mjs', 'cjs', 'css', 'wasm', 'json', 'html', 'htm']);
 
 /**
- * The default folders of the variant cache and of the dictionary store, under cacheRoot() (see
- * lib/paths.js: node_modules/.cache/precompressor of the project, found from `from`).
+ * The default folders of the variant cache and of the dictionary store, under cacheRoot().
  * @param {string} [from] default: the working directory
  */
 export const defaultCacheDir = (from) => path.join(cacheRoot(from), 'variants');
@@ -42,19 +42,15 @@ export const defaultDictionaryStore = (from) => path.join(cacheRoot(from), 'dict
 const CACHE_MAX_SIZE = 512 * 1024 * 1024;
 
 /**
- * Extensions of formats that are already compressed (images, fonts, audio, video, archives,
- * office documents): compressing them again costs CPU and saves nothing.
+ * Extensions of formats already compressed: compressing them again costs CPU and saves nothing.
  */
 export const DEFAULT_SKIP_EXTENSIONS = Object.freeze([...new Set([
-  // images
   'png', 'apng', 'jpg', 'jpeg', 'jfif', 'pjpeg', 'gif', 'webp', 'avif', 'heic', 'heif', 'jxl',
   // fonts (woff is zlib inside, woff2 is brotli inside)
   'woff', 'woff2',
-  // audio and video
   'mp3', 'mp4', 'm4a', 'm4v', 'aac', 'ogg', 'oga', 'ogv', 'opus', 'flac', 'webm', 'mov', 'mkv', 'avi',
   // archives and compressed streams (and our own variants' suffixes, below)
   'zip', 'gz', 'tgz', 'zst', 'bz2', 'xz', 'lz', 'lz4', 'lzma', '7z', 'rar', 'jar', 'apk',
-  // zip-based documents
   'docx', 'xlsx', 'pptx', 'odt', 'ods', 'odp', 'epub',
   ...ENCODINGS.map((e) => e.suffix.slice(1)),
 ])]);
@@ -77,8 +73,7 @@ const opt = (dflt, describe, type, shown) =>
   ({ default: dflt, describe, ...(type ? { flag: { type, ...(shown ? { shown } : {}) } } : {}) });
 
 /**
- * Every option of `precompress()`: default, CLI flag and description, in one place. OPTION_DEFAULTS,
- * the CLI's flags, `--help` and the README's options table come from it (test/readme.test.js).
+ * Every option of `precompress()`: OPTION_DEFAULTS, the CLI's flags, `--help` and the README's table come from it.
  * @type {Readonly<Record<string, Readonly<OptionSpec>>>}
  */
 export const OPTIONS = Object.freeze({
@@ -130,7 +125,6 @@ export const OPTIONS = Object.freeze({
     '(outside <dir>; docs/servers.md)', 'string'),
 });
 
-/** Every option of `precompress()` with its default (from OPTIONS). */
 export const OPTION_DEFAULTS = Object.freeze(
   Object.fromEntries(Object.entries(OPTIONS).map(([k, o]) => [k, o.default])),
 );
@@ -141,8 +135,7 @@ function isInt(v) {
 }
 
 /**
- * The items of a comma-separated list (`"br, gzip"`), trimmed, empty ones dropped: the CLI's list
- * flags and the string form of the list options.
+ * The items of a comma-separated list (`"br, gzip"`), trimmed, empty ones dropped.
  * @param {unknown} value
  */
 export function commaList(value) {
@@ -163,8 +156,7 @@ function stringList(name, value) {
 }
 
 /**
- * The options object merged over `defaults` (an `undefined` value keeps the default), after
- * checking that it is an object with only known keys. Shared by every normalizer.
+ * The options merged over `defaults` (`undefined` keeps the default), once checked to have only known keys.
  * @template {Record<string, unknown>} T
  * @param {unknown} options
  * @param {T} defaults
@@ -185,9 +177,8 @@ export function fillOptions(options, defaults) {
 }
 
 /**
- * Split the options of an integration (watch, the Vite plugin) into the compressor's (returned
- * as given, for normalizeOptions) and its own (filled from `ownDefaults`, for it to validate).
- * An unknown key is reported against both lists, with the one error template.
+ * Split an integration's options (watch, the Vite plugin) into the compressor's, as given, and its
+ * own, filled from `ownDefaults`.
  * @template {Record<string, unknown>} T
  * @param {object} options
  * @param {T} ownDefaults
@@ -214,7 +205,6 @@ export function splitOptions(options, ownDefaults) {
 }
 
 /**
- * The `encodings` option: a non-empty list of known encodings.
  * @param {unknown} value
  * @returns {readonly Encoding[]}
  */
@@ -228,8 +218,7 @@ function encodingList(value) {
 }
 
 /**
- * Validate and fill the options of `precompress(dir, options)`. Returns a frozen object;
- * nothing downstream re-checks or re-defaults.
+ * Validate and fill the options of `precompress(dir, options)`: nothing downstream re-checks them.
  * @param {string} dir
  * @param {object} [options]
  * @returns {Options}
@@ -293,8 +282,8 @@ export function normalizeOptions(dir, options = {}) {
 }
 
 /**
- * The folder the server configurations are written to, or null: outside the served folder (the
- * files would be served, and they name what is internal there).
+ * The folder the server configurations are written to: outside the served folder, as they name what
+ * is internal there.
  * @param {unknown} v
  * @param {string} root
  */
@@ -336,7 +325,6 @@ export function parseShard(value) {
 }
 
 /**
- * The variant cache's options of `precompress()`, validated and filled (part of normalizeOptions()).
  * @param {Record<string, any>} o
  */
 function cacheOptions(o) {
@@ -363,10 +351,8 @@ function cacheOptions(o) {
 }
 
 /**
- * The remote cache's options: its URL (the option, else PRECOMPRESSOR_CACHE_URL), read-only, and
- * the headers every request sends, from the environment only (never a flag, which shell history
- * and CI logs keep): PRECOMPRESSOR_CACHE_TOKEN as a bearer token, PRECOMPRESSOR_CACHE_HEADERS a
- * JSON object of more. Their values are never part of an error message.
+ * The remote cache's options: headers only from the environment, never a flag (shell history and CI
+ * logs keep those), and never in an error message.
  * @param {Record<string, any>} o
  */
 function remoteOptions(o) {
@@ -400,7 +386,6 @@ function remoteOptions(o) {
 }
 
 /**
- * The deploy-delta options of `precompress()`, validated and filled (part of normalizeOptions()).
  * @param {Record<string, any>} o
  */
 function deltaOptions(o) {
@@ -450,8 +435,7 @@ function deltaOptions(o) {
 }
 
 /**
- * The settings that change what a variant contains. Recorded in the manifest; a change
- * invalidates every cached variant.
+ * The settings that change what a variant contains: recorded in the manifest, a change invalidates the cache.
  * @param {Options} opts
  */
 export function settingsOf(opts) {

@@ -5,7 +5,6 @@ import path from 'node:path';
 // Site paths are POSIX and relative to the site's root (`assets/app.js`), as the manifest keys them.
 
 /**
- * The absolute path of site path `rel` under `root`.
  * @param {string} root
  * @param {string} rel
  */
@@ -14,8 +13,7 @@ export function absPath(root, rel) {
 }
 
 /**
- * Is `p` the folder `root` or inside it? Separator-aware: `/public-x` is not inside `/public`, and
- * `..foo` is a name inside. Both absolute and normalized (realpaths); nothing is inside a null root.
+ * Is `p` the folder `root` or inside it (`/public-x` is not inside `/public`)? Both absolute and normalized.
  * @param {string | null} root
  * @param {string} p
  */
@@ -25,7 +23,7 @@ export function isInside(root, p) {
 }
 
 /**
- * Site path of `abs` under `root`, or null when `abs` is `root` itself or outside it.
+ * Site path of `abs` under `root`; null for `root` itself or outside it.
  * @param {string} root
  * @param {string} abs
  * @returns {string | null}
@@ -46,14 +44,8 @@ export function hasDotSegment(rel) {
 }
 
 /**
- * The folder of this tool's caches (the variant cache and the dictionary store live under it),
- * found the way find-cache-dir finds it, for babel-loader, terser and others:
- * - `$CACHE_DIR/precompressor` when the CACHE_DIR environment variable names a folder;
- * - else `node_modules/.cache/precompressor` of the nearest folder from `from` upward that holds a
- *   package.json, when its node_modules is writable (or can be made);
- * - else the OS cache folder: `$XDG_CACHE_HOME` or `~/.cache` (`%LOCALAPPDATA%` on Windows,
- *   `~/Library/Caches` on macOS), `/precompressor`.
- * Nothing is created here.
+ * The folder of this tool's caches, found as find-cache-dir finds it (docs/cache.md): `$CACHE_DIR`,
+ * else the project's `node_modules/.cache`, else the OS cache folder. Nothing is created here.
  * @param {string} [from] where the lookup starts (default: the working directory)
  * @returns {string} an absolute path
  */
@@ -68,7 +60,6 @@ export function cacheRoot(from = process.cwd()) {
 }
 
 /**
- * The nearest folder from `dir` upward that holds a package.json, or null.
  * @param {string} dir
  */
 function packageDir(dir) {
@@ -79,7 +70,6 @@ function packageDir(dir) {
 }
 
 /**
- * Can `dir` be written, or made (its nearest existing ancestor writable)?
  * @param {string} dir
  */
 function writable(dir) {

@@ -4,21 +4,14 @@ import { MANIFEST_NAME } from './options.js';
 import { TEMP_SUFFIX, isTempPath } from './fs-atomic.js';
 import { ENCODINGS } from './encodings.js';
 
-/**
- * The site policy: what a built site's names mean, in one place for every server of it. serveStatic
- * (lib/serve) and the generated nginx and Caddy configurations (lib/servers) read it; the bundlers'
- * entry points change it here. Three questions, each a small table or a pure function:
- * - which names are **hashed** (a content hash in the name: immutable, usable as dictionaries);
- * - which file **answers a URL** such as `/about` (the file, a folder's index, `about.html`);
- * - what is **internal** and never served by name (the manifest, variants, deltas, temp files).
- */
+// What a built site's names mean, for every server of it (serveStatic, the nginx and Caddy configurations):
+// which file answers a URL, what is internal and never served by name, which names are hashed.
 
 // ---- which file answers a URL ----
 
 /**
- * The order in which a URL without a trailing slash is looked up: `file` the path as it is, `folder` a
- * folder of that name (a redirect to its URL with a slash, whose index answers), `extensions` the
- * path with each of the extensions (only for a path without one, as send does).
+ * The order in which a URL without a trailing slash is looked up (express.static's): a `folder` is a
+ * redirect to its URL with a slash; `extensions` only for a path without one, as send does.
  * @typedef {'file' | 'folder' | 'extensions'} LookupStep
  * @type {readonly LookupStep[]}
  */
@@ -31,10 +24,7 @@ export const LOOKUP_ORDER = Object.freeze(/** @type {LookupStep[]} */ (['file', 
  */
 export const EXTENSIONS_FIRST_ORDER = Object.freeze(/** @type {LookupStep[]} */ (['file', 'extensions', 'folder']));
 
-/**
- * The lookup order of a server: express.static's by default, the hosts' with `extensionsFirst`.
- * @param {boolean} extensionsFirst
- */
+/** @param {boolean} extensionsFirst */
 export function lookupOrder(extensionsFirst) {
   return extensionsFirst ? EXTENSIONS_FIRST_ORDER : LOOKUP_ORDER;
 }
@@ -45,10 +35,7 @@ export const INDEX_FILES = Object.freeze(['index.html']);
 /** The extensions tried for a path without one by `precompressor serve` and the generated configurations. */
 export const PREVIEW_EXTENSIONS = Object.freeze(['html']);
 
-/**
- * Content-Type of a file from its (original) name: mime-types, with charset for text.
- * @param {string} rel
- */
+/** @param {string} rel a file's original name */
 export function contentTypeOf(rel) {
   return mime.contentType(path.posix.extname(rel)) || 'application/octet-stream';
 }
@@ -58,11 +45,8 @@ export function contentTypeOf(rel) {
 const escapeRe = (/** @type {string} */ s) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 /**
- * The names never served as they are, each as a regular expression over a site path (POSIX, relative
- * to the root; the generators prefix it with `/`). `always`: even a file the manifest lists (our own
- * manifest and temps); otherwise a listed file of that name is the user's and is served (a
- * `downloads/data.tar.gz` of theirs), an unlisted one is ours (a variant or a delta of a listed file).
- * `dotfile` holds unless dotfiles are allowed.
+ * The names never served as they are, as regular expressions over a site path. `always`: even a file
+ * the manifest lists; otherwise a listed file of that name is the user's (their `data.tar.gz`) and served.
  * @typedef {'manifest' | 'temp' | 'variant' | 'delta' | 'dotfile'} InternalKind
  * @typedef {{ kind: InternalKind, source: string, always: boolean }} InternalName
  * @type {readonly Readonly<InternalName>[]}
@@ -76,8 +60,7 @@ export const INTERNAL_NAMES = Object.freeze(/** @type {InternalName[]} */ ([
 ]).map((r) => Object.freeze(r)));
 
 /**
- * Is `rel` internal whatever the manifest lists: the manifest, our temps (the `always` kinds above;
- * the check serveStatic makes on each listed path).
+ * Is `rel` internal whatever the manifest lists (the `always` kinds above)?
  * @param {string} rel
  * @param {string | null} manifestRel the manifest's path in the site, null when outside it
  */
@@ -88,11 +71,10 @@ export function isAlwaysInternal(rel, manifestRel) {
 const INTERNAL_RES = INTERNAL_NAMES.map((r) => ({ ...r, re: new RegExp(r.source) }));
 
 /**
- * Why `rel` is never served by name, or null when it may be. `listed`: the manifest lists it as a
- * file (a user's file whose name looks like ours); `manifestRel`: the manifest's own path when not
- * the default; `dotfiles`: served (serveStatic's `dotfiles: 'allow'`).
+ * Why `rel` is never served by name, or null when it may be.
  * @param {string} rel a site path
- * @param {{ listed?: boolean, manifestRel?: string | null, dotfiles?: boolean }} [o]
+ * @param {{ listed?: boolean, manifestRel?: string | null, dotfiles?: boolean }} [o] `listed`: the manifest
+ *   lists it as a file; `dotfiles`: served (`dotfiles: 'allow'`)
  * @returns {InternalKind | null}
  */
 export function internalKind(rel, { listed = false, manifestRel = MANIFEST_NAME, dotfiles = false } = {}) {
@@ -107,9 +89,8 @@ export function internalKind(rel, { listed = false, manifestRel = MANIFEST_NAME,
 // ---- which names are hashed ----
 
 /**
- * Are responses of this file immutable (a year of freshness, `immutable`)? Those of a hashed name,
- * whatever its size or type: the build recorded it (`hashed`, or in its `dictionary` record, as
- * manifests before `hashed` did).
+ * Are responses of this file immutable? Those of a hashed name (`hashed`, or in the `dictionary`
+ * record of manifests before `hashed`).
  * @param {{ hashed?: true, dictionary?: { hashed: boolean } }} entry a manifest entry
  */
 export function isImmutable(entry) {
@@ -117,24 +98,19 @@ export function isImmutable(entry) {
 }
 
 /**
- * Folders whose every file is immutable whatever its name (a build id in the path, not a hash in
- * the name): Next.js's `_next/static/` (its `<buildId>/_buildManifest.js`).
+ * Folders whose every file is immutable whatever its name: a build id in the path (Next.js's).
  * @type {readonly string[]}
  */
 export const IMMUTABLE_FOLDERS = Object.freeze(['_next/static/']);
 
-/**
- * Is a site path in one of the IMMUTABLE_FOLDERS (at the root)?
- * @param {string} rel
- */
+/** @param {string} rel */
 export function inImmutableFolder(rel) {
   return IMMUTABLE_FOLDERS.some((f) => rel.startsWith(f));
 }
 
 /**
- * Does a browser keep a response with this Cache-Control as a dictionary? Only a fresh one: not
- * `max-age=0` (serveStatic's default for a name without a hash). Without the header (`cacheControl:
- * false`), the browser's heuristic freshness may keep it.
+ * Does a browser keep a response with this Cache-Control as a dictionary? Only a fresh one; without
+ * the header, heuristic freshness may keep it.
  * @param {string | null} cacheControl
  */
 export function keptAsDictionary(cacheControl) {
@@ -144,9 +120,8 @@ export function keptAsDictionary(cacheControl) {
   return m === null || Number(m[1]) > 0;
 }
 
-
 /**
- * RFC 8941 sf-string: quoted, with `\` and `"` escaped (the patterns are ASCII).
+ * RFC 8941 sf-string (the patterns are ASCII).
  * @param {string} s
  */
 function sfString(s) {
@@ -154,8 +129,8 @@ function sfString(s) {
 }
 
 /**
- * The `Use-As-Dictionary` value of a file's dictionary record: `match="<URLPattern>"` (relative to
- * the file's URL, so that it holds wherever the folder is mounted) and `match-dest` when known.
+ * The `Use-As-Dictionary` value of a dictionary record; `match` is relative to the file's URL, so it
+ * holds wherever the folder is mounted.
  * @param {import('./manifest.js').DictionaryEntry} d
  */
 export function useAsDictionary(d) {
@@ -172,10 +147,9 @@ const DESTINATIONS = { js: 'script', mjs: 'script', cjs: 'script', css: 'style',
 const hashChars = /^[A-Za-z0-9_-]+$/;
 
 /**
- * Does a run of hash characters look like a content hash rather than a word? A digit says so at
- * any length. Without one, only Rollup's default 8 base64url characters (about one random hash in
- * five has no digit) with a capital, `-` or `_`, and not a lowercase or Capitalised word
- * (`settings`, `Settings`, `validate`): the rare hash of that shape is missed, never a word taken.
+ * Does a run of hash characters look like a content hash rather than a word? A digit says so. Without
+ * one (one Rollup hash in five), only 8 characters with a capital, `-` or `_`, and not a word
+ * (`Settings`): the rare hash of that shape is missed, never a word taken.
  * @param {string} s
  */
 function hashLike(s) {
@@ -185,11 +159,8 @@ function hashLike(s) {
 }
 
 /**
- * Where the content hash is in a file's base name (without extension), by the default rule:
- * `[name].[hash].ext` and `[name].[hash].chunk.ext` (webpack, Parcel, Astro, SvelteKit: a
- * dot-separated segment that is hash-like, the last such), else `[name]-[hash].ext` (Vite/Rollup,
- * esbuild: 8 hash-like characters, or 8-64 hex digits with a digit), else a name that is only a
- * hash (SvelteKit's `chunks/[hash].js`). Returns [start, end) or null.
+ * Where the content hash is in a base name by the default rule: the last hash-like dot segment
+ * (webpack, Parcel, Astro), else `-[hash]` (Vite, esbuild), else a name that is only a hash.
  * @param {string} stem base name without its extension
  * @returns {[number, number] | null}
  */
@@ -210,7 +181,7 @@ function defaultHashSpan(stem) {
 }
 
 /**
- * The span of the named group `hash` of a user's pattern in `base`, or null.
+ * The span of a user's pattern's group `hash` in `base`.
  * @param {string} base
  * @param {RegExp} pattern
  */
@@ -223,9 +194,8 @@ function patternHashSpan(base, pattern) {
 }
 
 /**
- * Escape literal text for the URLPattern constructor-string syntax, as it appears in a URL path:
- * percent-encoded like a browser does (`:`, `@`, `+` and friends stay), then the characters
- * URLPattern gives a meaning (`\ : * ( ) { } ? + #`) escaped with a backslash.
+ * Literal text as a URLPattern constructor string: percent-encoded as a browser does, then
+ * URLPattern's special characters escaped.
  * @param {string} text
  */
 export function escapeUrlPattern(text) {
@@ -241,10 +211,8 @@ export function escapeUrlPattern(text) {
  */
 
 /**
- * The family of a file: the versions of one asset across builds, by its name with the content hash
- * taken out. A file without a hash is a family of one path (rewritten in place across builds).
- * Returns null for a name that is only a hash (no stable part to recognise it by), and for a name
- * with a colon (URLPattern would read a relative pattern with one as a protocol).
+ * The family of a file, the versions of one asset across builds: its name with the hash taken out
+ * (without one, its path). Null for a name that is only a hash: nothing stable to know it by.
  * @param {string} rel POSIX path relative to the root
  * @param {RegExp | ((rel: string) => [number, number] | null | undefined) | null} [hashPattern] a RegExp
  *   matched against the base name (its group `hash` is the hash), or a function of the path giving the

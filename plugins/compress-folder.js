@@ -4,8 +4,8 @@ import fsp from 'node:fs/promises';
 import path from 'node:path';
 import { MANIFEST_NAME, defaultCacheDir, defaultDictionaryStore, normalizeOptions, splitOptions }
   from '../lib/options.js';
-import { precompress } from '../lib/compress/precompress.js';
-import { assertManifestTarget } from '../lib/compress/guards.js';
+import { precompress } from '../lib/compress/index.js';
+import { assertManifestTarget } from '../lib/compress/index.js';
 import { isInside } from '../lib/paths.js';
 import { PrecompressorError, optionError } from '../lib/errors.js';
 import { writeServerConfigs } from '../lib/servers/write.js';

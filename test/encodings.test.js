@@ -1,4 +1,4 @@
-// The encoding registry (lib/encodings.js) and its codecs (lib/compress/encode.js) are the only
+// The encoding registry (lib/encodings.js) and its codecs (lib/compress/encoders/encode.js) are the only
 // places that name an encoding, with negotiation: a new encoding is one entry in each. Every entry
 // has a codec that round-trips, and no other module compares, switches on or lists a name.
 import fs from 'node:fs';
@@ -10,8 +10,8 @@ import {
   DEFAULT_ENCODINGS, DELTA_ENCODINGS, DELTA_NAMES, ENCODINGS, ENCODING_NAMES, encodingSpec, isDeltaEncoding, isEncoding,
   suffixEncoding, tokenOf, variantPath,
 } from '../lib/encodings.js';
-import { codecOf, deltaCodecOf, decodeBufferSync, encodeBuffer, loadEncoder, zlibOptions } from '../lib/compress/encode.js';
-import { deltaEncoders, encodeDelta, verifyDelta } from '../lib/compress/delta.js';
+import { codecOf, deltaCodecOf, decodeBufferSync, encodeBuffer, loadEncoder, zlibOptions } from '../lib/compress/encoders/encode.js';
+import { deltaEncoders, encodeDelta, verifyDelta } from '../lib/compress/dictionaries/delta-encode.js';
 import { OPTIONS, normalizeOptions } from '../lib/options.js';
 import { CLI_FLAGS } from '../lib/cli/options.js';
 import crypto from 'node:crypto';
@@ -20,7 +20,7 @@ const root = fileURLToPath(new URL('../', import.meta.url));
 const NAMES = [...ENCODING_NAMES, ...DELTA_NAMES];
 
 /** The modules that may name an encoding: the registry, the codecs, and negotiation. */
-const ALLOWED = new Set(['lib/encodings.js', 'lib/compress/encode.js', 'lib/serve/negotiate.js', 'lib/serve/dictionary.js']);
+const ALLOWED = new Set(['lib/encodings.js', 'lib/compress/encoders/encode.js', 'lib/serve/http/negotiate.js', 'lib/serve/site/dictionary.js']);
 
 /** Where `source` names an encoding outside a prose comment: [line, what] for each. */
 function namings(source) {

@@ -45,7 +45,7 @@ test('without the flag, collector() takes only a gc() the context already has', 
 });
 
 test('collector({ expose: true }) gives a gc() to this thread and to the threads started after it', () => {
-  // What a pool worker does (lib/compress/worker.js): take the gc() the process exposed, if any.
+  // What a pool worker does (lib/compress/variants/worker.js): take the gc() the process exposed, if any.
   const inWorker = 'import { parentPort } from "node:worker_threads"; ' +
     `const { collector } = await import(${JSON.stringify(paceModule)}); ` +
     'parentPort.postMessage([typeof gc, typeof collector({ expose: false })]);';

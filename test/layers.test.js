@@ -4,13 +4,18 @@
 // - the top (lib/cli/, lib/watch/, lib/index.js, plugins/) may also import compress/ and serve/ (all but
 //   lib/watch/ also servers/, the generated server configurations),
 //   lib/cli/ and lib/index.js also lib/watch/; bin/ imports only lib/cli/; nothing imports lib/index.js;
-// - no cycles.
+// - no cycles;
+// - rooms (#26): a wing made of rooms (lib/compress/, lib/serve/) and each of its rooms (a sub-folder) has
+//   one door, its index.js: a module outside a folder with a door enters it only through that door; a
+//   module never imports a folder above its own (the contract floor aside: lib/*.js is the bottom), so a
+//   room does not use its wing's door; and the folders do not import each other in a cycle.
 // Every specifier counts: static imports and re-exports, dynamic import('…'), JSDoc import('…')
 // types (a type the contract borrows from a folder couples it to that folder just the same) and
 // worker modules named with new URL('./x.js', import.meta.url).
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import * as espree from 'espree';
 
 const root = fileURLToPath(new URL('../', import.meta.url));
 
@@ -31,7 +36,11 @@ const PATTERNS = [
 
 /** Every module specifier written in `source`, in the order of the patterns. */
 function specifiersOf(source) {
-  return PATTERNS.flatMap((re) => [...source.matchAll(re)].map((m) => m[2]));
+  // text inside a string is not an import (a benchmark writes an app's sources as strings)
+  const strings = espree.tokenize(source, { ecmaVersion: 'latest', sourceType: 'module', range: true })
+    .filter((t) => t.type === 'String' || t.type === 'Template').map((t) => t.range);
+  const inString = (i) => strings.some(([a, b]) => i > a && i < b);
+  return PATTERNS.flatMap((re) => [...source.matchAll(re)].filter((m) => !inString(m.index)).map((m) => m[2]));
 }
 
 /** 'contract', 'index', 'plugins', 'bin', or the folder name under lib/. */
@@ -73,11 +82,12 @@ test('the specifiers are read from every kind of import', () => {
     "/** @param {import('../e.js').E} e */",
     "const w = new URL('./worker.js', import.meta.url);",
     "const text = 'this import is not from here';",
+    "const app = \"import('./generated.js').then(run);\";",
   ].join('\n');
   expect(specifiersOf(source)).toEqual(['node:fs', './a.js', '../c.js', './side.js', './d.js', '../e.js', './worker.js']);
-  expect(graph.get('lib/index.js')).toEqual(['lib/compress/precompress.js', 'lib/serve/middleware.js', 'lib/serve/preview.js', 'lib/watch/watch.js', 'lib/errors.js']);
-  expect(graph.get('lib/compress/compressions.js')).toContain('lib/compress/worker.js');
-  expect(modules).toEqual(expect.arrayContaining(['lib/manifest.js', 'lib/serve/middleware.js', 'lib/cli/cli.js', 'plugins/vite.js', 'bin/precompressor.js']));
+  expect(graph.get('lib/index.js')).toEqual(expect.arrayContaining(['lib/compress/index.js', 'lib/watch/watch.js', 'lib/errors.js']));
+  expect(graph.get('lib/compress/variants/index.js')).toContain('lib/compress/variants/worker.js');
+  expect(modules).toEqual(expect.arrayContaining(['lib/manifest.js', 'lib/serve/adapters/middleware.js', 'lib/cli/cli.js', 'plugins/vite.js', 'bin/precompressor.js']));
 });
 
 test('every relative import names an existing module', () => {
@@ -99,8 +109,8 @@ test('every import respects the layer rule (ARCHITECTURE.md)', () => {
 });
 
 test('the layer rule rejects what it should', () => {
-  expect(allowedFrom(layerOf('lib/format.js'))).not.toContain(layerOf('lib/compress/report.js'));
-  expect(allowedFrom(layerOf('lib/serve/table.js'))).not.toContain(layerOf('lib/compress/encode.js'));
+  expect(allowedFrom(layerOf('lib/format.js'))).not.toContain(layerOf('lib/compress/pass/report.js'));
+  expect(allowedFrom(layerOf('lib/serve/site/table.js'))).not.toContain(layerOf('lib/compress/encoders/encode.js'));
   expect(allowedFrom(layerOf('lib/cache/store.js'))).toEqual(['contract', 'cache']);
   expect(allowedFrom(layerOf('lib/watch/watch.js'))).not.toContain(layerOf('lib/cli/cli.js'));
   expect(allowedFrom(layerOf('plugins/vite.js'))).not.toContain(layerOf('lib/index.js'));
@@ -138,4 +148,81 @@ test('every relative import of the benchmarks and examples resolves (lib(...) na
     for (const target of [...relative, ...named]) if (!fs.existsSync(path.join(root, target))) missing.push(`${file}: ${target}`);
   }
   expect(missing).toEqual([]);
+});
+
+// Rooms and doors (#26). A folder's door is its index.js; these folders must have one.
+/** The wings made of rooms (a folder of lib/ with sub-folders), and their rooms: every one of them has a door. */
+function dooredFolders(files) {
+  const rooms = files.map((f) => /^lib\/[^/]+\/[^/]+(?=\/)/.exec(f)?.[0]).filter((d) => d !== undefined);
+  return new Set([...rooms.map((r) => path.posix.dirname(r)), ...rooms]);
+}
+
+/** The folders of `file`, outermost first ('lib/compress/pass/x.js' → lib, lib/compress, lib/compress/pass). */
+function foldersOf(file) {
+  const parts = file.split('/').slice(0, -1);
+  return parts.map((_, i) => parts.slice(0, i + 1).join('/'));
+}
+
+/** Each import of `g` that enters a folder of `doored` other than through its door, or goes up a floor. */
+function doorViolations(g, doored) {
+  const found = [];
+  for (const [from, tos] of g) {
+    const own = new Set(foldersOf(from));
+    for (const to of tos) {
+      // the folders `to` is in that `from` is not: each is entered, and must be entered by its door
+      const entered = foldersOf(to).filter((d) => !own.has(d) && doored.has(d));
+      for (const d of entered) if (to !== `${d}/index.js`) found.push(`${from} enters ${d}/ by ${to}, not its door`);
+      // a folder above the importer's own (the contract floor, lib/*.js, aside)
+      const up = path.posix.dirname(to);
+      if (up !== 'lib' && own.has(up) && up !== path.posix.dirname(from)) found.push(`${from} imports ${to}, a floor above it`);
+    }
+  }
+  return found;
+}
+
+/** `g` with each module replaced by its folder (lib/index.js, the public API, stands apart from the contract floor), self-imports left out. */
+function folderGraph(g) {
+  const folders = new Map();
+  const folderOf = (file) => (file === 'lib/index.js' ? file : path.posix.dirname(file));
+  for (const [from, tos] of g) {
+    const a = folderOf(from);
+    const set = folders.get(a) ?? new Set();
+    for (const to of tos) if (folderOf(to) !== a) set.add(folderOf(to));
+    folders.set(a, set);
+  }
+  return new Map([...folders].map(([k, v]) => [k, [...v]]));
+}
+
+test('every wing made of rooms, and each room, has a door (index.js)', () => {
+  const doored = dooredFolders(modules);
+  expect([...doored]).toEqual(expect.arrayContaining(['lib/compress', 'lib/compress/pass', 'lib/compress/cache']));
+  expect([...doored].filter((d) => !modules.includes(`${d}/index.js`))).toEqual([]);
+});
+
+test('other wings and rooms enter a wing or room only through its door, and no import goes up a floor', () => {
+  expect(doorViolations(graph, dooredFolders(modules))).toEqual([]);
+});
+
+test('the folders (wings and rooms) import each other in no cycle', () => {
+  expect(findCycles(folderGraph(graph))).toEqual([]);
+});
+
+test('the door and room rules reject what they should (a synthetic house)', () => {
+  const g = new Map([
+    ['lib/cli/cli.js', ['lib/w/index.js', 'lib/w/a/x.js']], // the second skips the wing's door
+    ['lib/w/index.js', ['lib/w/a/index.js']],
+    ['lib/w/a/index.js', ['lib/w/a/x.js']],
+    ['lib/w/a/x.js', ['lib/w/b/y.js', 'lib/errors.js']], // enters room b by a side door
+    ['lib/w/b/index.js', ['lib/w/b/y.js']],
+    ['lib/w/b/y.js', ['lib/w/index.js', 'lib/w/a/index.js']], // up to its wing's door; b → a while a → b
+  ]);
+  const doored = new Set(['lib/w', 'lib/w/a', 'lib/w/b']);
+  expect(doorViolations(g, doored)).toEqual([
+    'lib/cli/cli.js enters lib/w/ by lib/w/a/x.js, not its door',
+    'lib/cli/cli.js enters lib/w/a/ by lib/w/a/x.js, not its door',
+    'lib/w/a/x.js enters lib/w/b/ by lib/w/b/y.js, not its door',
+    'lib/w/b/y.js imports lib/w/index.js, a floor above it',
+  ]);
+  expect(findCycles(folderGraph(g))).toEqual(['lib/w → lib/w/a → lib/w/b → lib/w', 'lib/w/a → lib/w/b → lib/w/a']);
+  expect(doorViolations(new Map([['lib/w/a/x.js', ['lib/w/b/index.js', 'lib/paths.js']]]), doored)).toEqual([]);
 });

@@ -1,12 +1,11 @@
 import { normalizeOptions } from '../options.js';
 import { formatBinaryBytes, formatDuration, printable } from '../format.js';
-import { clear, info, prune } from '../compress/cache-run.js';
+import { clear, info, prune } from '../compress/index.js';
 import { withFlagNames } from './options.js';
 
 /**
- * `precompressor cache info|prune|clear`: look at and trim the variant cache (lib/compress/cache.js).
- * Exit codes as for the other commands: 0 done, 1 the cache folder could not be read or changed,
- * 2 bad usage.
+ * `precompressor cache info|prune|clear`: look at and trim the variant cache. Exit codes: 0 done,
+ * 1 the cache folder could not be read or changed, 2 bad usage.
  */
 
 const CACHE_ACTIONS = Object.freeze(['info', 'prune', 'clear']);

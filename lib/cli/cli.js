@@ -69,8 +69,7 @@ class UsageError extends Error {}
 
 /**
  * yargs' "Unknown arguments: watch, brotli-quality, brotliQuality" as "Unknown arguments: --watch,
- * --brotli-quality" (its camelCase copies left out; extra words stay as typed), or null for
- * another message (pure).
+ * --brotli-quality" (pure; null for another message).
  * @param {string} msg
  * @param {readonly string[]} args the command line
  */

@@ -1,6 +1,6 @@
 import { once } from 'node:events';
 import { parentPort } from 'node:worker_threads';
-import { precompress } from '../compress/precompress.js';
+import { precompress } from '../compress/index.js';
 import { errorData } from '../errors.js';
 import { collector, paceCollections } from '../heap-pace.js';
 

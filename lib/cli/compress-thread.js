@@ -4,10 +4,8 @@ import { Worker } from 'node:worker_threads';
 import { errorFromData } from '../errors.js';
 
 /**
- * The command line's pass: on this thread for a small tree, else on a thread of its own
- * (compress-thread-worker.js) with a young generation of YOUNG_MB, because on the main thread V8
- * sizes it from the machine's memory and a long pass grows it to the full size (docs/benchmarks.md,
- * "The CLI's cold run"); that thread also paces its collections (lib/heap-pace.js).
+ * The command line's pass, on a thread of its own for a big tree: there the young generation is
+ * YOUNG_MB, where the main thread's grows to the machine's size (docs/benchmarks.md, "The CLI's cold run").
  */
 
 /** The pass thread's young generation, in MB (the pool's workers have 4). */
@@ -17,8 +15,7 @@ const YOUNG_MB = 16;
 const SMALL_TREE = 5000;
 
 /**
- * Does the tree under `dir` hold fewer than `limit` entries (files and folders)? Counted breadth
- * first, stopping at the limit; an unreadable folder counts as what was read of it.
+ * Does the tree under `dir` hold fewer than `limit` entries? Counted breadth first, up to the limit.
  * @param {string} dir
  * @param {number} [limit]
  */
@@ -50,7 +47,7 @@ export function fewEntries(dir, limit = SMALL_TREE) {
  */
 export async function precompressForCli(dir, options, onProgress, { changes = true } = {}) {
   if (fewEntries(dir)) {
-    const { precompress } = await import('../compress/precompress.js');
+    const { precompress } = await import('../compress/index.js');
     const report = await precompress(dir, { ...options, onProgress });
     return changes ? report : { ...report, changes: [] };
   }

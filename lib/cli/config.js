@@ -34,7 +34,7 @@ export async function configCommand(argv, stdout, stderr) {
 }
 
 /**
- * After a build with `serverConfig`: both servers' files, rewritten. Returns the paths written.
+ * After a build with `serverConfig`: both servers' files, rewritten.
  * @param {string} dir
  * @param {{ serverConfig?: string | null, manifest?: string | null, dryRun?: boolean, shard?: unknown }} api
  */

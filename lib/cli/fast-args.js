@@ -12,9 +12,8 @@ const OPTIONS = Object.fromEntries(FLAGS.map((f) => [f.flag, {
 }]));
 
 /**
- * The compress command's arguments as yargs gives them to its handler (`dir` and each flag given,
- * by its kebab-case name), or null when yargs must read them: help, a subcommand, a flag or value it
- * would word an error for, a repeated single-valued flag, anything this reading does not cover.
+ * The compress command's arguments as yargs gives them to its handler, or null when yargs must read
+ * them: help, a subcommand, anything it would word an error for or this reading does not cover.
  * @param {readonly string[]} args
  * @returns {Record<string, unknown> & { dir: string } | null}
  */

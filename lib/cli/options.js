@@ -14,8 +14,7 @@ const ADD_FLAGS = ENCODINGS.filter((e) => !e.byDefault).map((e) => ({
 }));
 
 /**
- * The CLI flags of `precompressor <dir>`, from the options table (lib/options.js OPTIONS): each
- * mapped to its API option. `--help` is built from them and a test checks the README's table.
+ * The CLI flags of `precompressor <dir>`, from the options table, each mapped to its API option.
  */
 export const CLI_FLAGS = Object.freeze(Object.entries(OPTIONS).flatMap(([option, o]) => {
   if (!o.flag) return [];
@@ -32,8 +31,7 @@ export const CLI_OUTPUT_FLAGS = Object.freeze([
 ]);
 
 /**
- * API options from parsed CLI arguments: only flags the user gave, so that defaults live in one
- * place (normalizeOptions).
+ * API options from parsed CLI arguments: only flags given, so that defaults live in one place.
  * @param {Record<string, unknown>} argv
  * @returns {import('../types.js').PrecompressOptions} as typed; normalizeOptions() checks the values
  */
@@ -55,8 +53,7 @@ export function apiOptionsFromArgv(argv) {
 }
 
 /**
- * An error message from the library, worded for the command line: `options.minRatio` becomes
- * `--min-ratio` for every option that one of `flags` sets (pure).
+ * An error message from the library, worded for the command line: `--min-ratio`, not `options.minRatio`.
  * @param {string} message
  * @param {readonly { flag: string, option: string | null }[]} flags
  */

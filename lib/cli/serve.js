@@ -1,14 +1,13 @@
 import fs from 'node:fs';
-import { SERVE_DEFAULTS, PREVIEW_LIMITS } from '../serve/options.js';
+import { SERVE_DEFAULTS, PREVIEW_LIMITS } from '../serve/index.js';
 import { commaList } from '../options.js';
 import { withFlagNames } from './options.js';
 import { printable } from '../format.js';
 import { PREVIEW_EXTENSIONS } from '../site-policy.js';
 
 /**
- * `precompressor serve <dir>`: preview a compressed folder with serveStatic on node:http. Its own
- * flags only (compression flags are an error here). `--help` and docs/serve.md's table of flags are
- * built from SERVE_FLAGS (`npm run docs:options` writes the table; test/readme.test.js compares).
+ * `precompressor serve <dir>`: preview a compressed folder with serveStatic on node:http. `--help` and
+ * docs/serve.md's table of flags come from SERVE_FLAGS (`npm run docs:options`).
  */
 
 /** Default port of `precompressor serve`: a fixed one, so the URL survives restarts (0 = any free port). */
@@ -100,8 +99,7 @@ export function parsePort(text) {
 }
 
 /**
- * serveStatic options from parsed arguments: only flags the user gave, so that the defaults stay
- * serveStatic's own (pure).
+ * serveStatic options from parsed arguments: only flags given, so that the defaults stay serveStatic's (pure).
  * @param {Record<string, unknown>} argv
  */
 function serveOptionsFromArgv(argv) {
@@ -121,8 +119,7 @@ function serveOptionsFromArgv(argv) {
 }
 
 /**
- * The message of an error from serveStatic, worded for a CLI user: `--max-age` instead of
- * `options.maxAge`; a missing manifest says which flags help (pure).
+ * An error from serveStatic worded for the command line: `--max-age`, not `options.maxAge` (pure).
  * @param {Error & { code?: string, path?: string }} err
  * @param {string} dir
  * @param {boolean} missingManifest
@@ -137,8 +134,7 @@ function cliMessage(err, dir, missingManifest) {
 }
 
 /**
- * Run the preview until SIGINT/SIGTERM. Prints the URL(s) on stdout; returns the exit code
- * (0 after a signal, 2 when it cannot start).
+ * Run the preview until SIGINT/SIGTERM; the exit code is 0 after a signal, 2 when it cannot start.
  * @param {Record<string, unknown>} argv
  * @param {NodeJS.WritableStream} stdout
  * @param {NodeJS.WritableStream} stderr
@@ -149,7 +145,7 @@ export async function serveCommand(argv, stdout, stderr) {
     stderr.write(`precompressor: no folder at ${printable(dir)}\n`);
     return 2;
   }
-  const { startPreview } = await import('../serve/preview.js');
+  const { startPreview } = await import('../serve/index.js');
   const options = serveOptionsFromArgv(argv);
   let preview;
   const envPort = argv.port === undefined ? process.env.PORT : undefined;

@@ -4,9 +4,8 @@ import { singleFlight } from '../flow.js';
 import { afterBuild } from './config.js';
 
 /**
- * `precompressor <dir> --watch`: run the watcher and print one line per file a batch compressed
- * or removed, and every error. SIGINT/SIGTERM close it after the batch in flight, so the manifest
- * on disk matches the files; a second signal exits at once.
+ * `precompressor <dir> --watch`: one line per file a batch changed, and every error. A signal closes
+ * it after the batch in flight (the manifest then matches the files); a second exits at once.
  */
 
 /** @type {Record<string, string>} */
@@ -54,9 +53,8 @@ export function batchLines(batch, o = {}) {
 }
 
 /**
- * Run watch mode until SIGINT/SIGTERM. Resolves to the exit code: 0 after a clean stop,
- * 2 when the watcher cannot start (bad option, missing folder, a folder it may not watch), 1 when a
- * folder made since cannot be watched (refused, or the system's limit of watches).
+ * Run watch mode until SIGINT/SIGTERM. Exit code: 0 after a clean stop, 2 when the watcher cannot
+ * start, 1 when a folder made since cannot be watched.
  * @param {string} dir
  * @param {object} apiOptions compressor options (and watch options: debounce, awaitWriteFinish, usePolling)
  * @param {{ quiet?: boolean, stdout?: { write(s: string): unknown }, stderr?: { write(s: string): unknown },

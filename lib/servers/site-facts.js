@@ -6,10 +6,7 @@ import { DELTA_NAMES, ENCODING_NAMES } from '../encodings.js';
 
 /**
  * What a generated server configuration needs to know of a built site, from its manifest (pure):
- * the dictionaries some delta is made against, the hashed names (immutable, with their
- * `Use-As-Dictionary`), the media types by extension and which of them have variants or deltas,
- * the site dictionary, and the listed files that the internal-name rules would hide. Maps over
- * these, not a rule per file, keep the configurations small for big sites.
+ * maps over these, not a rule per file, keep the configurations small for big sites.
  */
 
 /**

@@ -16,8 +16,7 @@ export const SERVERS = Object.freeze({
 });
 
 /**
- * The real path of `p`, or of its nearest existing ancestor joined with the rest (a folder not
- * made yet is judged by where it would be).
+ * The real path of `p`; a folder not made yet is judged by where it would be.
  * @param {string} p absolute
  */
 async function realish(p) {
@@ -33,10 +32,8 @@ async function realish(p) {
 }
 
 /**
- * Write the configuration files of `servers` for the built folder `dir` into `out`, from its
- * manifest: each file written whole (temp + rename), so a server reloaded meanwhile reads the old
- * file or the new one. `out` must be outside `dir` (the files name what is internal there, and a
- * server would serve them). Returns the paths written.
+ * Write the configuration files of `servers` for the built folder `dir` into `out` (outside `dir`),
+ * each whole (temp + rename), so that a server reloaded meanwhile reads the old file or the new one.
  * @param {string} dir
  * @param {{ out: string, servers?: readonly ('nginx' | 'caddy')[], manifest?: string }} o
  * @returns {Promise<string[]>}

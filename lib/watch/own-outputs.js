@@ -4,15 +4,12 @@ import { isTempPath } from '../fs-atomic.js';
 
 /** Which file-system events are watch mode's own writes, so that they start no batch. */
 
-/** @typedef {import('../compress/manifest-records.js').ManifestRecords} ManifestRecords */
+/** @typedef {import('./manifest-records.js').ManifestRecords} ManifestRecords */
 
 /**
- * Is this event about one of our own outputs, so that it must not start a batch? Pure.
- * - temp files and the manifest are always ours;
- * - a path in `ours` (a variant or delta that a pass listed, wrote or removed): its removal is
- *   ours; its creation or change is ours only when its size is the one the manifest lists
- *   (`null`: none listed). Anything else, such as a file of the user's written at a variant
- *   path, starts a batch, whose pass decides whose file it is (lib/compress/ownership.js).
+ * Is this event about one of our own outputs (pure)? Temps and the manifest are; a path in `ours`
+ * is when removed, or written at the size the manifest lists. Anything else, such as a user's file
+ * at a variant path, starts a batch whose pass decides whose file it is.
  * @param {string} rel POSIX path relative to the root
  * @param {string} event chokidar's event name
  * @param {{ manifestRel: string | null, ours: { get(rel: string): number | null | undefined },
@@ -29,10 +26,8 @@ export function isOwnOutput(rel, event, ctx) {
 }
 
 /**
- * Our outputs, as isOwnOutput() asks about them: every variant and delta the manifest lists, with
- * its size (looked up in the manifest records, not kept per path); the paths the last two passes
- * removed, or may have written (variants of a compressed file not kept), without one; a path the
- * manifest lists as a file of the site is not ours, except the site dictionary, which a pass writes.
+ * Our outputs: every variant and delta the manifest lists, with its size (looked up, not kept per
+ * path), and the paths the last two passes removed or may have written, without one.
  */
 export class OwnOutputs {
   /** @type {ManifestRecords | null} */ records = null;

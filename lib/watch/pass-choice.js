@@ -5,13 +5,11 @@
 
 /**
  * Events in one batch from which a whole pass runs instead: a burst that large may have overflowed
- * the kernel's event queue (16,384 by default on Linux), and Node does not report an overflow
- * (libuv drops the overflow event), so events may be missing. A whole pass costs about the same then.
+ * the kernel's queue (16,384 on Linux), which libuv does not report.
  */
 export const MANY_EVENTS = 4096;
 
 /**
- * Can a batch of `count` events be trusted to name every change?
  * @param {number} count
  */
 export const eventsTrusted = (count) => count < MANY_EVENTS;
@@ -53,8 +51,8 @@ export function wholePassReason({ initial, distrust, hasRecords, eventCount, man
 }
 
 /**
- * What a batch's outcome means for the passes (lib/compress/batch.js): `now`, a whole pass runs in
- * its place (it did nothing: its paths touch the site dictionary); `next`, the next pass is a whole one.
+ * What a batch's outcome means: `now`, a whole pass runs in its place (its paths touch the site
+ * dictionary); `next`, the next pass is a whole one.
  * @param {{ whole: boolean } | null} out
  * @returns {{ now: string | null, next: string | null }}
  */

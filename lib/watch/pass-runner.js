@@ -1,5 +1,5 @@
 import fs from 'node:fs';
-import { batchPass } from '../compress/batch.js';
+import { batchPass } from './batch.js';
 import { wholePass } from './whole-pass.js';
 import { absPath } from '../paths.js';
 import { isOwnOutput, OwnOutputs } from './own-outputs.js';

@@ -3,17 +3,8 @@ import path from 'node:path';
 import { EventEmitter } from 'node:events';
 import { PrecompressorError, watchFailureText } from '../errors.js';
 
-/**
- * Native file-system events for a whole tree with one `fs.watch` per folder, not per file. A
- * folder's watcher reports every file in it by name, so that is enough; chokidar also watches each
- * file, which on Linux is one inotify watch per file: 300,000 for a site of 100,000 files with
- * its variants, above the default per-user limit, so watching failed (ENOSPC) for every process
- * of the user. Emits what lib/watch/watch.js reads from chokidar: `all` (event, absolute path)
- * with `add`, `change`, `unlink`, `unlinkDir` (and `addDir`), `ready` once the tree is listed,
- * `error`. Events are hints: each is an lstat of the name the folder reported. A folder that exists
- * but cannot be watched (EACCES, ENOSPC) is an `error` (ERR_PRECOMPRESSOR_WATCH), instead of `ready`
- * when found while the tree is listed.
- */
+// A whole tree's events with one `fs.watch` per folder, not per file as chokidar (one inotify watch per
+// file went over the per-user limit at 100,000 files); chokidar's events, each an lstat of the name given.
 
 /** @typedef {{ watcher: fs.FSWatcher | null, files: Set<string>, dirs: Set<string> }} Folder names seen in a folder */
 
@@ -34,8 +25,8 @@ export class TreeWatcher extends EventEmitter {
   }
 
   /**
-   * Watch a folder, then list it (in that order: a file made in between is seen by one or the
-   * other), and its subfolders in turn. `announce`: report its files (a folder made after ready).
+   * Watch a folder, then list it (a file made in between is seen by one or the other), and its
+   * subfolders in turn. `announce`: report its files (a folder made after ready).
    * @param {string} dir
    * @param {boolean} announce
    */

@@ -23,8 +23,7 @@ function nonNegativeMs(name, v) {
 }
 
 /**
- * Split `watch()` options into the compressor's (validated later by normalizeOptions) and the
- * watch-only ones (validated here). Unknown keys are reported against both lists.
+ * Split `watch()` options into the compressor's (validated later) and the watch-only ones.
  * @param {object} [options]
  */
 export function splitWatchOptions(options = {}) {

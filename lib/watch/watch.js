@@ -13,23 +13,15 @@ export { WATCH_DEFAULTS, splitWatchOptions } from './watch-options.js';
 export { isOwnOutput, OwnOutputs } from './own-outputs.js';
 export { MANY_EVENTS, eventsTrusted } from './pass-choice.js';
 
-/**
- * Watch mode: a whole pass first, then one batch per debounced set of file-system events, never
- * two at once. The pieces: intake.js (the folder's watcher), event-queue.js (the next batch's
- * events), unsettled.js (files still being written, which every pass leaves as they were),
- * own-outputs.js (our writes start no batch), pass-choice.js (a batch or a whole pass) and
- * pass-runner.js (runs it, keeps the manifest in memory). This module wires them together.
- */
+// Watch mode: a whole pass first, then one batch per debounced set of events, never two at once; this
+// module wires the pieces of lib/watch/ together.
 
 /** @typedef {import('./unsettled.js').FileEvent} FileEvent */
 
 /**
- * Watch `dir`: an incremental pass first, then one pass per debounced batch of changes.
- * Throws a PrecompressorError for bad options; a missing folder, or one that cannot be watched,
- * rejects `ready`. Events: `batch` (the pass's report plus `events`, `initial` and `held`: the files
- * it left as they were because they were still being written), `error` (a pass or the watcher
- * failed; the watcher keeps going, but one with code ERR_PRECOMPRESSOR_WATCH means a folder made
- * since is not watched). Per-file failures are in each batch's `failures`, not `error` events.
+ * Watch `dir` (docs/watch.md). Throws a PrecompressorError for bad options; a folder missing or that
+ * cannot be watched rejects `ready`. Events: `batch` (a pass's report, with `held`: files still being
+ * written) and `error` (the watcher keeps going).
  * @param {string} dir
  * @param {import('../types.js').WatchOptions} [options]
  * @returns {Watcher}
@@ -155,8 +147,8 @@ export class Watcher extends EventEmitter {
   }
 
   /**
-   * Stop watching. Waits for the pass in flight (so the manifest matches the files on disk);
-   * events not yet in a pass are dropped: the next run sees those files by size and mtime.
+   * Stop watching after the pass in flight; events not yet in a pass are dropped (the next run sees
+   * those files by size and mtime).
    * @returns {Promise<void>}
    */
   close() {

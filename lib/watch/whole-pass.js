@@ -1,7 +1,7 @@
 import { fork } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { passWithLinks } from './pass-links.js';
-import { ManifestRecords } from '../compress/manifest-records.js';
+import { ManifestRecords } from './manifest-records.js';
 import { errorFromData } from '../errors.js';
 
 /**

@@ -13,9 +13,9 @@ import crypto from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { npmInstallCached } from './corpus.js';
 import { markdownTable, fmtInt, fmt, machineInfo } from './util.js';
-import { precompress } from '../../lib/compress/precompress.js';
-import { deltaEncoders, encodeDelta, verifyDelta } from '../../lib/compress/delta.js';
-import { encodeBufferSync, zlibOptions } from '../../lib/compress/encode.js';
+import { precompress } from '../../lib/compress/pass/precompress.js';
+import { deltaEncoders, encodeDelta, verifyDelta } from '../../lib/compress/dictionaries/delta-encode.js';
+import { encodeBufferSync, zlibOptions } from '../../lib/compress/encoders/encode.js';
 
 /** [package, old version, new version, files in the package]. */
 const PAIRS = [

@@ -20,10 +20,10 @@ import { npmInstallCached, listFiles } from './corpus.js';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { markdownTable, fmtInt, fmt, machineInfo, hasCommand } from './util.js';
-import { precompress } from '../../lib/compress/precompress.js';
-import { deltaEncoders, encodeDelta, verifyDelta } from '../../lib/compress/delta.js';
-import { chooseDictionary } from '../../lib/compress/site-dictionary.js';
-import { encodeBufferSync, zlibOptions } from '../../lib/compress/encode.js';
+import { precompress } from '../../lib/compress/pass/precompress.js';
+import { deltaEncoders, encodeDelta, verifyDelta } from '../../lib/compress/dictionaries/delta-encode.js';
+import { chooseDictionary } from '../../lib/compress/dictionaries/choose-dictionary.js';
+import { encodeBufferSync, zlibOptions } from '../../lib/compress/encoders/encode.js';
 import { expressServer, recordedBrowser } from '../helpers/servers.js';
 
 const VISIT = 5;

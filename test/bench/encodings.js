@@ -12,8 +12,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { buildCorpus } from './corpus.js';
-import { precompress } from '../../lib/compress/precompress.js';
-import { nodeHasZstd } from '../../lib/compress/zstd.js';
+import { precompress } from '../../lib/compress/pass/precompress.js';
+import { nodeHasZstd } from '../../lib/compress/encoders/zstd.js';
 
 const { values: args } = parseArgs({ options: { only: { type: 'string' }, keep: { type: 'string' } } });
 

@@ -5,7 +5,7 @@ import os from 'node:os';
 import { Worker } from 'node:worker_threads';
 import { performance } from 'node:perf_hooks';
 import pLimit from 'p-limit';
-import { encodeBuffer, encodeBufferSync, zlibOptions } from '../../lib/compress/encode.js';
+import { encodeBuffer, encodeBufferSync, zlibOptions } from '../../lib/compress/encoders/encode.js';
 
 const arg = (name, dflt) => {
   const i = process.argv.indexOf(`--${name}`);

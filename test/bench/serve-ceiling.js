@@ -19,8 +19,8 @@ import { listFiles } from './corpus.js';
  */
 export async function ceilingResponses(root, repoRoot) {
   const lib = (name) => import(pathToFileURL(path.join(repoRoot, 'lib', name)).href);
-  const { contentTypeOf, etagOf, settingsTagOf } = await lib('serve/table.js');
-  const { normalizeServeOptions } = await lib('serve/options.js');
+  const { contentTypeOf, etagOf, settingsTagOf } = await lib('serve/site/table.js');
+  const { normalizeServeOptions } = await lib('serve/http/options.js');
   const { cacheControl } = normalizeServeOptions(root, { watch: false });
   const tag = settingsTagOf(null);
   const files = await listFiles(root);

@@ -30,9 +30,9 @@ if (!positionals[0] || !fs.existsSync(path.join(root, 'precompressor-manifest.js
   process.exit(2);
 }
 
-/** serveStatic of a checkout (lib/serve/middleware.js, or lib/serve.js before the #10 layout). */
+/** serveStatic of a checkout (lib/serve/adapters/middleware.js, or lib/serve.js before the #10 layout). */
 async function middlewareOf(checkout, dir) {
-  const split = path.join(checkout, 'lib/serve/middleware.js');
+  const split = path.join(checkout, 'lib/serve/adapters/middleware.js');
   const file = fs.existsSync(split) ? split : path.join(checkout, 'lib/serve.js');
   const { serveStatic } = await import(pathToFileURL(file).href);
   return serveStatic(dir, { watch: false });

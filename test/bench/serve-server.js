@@ -17,13 +17,13 @@ const lib = (name) => import(pathToFileURL(path.join(repoRoot, 'lib', name)).hre
 /** kind → async () => a node:http server, or { port } when the framework listens itself */
 const SERVERS = {
   async precompressor() {
-    const { serveStatic } = await lib('serve/middleware.js');
+    const { serveStatic } = await lib('serve/adapters/middleware.js');
     const mw = serveStatic(root);
     return http.createServer((req, res) => mw(req, res, () => notFound(res)));
   },
   /** `precompressor serve`: the preview server of the CLI (its connection limits, stall watch, pipelining turn). */
   async 'precompressor-serve'() {
-    const { startPreview } = await lib('serve/preview.js');
+    const { startPreview } = await lib('serve/adapters/preview.js');
     const preview = await startPreview({ root, port: 0, host: '127.0.0.1' });
     return { port: preview.server.address().port };
   },
@@ -54,7 +54,7 @@ const SERVERS = {
   /** precompressor/fastify: the same site through Fastify's reply. */
   async 'precompressor-fastify'() {
     const fastify = peer('fastify');
-    const { precompressor } = await lib('serve/fastify.js');
+    const { precompressor } = await lib('serve/adapters/fastify.js');
     const app = (fastify.default ?? fastify)({ logger: false });
     await app.register(precompressor, { root });
     await app.listen({ port: 0, host: '127.0.0.1' });
@@ -64,7 +64,7 @@ const SERVERS = {
   async 'precompressor-hono'() {
     const { Hono } = peer('hono');
     const { serve } = peer('@hono/node-server');
-    const { fetchHandler } = await lib('serve/fetch.js');
+    const { fetchHandler } = await lib('serve/adapters/fetch.js');
     const files = fetchHandler(root);
     const app = new Hono();
     app.use(async (c, next) => (await files(c.req.raw)) ?? next());

@@ -7,15 +7,15 @@ import zlib from 'node:zlib';
 import fsSync from 'node:fs';
 import { spawn, execFileSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { precompress } from '../../lib/compress/precompress.js';
+import { precompress } from '../../lib/compress/pass/precompress.js';
 import { SERVE_FLAGS, SERVE_DEFAULT_PORT, parsePort } from '../../lib/cli/serve.js';
 import { CLI_FLAGS, CLI_OUTPUT_FLAGS } from '../../lib/cli/options.js';
 import { unknownFlagsMessage } from '../../lib/cli/cli.js';
-import { previewUrls } from '../../lib/serve/preview.js';
+import { previewUrls } from '../../lib/serve/adapters/preview.js';
 import { tempDir, writeTree, textOf } from '../helpers/tmp.js';
 import { runCommand } from '../helpers/spawn.js';
 import { writeSite } from '../helpers/site.js';
-import { deltaEncoders } from '../../lib/compress/delta.js';
+import { deltaEncoders } from '../../lib/compress/dictionaries/delta-encode.js';
 import { decodeDelta } from '../helpers/delta.js';
 
 // `precompressor serve` as a user runs it: real processes on port 0, the URL read from stdout.

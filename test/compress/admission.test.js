@@ -1,6 +1,6 @@
-import { Admission } from '../../lib/compress/admission.js';
+import { Admission } from '../../lib/compress/pass/admission.js';
 
-// Files waiting to be compressed (lib/compress/admission.js): most expensive first, at most
+// Files waiting to be compressed (lib/compress/pass/admission.js): most expensive first, at most
 // `limit` under way, and drain() once everything added has ended.
 
 /** An Admission whose items end when the test says so. */

@@ -1,7 +1,7 @@
-import { poolShares } from '../../lib/compress/cache-first.js';
+import { poolShares } from '../../lib/compress/pass/cache-first.js';
 
 // When the main thread, taking small files from the cache, is slow for the files left, the pool
-// shares them (lib/compress/cache-first.js); the behaviour through real runs is in cache.test.js.
+// shares them (lib/compress/pass/cache-first.js); the behaviour through real runs is in cache.test.js.
 
 test('the pool shares the files left only once the pace is measured and they would take long here', () => {
   // 0.1 ms of CPU a file (an ordinary disk): 552 files left are 55 ms, less than starting workers.

@@ -5,9 +5,9 @@ import zlib from 'node:zlib';
 import crypto from 'node:crypto';
 import { execFileSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { precompress } from '../../lib/compress/precompress.js';
-import { lookupSync } from '../../lib/compress/cache.js';
-import { exposure } from '../../lib/compress/cache-run.js';
+import { precompress } from '../../lib/compress/pass/precompress.js';
+import { lookupSync } from '../../lib/compress/cache/entry-files.js';
+import { exposure } from '../../lib/compress/cache/upkeep.js';
 import { tempDir, writeTree, textOf } from '../helpers/tmp.js';
 import { runCommand } from '../helpers/spawn.js';
 
@@ -45,7 +45,7 @@ function entryFiles(dir) {
 
 /**
  * Rewrite an entry as an attacker would: other compressed bytes, and a record whose size and
- * SHA-256 are recomputed for them (the format is documented in lib/compress/cache.js).
+ * SHA-256 are recomputed for them (the format is documented in lib/compress/cache/entry-files.js).
  */
 function forge(file, bytes) {
   const key = path.basename(file);

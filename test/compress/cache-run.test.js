@@ -1,4 +1,4 @@
-import { sizeStep } from '../../lib/compress/cache-run.js';
+import { sizeStep } from '../../lib/compress/cache/upkeep.js';
 
 // How a run learns the variant cache's size (pure): a scan (a stat per entry) or the estimate.
 

@@ -3,13 +3,13 @@ import fsSync from 'node:fs';
 import path from 'node:path';
 import zlib from 'node:zlib';
 import { fileURLToPath } from 'node:url';
-import { precompress, pass } from '../../lib/compress/precompress.js';
-import { lookupSync, readBytesSync, storeFile } from '../../lib/compress/cache.js';
-import { info } from '../../lib/compress/cache-run.js';
+import { precompress, pass } from '../../lib/compress/pass/precompress.js';
+import { lookupSync, readBytesSync, storeFile } from '../../lib/compress/cache/entry-files.js';
+import { info } from '../../lib/compress/cache/upkeep.js';
 import { tempDir, writeTree, textOf, noiseOf } from '../helpers/tmp.js';
 import { runCommand } from '../helpers/spawn.js';
 
-// The variant cache (lib/compress/cache.js) through real runs: an output folder emptied between
+// The variant cache (lib/compress/cache/entry-files.js) through real runs: an output folder emptied between
 // builds, a changed file, damaged entries, two processes at once, the size cap, --no-cache.
 
 const BIN = fileURLToPath(new URL('../../bin/precompressor.js', import.meta.url));

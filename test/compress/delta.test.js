@@ -1,6 +1,6 @@
 import crypto from 'node:crypto';
 import zlib from 'node:zlib';
-import { familyOf, escapeUrlPattern, dictionaryHashOf, deltaEncoders, encodeDelta, verifyDelta, dczMaxWindow, dczWindowLog } from '../../lib/compress/delta.js';
+import { familyOf, escapeUrlPattern, dictionaryHashOf, deltaEncoders, encodeDelta, verifyDelta, dczMaxWindow, dczWindowLog } from '../../lib/compress/dictionaries/delta-encode.js';
 import { decodeDelta } from '../helpers/delta.js';
 import { contentHash, deltaPath, deltaStem } from '../../lib/manifest.js';
 

@@ -1,7 +1,7 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { precompress } from '../../lib/compress/precompress.js';
-import { deltaEncoders, dictionaryHashOf } from '../../lib/compress/delta.js';
+import { precompress } from '../../lib/compress/pass/precompress.js';
+import { deltaEncoders, dictionaryHashOf } from '../../lib/compress/dictionaries/delta-encode.js';
 import { decodeDelta } from '../helpers/delta.js';
 import { deltaPath, readManifest, validateManifest } from '../../lib/manifest.js';
 import { tempDir, writeTree, textOf, noiseOf } from '../helpers/tmp.js';

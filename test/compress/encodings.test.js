@@ -2,10 +2,10 @@ import fs from 'node:fs/promises';
 import http from 'node:http';
 import path from 'node:path';
 import zlib from 'node:zlib';
-import { precompress } from '../../lib/compress/precompress.js';
+import { precompress } from '../../lib/compress/pass/precompress.js';
 import { normalizeOptions } from '../../lib/options.js';
 import { apiOptionsFromArgv } from '../../lib/cli/options.js';
-import { zstdFrameWindowSize, zstdWindowLog, loadWasmZstd, nodeHasZstd } from '../../lib/compress/zstd.js';
+import { zstdFrameWindowSize, zstdWindowLog, loadWasmZstd, nodeHasZstd } from '../../lib/compress/encoders/zstd.js';
 import { tempDir, writeTree, textOf } from '../helpers/tmp.js';
 
 const EIGHT_MB = 8 * 1024 * 1024;
@@ -14,7 +14,7 @@ const Zx = /** @type {any} */ (zlib);
 
 /**
  * Window sizes of every frame in `buf`, read from the frame headers and by walking the blocks
- * (RFC 8878 §3.1): written here, independently of lib/compress/zstd.js, so that the test checks the lib.
+ * (RFC 8878 §3.1): written here, independently of lib/compress/encoders/zstd.js, so that the test checks the lib.
  */
 function frameWindows(buf) {
   const windows = [];
@@ -202,7 +202,7 @@ describe('serving zstd', () => {
   }
 
   test('serveStatic sends the .zst with Content-Encoding: zstd when it is the best the client accepts', async () => {
-    const { startPreview } = await import('../../lib/serve/preview.js');
+    const { startPreview } = await import('../../lib/serve/adapters/preview.js');
     const js = textOf(40_000, 9);
     await writeTree(root, { 'app.js': js });
     await precompress(root, { encodings: ['br', 'zstd', 'gzip'], brotliQuality: 5 });
@@ -229,7 +229,7 @@ describe('serving zstd', () => {
 describe('Brotli mode for fonts', () => {
   const { constants: Z } = zlib;
   test('fonts up to FONT_TRIAL_MAX try font mode and keep the smaller of it and generic; bigger ones use generic', async () => {
-    const { zlibOptions, encodeBufferSync, FONT_TRIAL_MAX } = await import('../../lib/compress/encode.js');
+    const { zlibOptions, encodeBufferSync, FONT_TRIAL_MAX } = await import('../../lib/compress/encoders/encode.js');
     const base = { brotliQuality: 11, gzipLevel: 9, mode: /** @type {const} */ ('font') };
     expect(zlibOptions('br', { ...base, size: FONT_TRIAL_MAX }).params[Z.BROTLI_PARAM_MODE]).toBe(Z.BROTLI_MODE_FONT);
     expect(zlibOptions('br', { ...base, size: FONT_TRIAL_MAX + 1 }).params[Z.BROTLI_PARAM_MODE]).toBe(Z.BROTLI_MODE_GENERIC);

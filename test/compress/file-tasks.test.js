@@ -1,6 +1,6 @@
-import { SPLIT_THRESHOLD, entryFrom, joinResults, sameContent, splitTasks } from '../../lib/compress/file-tasks.js';
+import { SPLIT_THRESHOLD, entryFrom, joinResults, sameSource, splitTasks } from '../../lib/compress/pass/file-tasks.js';
 
-// A file's compression as tasks, and its manifest entry from their results (lib/compress/file-tasks.js).
+// A file's compression as tasks, and its manifest entry from their results (lib/compress/pass/file-tasks.js).
 
 const stats = (hits, misses) => ({ hits, misses, rejected: 0, written: 0, cpuSavedMs: hits * 10, error: null });
 const result = (out, extra = {}) => ({ hash: 'sha256-a', size: 1000, mtimeMs: 5, out, ...extra });
@@ -29,8 +29,8 @@ test('joinResults: one result from two tasks of a file; a file that changed betw
     hash: 'sha256-a', size: 1000, mtimeMs: 5, out: { br: 300, gzip: 400 },
     cache: { hits: 1, misses: 1, rejected: 0, written: 0, cpuSavedMs: 10, error: null },
   });
-  expect(sameContent([here, there])).toBe(true);
+  expect(sameSource([here, there])).toBe(true);
   const changed = { ...there, hash: 'sha256-b' };
-  expect(sameContent([here, changed])).toBe(false);
+  expect(sameSource([here, changed])).toBe(false);
   expect(() => joinResults(here, changed)).toThrow(expect.objectContaining({ changed: true }));
 });

@@ -1,4 +1,4 @@
-import { claimsOf, recordedOurs, blockedEncodings, userFileWarnings, userFileMessage, recordedVariants, lookAlikes } from '../../lib/compress/ownership.js';
+import { claimsOf, recordedOurs, blockedEncodings, userFileWarnings, userFileMessage, recordedVariants, lookAlikes } from '../../lib/compress/plan/ownership.js';
 
 // The pure ownership decision: whose is a file at one of precompressor's output paths?
 

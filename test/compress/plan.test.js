@@ -1,6 +1,6 @@
-import { classify, decide, eligibility, brotliModeFor, variantsIntact, extensionOf } from '../../lib/compress/plan.js';
+import { classify, decide, eligibility, brotliModeFor, variantsIntact, extensionOf } from '../../lib/compress/plan/actions.js';
 import { normalizeOptions, DEFAULT_SKIP_EXTENSIONS } from '../../lib/options.js';
-import { brotliWindowBits } from '../../lib/compress/encode.js';
+import { brotliWindowBits } from '../../lib/compress/encoders/encode.js';
 
 const f = (rel, size = 100, mtimeMs = 1) => ({ rel, size, mtimeMs });
 

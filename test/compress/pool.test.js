@@ -1,4 +1,4 @@
-import { createPool } from '../../lib/compress/pool.js';
+import { createPool } from '../../lib/compress/pool/pool.js';
 
 const WORKER = new URL('../helpers/echo-worker.js', import.meta.url);
 

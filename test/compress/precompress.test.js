@@ -2,7 +2,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import zlib from 'node:zlib';
 import { spawn, spawnSync } from 'node:child_process';
-import { pass, precompress } from '../../lib/compress/precompress.js';
+import { pass, precompress } from '../../lib/compress/pass/precompress.js';
 import { tempDir, writeTree, textOf, noiseOf } from '../helpers/tmp.js';
 
 const decoders = { br: zlib.brotliDecompressSync, gzip: zlib.gunzipSync };

@@ -1,11 +1,11 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import zlib from 'node:zlib';
-import { precompress } from '../../lib/compress/precompress.js';
-import { sliceOf } from '../../lib/compress/shard.js';
+import { precompress } from '../../lib/compress/pass/precompress.js';
+import { sliceOf } from '../../lib/compress/plan/shard.js';
 import { parseShard, normalizeOptions } from '../../lib/options.js';
 import { splitWatchOptions } from '../../lib/watch/watch-options.js';
-import { deltaEncoders } from '../../lib/compress/delta.js';
+import { deltaEncoders } from '../../lib/compress/dictionaries/delta-encode.js';
 import { tempDir, writeTree, textOf, noiseOf } from '../helpers/tmp.js';
 import { writeSite } from '../helpers/site.js';
 import { runCommand } from '../helpers/spawn.js';

@@ -1,10 +1,10 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import crypto from 'node:crypto';
-import { precompress } from '../../lib/compress/precompress.js';
-import { deltaEncoders, dictionaryHashOf } from '../../lib/compress/delta.js';
+import { precompress } from '../../lib/compress/pass/precompress.js';
+import { deltaEncoders, dictionaryHashOf } from '../../lib/compress/dictionaries/delta-encode.js';
 import { contentHash, readManifest } from '../../lib/manifest.js';
-import { sketchOf, similarity, pairByContent, MIN_SIMILARITY } from '../../lib/compress/similarity.js';
+import { sketchOf, similarity, pairByContent, MIN_SIMILARITY } from '../../lib/compress/dictionaries/similarity.js';
 import { tempDir, writeTree, textOf, noiseOf } from '../helpers/tmp.js';
 
 const withEncoders = deltaEncoders().length > 0 ? test : test.skip;

@@ -2,7 +2,7 @@ import fs from 'node:fs/promises';
 import fsSync from 'node:fs';
 import path from 'node:path';
 import zlib from 'node:zlib';
-import { pass, precompress } from '../../lib/compress/precompress.js';
+import { pass, precompress } from '../../lib/compress/pass/precompress.js';
 import { tempDir, writeTree, textOf } from '../helpers/tmp.js';
 
 // A folder swapped for a symlink during a run (#17, item 2): an upload folder that another user

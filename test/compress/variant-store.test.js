@@ -2,11 +2,11 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import crypto from 'node:crypto';
 import { Worker } from 'node:worker_threads';
-import { storeOf, storeDescriptor } from '../../lib/compress/variant-store.js';
-import { FolderStore } from '../../lib/compress/folder-store.js';
+import { storeOf, storeDescriptor } from '../../lib/compress/cache/variant-store.js';
+import { FolderStore } from '../../lib/compress/cache/folder-store.js';
 import { tempDir } from '../helpers/tmp.js';
 
-// The variant cache's store interface (lib/compress/variant-store.js) and the local folder behind it:
+// The variant cache's store interface (lib/compress/cache/variant-store.js) and the local folder behind it:
 // what a store returns, what `below` and `touchOlderThan` change, and that a descriptor is all a
 // worker needs to reach the same store.
 
@@ -85,7 +85,7 @@ test('a descriptor is data: one store per thread from it, and a worker reaches t
   expect(storeOf(d)).toBe(storeOf(structuredClone(d)));
   expect(() => storeOf({ kind: 'nowhere' })).toThrow('Unknown variant store nowhere');
   await storeOf(d).put(keyOf('w'), Buffer.from('from the main thread'), { size: 20, encodeMs: 0 });
-  const url = new URL('../../lib/compress/variant-store.js', import.meta.url).href;
+  const url = new URL('../../lib/compress/cache/variant-store.js', import.meta.url).href;
   const worker = new Worker(`
     const { parentPort, workerData } = require('node:worker_threads');
     import(workerData.url).then(async ({ storeOf }) => {

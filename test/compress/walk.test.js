@@ -1,8 +1,8 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import zlib from 'node:zlib';
-import { walk } from '../../lib/compress/walk.js';
-import { pass, precompress } from '../../lib/compress/precompress.js';
+import { walk } from '../../lib/compress/plan/walk.js';
+import { pass, precompress } from '../../lib/compress/pass/precompress.js';
 import { tempDir, writeTree, textOf } from '../helpers/tmp.js';
 
 let root;

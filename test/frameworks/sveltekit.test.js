@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import path from 'node:path';
-import { deltaEncoders } from '../../lib/compress/delta.js';
+import { deltaEncoders } from '../../lib/compress/dictionaries/delta-encode.js';
 import { makeApp, freePort, unsupported, runIn, startServe, startProcess, originIn, get, manifestOf, expectAllPaired, expectHydratesWithBr, expectServed } from '../helpers/framework-app.js';
 
 // SvelteKit with adapter-static and adapter-node, built for real from files written here, with

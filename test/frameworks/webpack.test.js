@@ -3,7 +3,7 @@ import fsp from 'node:fs/promises';
 import path from 'node:path';
 import zlib from 'node:zlib';
 import { spawn } from 'node:child_process';
-import { deltaEncoders } from '../../lib/compress/delta.js';
+import { deltaEncoders } from '../../lib/compress/dictionaries/delta-encode.js';
 import { runCommand } from '../helpers/spawn.js';
 import { makeApp, unsupported, manifestOf, projectEnv, startServe, get } from '../helpers/framework-app.js';
 

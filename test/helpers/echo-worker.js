@@ -1,6 +1,6 @@
-// Worker for test/compress/pool.test.js: answers a batch with one result per task (see lib/compress/pool.js).
+// Worker for test/compress/pool.test.js: answers a batch with one result per task (see lib/compress/pool/pool.js).
 import { parentPort, threadId } from 'node:worker_threads';
-import { claimBatch } from '../../lib/compress/pool.js';
+import { claimBatch } from '../../lib/compress/pool/pool.js';
 
 parentPort?.on('message', ({ id, tasks, claim }) => {
   if (!claimBatch(claim)) return;

@@ -47,6 +47,21 @@ export function unsupported(packages) {
   return null;
 }
 
+/** The one Node major that runs the heaviest real builds (Next.js, Docusaurus): CI runs four Nodes in 90 minutes. */
+export const HEAVY_BUILD_NODE = 24;
+
+/**
+ * Why the heaviest builds do not run on this Node, or null (also null with PRECOMPRESSOR_HEAVY_BUILDS=1).
+ * @param {string[]} packages the framework's packages, checked as unsupported() does
+ */
+export function heavyBuildSkip(packages) {
+  const major = Number(process.versions.node.split('.')[0]);
+  if (major !== HEAVY_BUILD_NODE && process.env.PRECOMPRESSOR_HEAVY_BUILDS !== '1') {
+    return `heavy real builds run on Node ${HEAVY_BUILD_NODE} only (CI runs four Nodes within 90 minutes), this is ${process.version}; PRECOMPRESSOR_HEAVY_BUILDS=1 runs them here`;
+  }
+  return unsupported(packages);
+}
+
 /**
  * A fresh app folder with `files` and a node_modules of links; the packages nested under each
  * of `nestedOf` are linked at the top (as npm would install them in an app without our
@@ -68,12 +83,29 @@ export async function makeApp(name, files, nestedOf = []) {
     const nested = path.join(MODULES, pkg, 'node_modules');
     if (!fs.existsSync(nested)) continue;
     for (const entry of await fsp.readdir(nested)) {
-      if (entry.startsWith('.') || entry.startsWith('@')) continue;
-      await fsp.rm(path.join(nm, entry), { force: true });
-      await fsp.symlink(path.join(nested, entry), path.join(nm, entry));
+      if (entry.startsWith('.')) continue;
+      if (entry.startsWith('@')) await linkScope(path.join(nested, entry), path.join(nm, entry));
+      else {
+        await fsp.rm(path.join(nm, entry), { force: true });
+        await fsp.symlink(path.join(nested, entry), path.join(nm, entry));
+      }
     }
   }
   return root;
+}
+
+/** A scope folder (`@angular`) made of links to the top's packages, with those of `from` on top. */
+async function linkScope(from, scope) {
+  const top = path.join(MODULES, path.basename(scope));
+  await fsp.rm(scope, { force: true });
+  await fsp.mkdir(scope, { recursive: true });
+  for (const dir of [top, from]) {
+    if (!fs.existsSync(dir)) continue;
+    for (const entry of await fsp.readdir(dir)) {
+      await fsp.rm(path.join(scope, entry), { force: true });
+      await fsp.symlink(path.join(dir, entry), path.join(scope, entry));
+    }
+  }
 }
 
 /**
@@ -81,7 +113,7 @@ export async function makeApp(name, files, nestedOf = []) {
  * and not jest's (NODE_ENV=test silences Nuxt's logger); the frameworks' telemetry off.
  */
 export function projectEnv() {
-  const env = { ...process.env, ASTRO_TELEMETRY_DISABLED: '1', NUXT_TELEMETRY_DISABLED: '1', DO_NOT_TRACK: '1' }; // no network in CI
+  const env = { ...process.env, ASTRO_TELEMETRY_DISABLED: '1', NUXT_TELEMETRY_DISABLED: '1', NEXT_TELEMETRY_DISABLED: '1', DO_NOT_TRACK: '1' }; // no network in CI
   for (const k of ['CACHE_DIR', 'NODE_ENV', 'JEST_WORKER_ID']) delete env[k];
   return env;
 }

@@ -1,7 +1,7 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { deltaEncoders } from '../../lib/compress/delta.js';
+import { deltaEncoders } from '../../lib/compress/dictionaries/delta-encode.js';
 import { decodeDelta } from '../helpers/delta.js';
 import { runCommand } from '../helpers/spawn.js';
 import { request } from '../helpers/serve-site.js';

@@ -8,7 +8,7 @@ import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import precompressor, { placeAfterViteGuards, splitViteOptions, summaryLines } from '../../plugins/vite.js';
 import { otherCompressors, frameworkOf } from '../../plugins/frameworks.js';
-import { deltaEncoders } from '../../lib/compress/delta.js';
+import { deltaEncoders } from '../../lib/compress/dictionaries/delta-encode.js';
 
 // A real `vite build` (and `vite preview`) on a small app generated in a temp folder.
 
@@ -350,7 +350,7 @@ describe('options', () => {
   });
 });
 
-const serveReady = fs.existsSync(new URL('../../lib/serve/middleware.js', import.meta.url));
+const serveReady = fs.existsSync(new URL('../../lib/serve/adapters/middleware.js', import.meta.url));
 
 function get(url, headers) {
   return new Promise((resolve, reject) => {

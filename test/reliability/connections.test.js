@@ -17,8 +17,8 @@ import path from 'node:path';
 import net from 'node:net';
 import { spawn } from 'node:child_process';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
-import { precompress } from '../../lib/compress/precompress.js';
-import { startPreview } from '../../lib/serve/preview.js';
+import { precompress } from '../../lib/compress/pass/precompress.js';
+import { startPreview } from '../../lib/serve/adapters/preview.js';
 import { BIN, MB, record, startServer } from './helpers.js';
 import { request } from '../helpers/serve-site.js';
 

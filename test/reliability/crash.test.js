@@ -19,7 +19,7 @@ import fsp from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { spawn } from 'node:child_process';
-import { lookupSync, readBytesSync } from '../../lib/compress/cache.js';
+import { lookupSync, readBytesSync } from '../../lib/compress/cache/entry-files.js';
 import {
   BIN, MANIFEST, buildRealCorpus, checkConsistent, decodedHash, hashFileStreamed, listTree, record, runCli,
 } from './helpers.js';

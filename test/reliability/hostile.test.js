@@ -11,7 +11,7 @@ import os from 'node:os';
 import path from 'node:path';
 import net from 'node:net';
 import zlib from 'node:zlib';
-import { precompress } from '../../lib/compress/precompress.js';
+import { precompress } from '../../lib/compress/pass/precompress.js';
 import { record, startServer } from './helpers.js';
 
 const TOTAL = 10_240;

@@ -13,7 +13,7 @@ import net from 'node:net';
 import http from 'node:http';
 import crypto from 'node:crypto';
 import { execFile } from 'node:child_process';
-import { precompress } from '../../lib/compress/precompress.js';
+import { precompress } from '../../lib/compress/pass/precompress.js';
 import { MB, buildRealCorpus, pollUntil, record, startServer } from './helpers.js';
 
 const DURATION = Number(process.env.PC_LOAD_SECONDS ?? 60);

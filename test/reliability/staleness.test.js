@@ -12,7 +12,7 @@ import http from 'node:http';
 import zlib from 'node:zlib';
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { precompress } from '../../lib/compress/precompress.js';
+import { precompress } from '../../lib/compress/pass/precompress.js';
 import { record, startServer } from './helpers.js';
 import { versionOf, growChunk, shrinkOriginal, initialFiles } from './stale-writer.js';
 

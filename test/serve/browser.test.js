@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { deltaEncoders } from '../../lib/compress/delta.js';
+import { deltaEncoders } from '../../lib/compress/dictionaries/delta-encode.js';
 import { runCommand } from '../helpers/spawn.js';
 import { tempDir } from '../helpers/tmp.js';
 import { expressServer, recordedBrowser, startVitePreview } from '../helpers/servers.js';

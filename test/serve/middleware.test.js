@@ -5,7 +5,7 @@ import path from 'node:path';
 import http from 'node:http';
 import crypto from 'node:crypto';
 import { fileURLToPath } from 'node:url';
-import { serveStatic } from '../../lib/serve/middleware.js';
+import { serveStatic } from '../../lib/serve/adapters/middleware.js';
 import { makeSite, listen, request, decode, ENCODERS, serveSite } from '../helpers/serve-site.js';
 import { changed } from '../helpers/changed.js';
 
@@ -597,7 +597,7 @@ const canCountFds = fssync.existsSync(fdDir);
 });
 
 test('works on the manifest written by precompress() itself', async () => {
-  const { precompress } = await import('../../lib/compress/precompress.js');
+  const { precompress } = await import('../../lib/compress/pass/precompress.js');
   const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'pc-serve-real-'));
   cleanup.push(() => fs.rm(dir, { recursive: true, force: true }));
   await fs.cp(path.join(here, '..', '..', 'fixtures', 'site'), dir, { recursive: true });

@@ -2,8 +2,8 @@
 import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import path from 'node:path';
-import { precompress } from '../../lib/compress/precompress.js';
-import { deltaEncoders } from '../../lib/compress/delta.js';
+import { precompress } from '../../lib/compress/pass/precompress.js';
+import { deltaEncoders } from '../../lib/compress/dictionaries/delta-encode.js';
 import { tempDir } from '../helpers/tmp.js';
 import { writeSite } from '../helpers/site.js';
 import { expressServer, recordedBrowser } from '../helpers/servers.js';

@@ -1,10 +1,10 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import crypto from 'node:crypto';
-import { precompress } from '../../lib/compress/precompress.js';
-import { deltaEncoders } from '../../lib/compress/delta.js';
-import { loadWasmZstd, nodeHasZstd } from '../../lib/compress/zstd.js';
-import { serveStatic } from '../../lib/serve/middleware.js';
+import { precompress } from '../../lib/compress/pass/precompress.js';
+import { deltaEncoders } from '../../lib/compress/dictionaries/delta-encode.js';
+import { loadWasmZstd, nodeHasZstd } from '../../lib/compress/encoders/zstd.js';
+import { serveStatic } from '../../lib/serve/adapters/middleware.js';
 import { main } from '../../lib/cli/cli.js';
 import { compressFolder } from '../../plugins/compress-folder.js';
 import { watchCommand } from '../../lib/cli/watch.js';

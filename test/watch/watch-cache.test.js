@@ -1,8 +1,8 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { watch } from '../../lib/watch/watch.js';
-import { precompress } from '../../lib/compress/precompress.js';
-import { info } from '../../lib/compress/cache-run.js';
+import { precompress } from '../../lib/compress/pass/precompress.js';
+import { info } from '../../lib/compress/cache/upkeep.js';
 import { tempDir, writeTree, textOf } from '../helpers/tmp.js';
 
 // The variant cache in watch mode: a batch costs what it touches, so it never scans the cache

@@ -7,13 +7,13 @@ import path from 'node:path';
 import zlib from 'node:zlib';
 import { fileURLToPath } from 'node:url';
 import { isOwnOutput, OwnOutputs, splitWatchOptions, watch, eventsTrusted, MANY_EVENTS } from '../../lib/watch/watch.js';
-import { ManifestRecords } from '../../lib/compress/manifest-records.js';
-import { batchPaths } from '../../lib/compress/batch.js';
+import { ManifestRecords } from '../../lib/watch/manifest-records.js';
+import { batchPaths } from '../../lib/watch/batch.js';
 import { childFlags } from '../../lib/watch/whole-pass.js';
 import { batchLines, watchCommand } from '../../lib/cli/watch.js';
 import { tempDir, textOf, noiseOf, writeTree } from '../helpers/tmp.js';
 import { writeSite } from '../helpers/site.js';
-import { deltaEncoders } from '../../lib/compress/delta.js';
+import { deltaEncoders } from '../../lib/compress/dictionaries/delta-encode.js';
 import { deltaPath } from '../../lib/manifest.js';
 
 // Real file-system events: every wait is for an event (a batch, an output line) with a deadline,
@@ -515,9 +515,9 @@ describe('watch()', () => {
 });
 
 describe('serveStatic beside the watcher', () => {
-  const serveReady = fs.existsSync(new URL('../../lib/serve/middleware.js', import.meta.url));
+  const serveReady = fs.existsSync(new URL('../../lib/serve/adapters/middleware.js', import.meta.url));
   (serveReady ? test : test.skip)('serves the new content once its variants are written, never a wrong Content-Length', async () => {
-    const { serveStatic } = await import('../../lib/serve/middleware.js');
+    const { serveStatic } = await import('../../lib/serve/adapters/middleware.js');
     const root = await site({ 'app.js': textOf(20000, 1), 'index.html': textOf(3000, 2) });
     const w = startWatch(root);
     await w.ready;

@@ -1,0 +1,202 @@
+import { performance } from 'node:perf_hooks';
+import { canDecode } from '../encoders/index.js';
+import { compressBuffered } from '../variants/index.js';
+import { SPLIT_THRESHOLD, costOf, joinResults } from './file-tasks.js';
+
+/**
+ * Small files whose variants are in the cache are taken on this thread, so that a pass that only
+ * takes from the cache starts no worker (that costs more CPU than the take); after a few misses every
+ * file goes to the pool, which also takes a share when this thread turns out slow.
+ */
+
+/**
+ * @typedef {import('../variants/index.js').CompressTask} CompressTask
+ * @typedef {import('../variants/index.js').TaskResult} TaskResult
+ * @typedef {{ task: CompressTask, cost?: number,
+ *   resolve: (r: TaskResult) => void, reject: (err: unknown) => void }} Queued
+ */
+
+/**
+ * Passes with more files to compress than this use the pool at once.
+ */
+const MAX_FILES = 2000;
+
+/**
+ * A pass whose work is estimated below this (estimatedCost() units, about a microsecond of CPU each)
+ * is done on this thread whole, encodings included: starting the workers costs more.
+ */
+export const SMALL_PASS_COST = 200_000;
+
+/** Files whose variants were not all in the cache before trying here stops (with one in eight hits more). */
+const MISSES_ALLOWED = 8;
+
+/** Work done here between two turns of the event loop (ms). */
+const SLICE_MS = 8;
+
+/**
+ * When the files left would take this thread longer than this (ms) at its pace so far, the pool
+ * shares them (creating a file can cost the kernel a millisecond on ext4 after many deletions).
+ */
+const SHARE_AFTER_MS = 300;
+
+/** Files measured here before the pace is trusted. */
+const PACE_SAMPLE = 16;
+
+/** Tasks kept queued on the pool while it shares the files with this thread. */
+const POOL_AHEAD = 64;
+
+/**
+ * CPU time of this thread (ms): the pace is measured in CPU time, which other processes do not stretch.
+ */
+function cpuMs() {
+  const u = typeof process.threadCpuUsage === 'function' ? process.threadCpuUsage() : process.cpuUsage();
+  return (u.user + u.system) / 1000;
+}
+
+/**
+ * @param {{ left: number, tried: number, spentMs: number }} pace files left, files tried here and their CPU time
+ */
+export function poolShares({ left, tried, spentMs }) {
+  return tried >= PACE_SAMPLE && (left * spentMs) / tried > SHARE_AFTER_MS;
+}
+
+/**
+ * The task of the encodings the cache could not give here, for the pool: it does not read the cache again.
+ * @param {CompressTask} task
+ * @param {Array<import('../../encodings.js').Encoding>} missing
+ * @returns {CompressTask}
+ */
+function rest(task, missing) {
+  return { ...task, encodings: missing, cache: task.cache && { ...task.cache, read: false } };
+}
+
+export class CacheFirst {
+  /** still trying files here */
+  on;
+  /** the whole pass is done here, encodings included (see SMALL_PASS_COST) */
+  small = false;
+  hits = 0;
+  misses = 0;
+  /** files to compress in the pass (plan()), and the CPU time this thread spent on those it measured */
+  total = 0;
+  spentMs = 0;
+  /** @type {number | undefined} this thread's CPU time (ms) once the first sample of files was tried here */
+  paceFrom;
+  /** whether the pool shares the files (see poolShares()), and its tasks in flight */
+  sharing = false;
+  inPool = 0;
+  /** @type {Queued[]} files waiting to be tried here */
+  queue = [];
+  draining = false;
+  sliceStart = performance.now();
+
+  /**
+   * @param {import('../../options.js').Options} opts
+   * @param {{ read: boolean } | null} cache the pass's use of the cache (null: off)
+   * @param {{ run(task: CompressTask, cost?: number): Promise<TaskResult>, readonly spawned: boolean }} pool
+   */
+  constructor(opts, cache, pool) {
+    this.opts = opts;
+    this.pool = pool;
+    this.on = cache?.read === true && opts.encodings.every(canDecode);
+  }
+
+  /**
+   * The pass has `count` files to compress, of estimated `cost`: too many for this thread alone, or
+   * so few that the workers are not worth starting?
+   * @param {number} count
+   * @param {number} cost
+   */
+  plan(count, cost) {
+    this.total = count;
+    this.small = cost <= SMALL_PASS_COST && !this.pool.spawned;
+    if (count > MAX_FILES) this.on = false;
+  }
+
+  /**
+   * Run `task`: what the cache holds of it here, the rest on the pool. drain() lets the event loop
+   * turn between slices (the pool's replies come in).
+   * @param {CompressTask} task
+   * @param {number} [cost]
+   * @returns {Promise<TaskResult>}
+   */
+  run(task, cost) {
+    if (!this.wants(task)) return this.onPool(task, cost);
+    return new Promise((resolve, reject) => {
+      this.queue.push({ task, cost, resolve, reject });
+      if (this.queue.length === 1 && !this.draining) void this.drain();
+    });
+  }
+
+  /** Take the queued files here (or hand them to the pool), a slice at a time. */
+  async drain() {
+    this.draining = true;
+    while (this.queue.length > 0) {
+      const job = /** @type {Queued} */ (this.queue.shift());
+      if (!this.wants(job.task) || (this.sharing && this.inPool < POOL_AHEAD)) {
+        this.onPool(job.task, job.cost).then(job.resolve, job.reject);
+        continue;
+      }
+      try {
+        const here = await this.take(job.task);
+        const { missing } = here;
+        if (missing === undefined) job.resolve(here);
+        else this.onPool(rest(job.task, missing), costOf(job.task.sizeHint, missing, this.opts))
+          .then((r) => joinResults(here, r)).then(job.resolve, job.reject);
+      } catch (err) {
+        job.reject(err);
+      }
+      await this.pause();
+    }
+    this.draining = false;
+  }
+
+  /**
+   * @param {CompressTask} task
+   * @param {number} [cost]
+   */
+  async onPool(task, cost) {
+    this.inPool++;
+    try {
+      return await this.pool.run(task, cost);
+    } finally {
+      this.inPool--;
+    }
+  }
+
+  /**
+   * Is `task` one to try here: a small file, while no file has missed?
+   * @param {CompressTask} task
+   */
+  wants(task) {
+    return (this.on || this.small) && task.sizeHint < SPLIT_THRESHOLD && task.sizeHint < task.streamThreshold;
+  }
+
+  /**
+   * What the cache holds of `task`, written; `missing` lists the encodings left to encode.
+   * Throws as a worker's task would (a file changed meanwhile).
+   * @param {CompressTask} task
+   */
+  async take(task) {
+    const r = await compressBuffered(task, { cachedOnly: !this.small });
+    if (r.missing) this.misses++;
+    else this.hits++;
+    const tried = this.hits + this.misses;
+    // The clock (a system call) is read once per sample of files, after the first (which warms up).
+    if (tried === PACE_SAMPLE) this.paceFrom = cpuMs();
+    else if (tried % PACE_SAMPLE === 0 && this.paceFrom !== undefined) {
+      this.spentMs = cpuMs() - this.paceFrom;
+      this.sharing ||= poolShares({ left: this.total - tried, tried: tried - PACE_SAMPLE, spentMs: this.spentMs });
+    }
+    // A cold cache: stop reading files twice (here, then in a worker) after a few.
+    if (this.misses > MISSES_ALLOWED + this.hits / 8) this.on = false;
+    return r;
+  }
+
+  /** Let the event loop turn when this thread has worked here for a slice. */
+  async pause() {
+    if (performance.now() - this.sliceStart < SLICE_MS) return;
+    await new Promise((resolve) => setImmediate(resolve));
+    this.sliceStart = performance.now();
+  }
+}

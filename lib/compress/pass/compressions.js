@@ -1,0 +1,207 @@
+import { brotliModeFor } from '../plan/index.js';
+import { compressFile } from '../variants/index.js';
+import { WORKER_URL } from '../variants/index.js';
+import { makeTempDir, removeTemp } from '../../fs-atomic.js';
+import { createPool } from '../pool/index.js';
+import { absPath } from '../../paths.js';
+import { retryWhileChanged } from '../../flow.js';
+import { Admission } from './admission.js';
+import { workerCollectEvery } from '../../heap-pace.js';
+import { CacheFirst } from './cache-first.js';
+import { changedError, costOf, entryFrom, sameSource, splitTasks } from './file-tasks.js';
+
+/** The pool's batching, in estimatedCost() units: what shares a message, and what goes ahead to a busy worker. */
+const POOL_LIMITS = { batchCost: 32 * 1024, aheadCost: 64 * 1024 };
+
+/** A job of at least this cost (a long one) is announced to onProgress as it starts. */
+const LONG_JOB_COST = 256 * 1024;
+
+const MAX_ATTEMPTS = 3;
+
+/** Files under way at once (their tasks submitted to the pool, or about to be): see Admission. */
+const ADMITTED = 64;
+
+/**
+ * @typedef {import('../../options.js').Encoding} Encoding
+ * @typedef {import('../variants/index.js').TaskResult} TaskResult
+ * @typedef {import('../variants/index.js').CompressTask} CompressTask
+ * @typedef {import('../plan/index.js').WalkEntry} WalkedFile
+ * @typedef {{ opts: import('../../options.js').Options, report: import('./report.js').Report,
+ *   cache: ReturnType<typeof import('../cache/index.js').createCacheRun>,
+ *   entries: Map<string, import('../../manifest.js').FileEntry>, failed: Set<string>,
+ *   fail(rel: string, err: unknown): void, encodingsOf(rel: string): readonly Encoding[] }} PassState
+ *   what the compression of a pass reads and records (lib/compress/pass/precompress.js)
+ */
+
+/**
+ * The compression work of a pass: each file's tasks, most expensive first, from the cache here or on
+ * the pool, done again while the file changes between its encodings.
+ */
+export class Compressions {
+  /** @type {{ cost: number, submit: () => void }[]} prepared tasks that submit() sends */
+  queued = [];
+  /** @type {Promise<string> | null} made on the first compression (see makeTempDir) */
+  tempDir = null;
+
+  /**
+   * @param {PassState} pass
+   * @param {{ onJobStart?: (task: CompressTask) => void }} hooks
+   */
+  constructor(pass, hooks) {
+    this.pass = pass;
+    const { opts, report, cache } = pass;
+    this.opts = opts;
+    this.report = report;
+    this.cache = cache;
+    const onStart = jobStarts(pass, hooks);
+    this.pool = createPool(opts.concurrency, WORKER_URL, { ...POOL_LIMITS, onStart });
+    // A new (or emptied) cache holds nothing: every file goes to the pool, started during the walk.
+    this.first = new CacheFirst(opts, cache.holdsAny() ? cache.task : null, this.pool);
+    /** tasks go to the pool through `first`; streamed ones hold a pool slot on this thread */
+    this.runner = { run: this.first.run.bind(this.first), exclusive: this.pool.exclusive.bind(this.pool) };
+    /** @type {Admission<WalkedFile>} */
+    this.files = new Admission(ADMITTED, (file, done) => this.start(file, () => {
+      done();
+      this.submit();
+    }));
+  }
+
+  /** Start the workers now, unless the cache may serve the pass on this thread. */
+  warm() {
+    if (!this.first.on) this.pool.warm();
+  }
+
+  /**
+   * @param {WalkedFile} file
+   */
+  schedule(file) {
+    if (this.opts.dryRun) {
+      this.report.change(file.rel, 'compress');
+      return;
+    }
+    this.files.add(file, costOf(file.size, this.pass.encodingsOf(file.rel), this.opts));
+  }
+
+  /**
+   * A file's tasks, done again while it changes between its encodings; `done` runs once it has ended.
+   * @param {WalkedFile} file
+   * @param {() => void} done
+   */
+  start(file, done) {
+    let current = file;
+    const job = retryWhileChanged(async (attempt) => {
+      const results = await this.compressOnce(current, attempt > 1);
+      if (results === null) return;
+      this.report.ended(file.rel);
+      if (!sameSource(results)) {
+        current = { ...current, size: results[0].size };
+        throw changedError();
+      }
+      const { entry, fromCache } = entryFrom(results, this.pass.encodingsOf(file.rel));
+      this.pass.entries.set(file.rel, entry);
+      this.report.compressed(file.rel, entry, fromCache);
+    }, MAX_ATTEMPTS);
+    void job.catch((err) => this.pass.fail(file.rel, err)).finally(done);
+  }
+
+  /**
+   * Run the tasks of `file` (submitted by the next submit(), or at once on a retry); null when one failed.
+   * @param {WalkedFile} file
+   * @param {boolean} now
+   * @returns {Promise<TaskResult[] | null>}
+   */
+  async compressOnce(file, now) {
+    /** @type {TaskResult[]} */
+    const results = [];
+    const done = splitTasks(file.size, { encodings: this.pass.encodingsOf(file.rel) }).map((t) => {
+      const cost = costOf(file.size, t.encodings, this.opts);
+      return new Promise((resolve) => {
+        const submit = () => this.runTask(file, t.encodings, cost, results)
+          .catch((err) => this.pass.fail(file.rel, err))
+          .then(resolve);
+        this.queued.push({ cost, submit });
+      });
+    });
+    if (now) this.submit();
+    await Promise.all(done);
+    return this.pass.failed.has(file.rel) ? null : results;
+  }
+
+  /**
+   * @param {WalkedFile} file
+   * @param {Encoding[]} encodings
+   * @param {number} cost
+   * @param {TaskResult[]} results
+   */
+  async runTask(file, encodings, cost, results) {
+    if (this.pass.failed.has(file.rel)) return;
+    this.tempDir ??= makeTempDir(this.opts.root);
+    const task = taskOf(this.opts, this.cache.task, await this.tempDir, file, { encodings, cost });
+    const r = await compressFile(task, this.runner, cost);
+    results.push(r);
+    this.cache.add(r.cache);
+    for (const enc of encodings) this.report.progress(r.size, enc);
+  }
+
+  flush() {
+    if (!this.files.ordered) {
+      this.first.plan(this.files.waiting.length, this.files.waiting.reduce((n, w) => n + w.cost, 0));
+      this.pool.collectEvery = workerCollectEvery(this.files.waiting.length);
+    }
+    this.files.admit();
+    this.submit();
+  }
+
+  /** Submit the prepared tasks, most expensive first (the pool runs them in submission order). */
+  submit() {
+    const batch = this.queued.sort((a, b) => b.cost - a.cost);
+    this.queued = [];
+    for (const t of batch) t.submit();
+  }
+
+  /** Resolves once every file scheduled has ended, including those scheduled meanwhile (verified, retried). */
+  drain() {
+    return this.files.drain();
+  }
+
+  async close() {
+    await this.pool.close();
+    const { tempDir } = this;
+    this.tempDir = null;
+    if (tempDir) await tempDir.then(removeTemp, () => {});
+  }
+}
+
+/**
+ * What the pool's onStart does with a task as a CPU slot takes it: the report shows its file as running.
+ * @param {PassState} pass
+ * @param {{ onJobStart?: (task: CompressTask) => void }} hooks
+ */
+function jobStarts(pass, hooks) {
+  return (/** @type {CompressTask} */ task) => {
+    // A task queued before its file failed may still start: it is not shown as running.
+    if (task.rel !== undefined && !pass.failed.has(task.rel)) {
+      pass.report.started(task.rel, (task.cost ?? 0) >= LONG_JOB_COST);
+    }
+    hooks.onJobStart?.(task);
+  };
+}
+
+/**
+ * The task that compresses `file` to `encodings` (pure).
+ * @param {import('../../options.js').Options} opts
+ * @param {CompressTask['cache']} cache
+ * @param {string} tempDir
+ * @param {WalkedFile} file
+ * @param {{ encodings: Encoding[], cost: number }} work
+ * @returns {CompressTask}
+ */
+function taskOf(opts, cache, tempDir, file, { encodings, cost }) {
+  const { brotliQuality, gzipLevel, zstdLevel, zopfli, minRatio, streamThreshold } = opts;
+  return {
+    brotliQuality, gzipLevel, zstdLevel, zopfli, minRatio, streamThreshold, cache, tempDir,
+    abs: absPath(opts.root, file.rel), rel: file.rel, cost, encodings,
+    mode: brotliModeFor(file.rel), sizeHint: file.size,
+    dev: file.dev, ino: file.ino, link: file.link, // the file the walk found: the only one read (source.js)
+  };
+}

@@ -1,0 +1,7 @@
+// The pass room's door: one compression pass, its steps and its report.
+
+export { assertManifestTarget } from './guards.js';
+export { cacheSummary, failureOf, finishOutputs, removeOutputs } from './outputs.js';
+export { planPass, planWalked } from './plan-step.js';
+export { Pass, pass, precompress } from './precompress.js';
+/** @typedef {import('./precompress.js').PassHooks} PassHooks */
