@@ -31,7 +31,8 @@ const READABLE_SCHEMAS = [1, 2, 3];
  *   hashed?: true,
  *   dictionary?: DictionaryEntry,
  *   deltas?: Record<string, DeltaEntry>,
- * }} FileEntry  serveStatic keeps only these fields of an entry (lib/serve/manifest-compact.js ENTRY, PLAIN_LINE):
+ * }} FileEntry  serveStatic keeps only these fields of an entry
+ *   (lib/serve/manifest-index/compact.js ENTRY, PLAIN_LINE):
  *   a field added here is added there
  * @typedef {{
  *   schema: number,
@@ -160,7 +161,7 @@ function siteDictionaryOk(sd, listedHash) {
 
 /**
  * What is wrong with one file entry, or null (the server validates each entry when its path is
- * first asked for, lib/serve/manifest-index.js).
+ * first asked for, lib/serve/manifest-index/manifest-index.js).
  * @param {string} rel
  * @param {any} e as parsed
  * @param {number} schema
@@ -521,7 +522,7 @@ export async function readManifest(
 }
 
 /**
- * The bytes of a manifest file, unparsed (serveStatic indexes them, lib/serve/manifest-index.js),
+ * The bytes of a manifest file, unparsed (serveStatic indexes them, lib/serve/manifest-index/manifest-index.js),
  * refused as readManifest() refuses a file (not a regular file, larger than `maxBytes`); null when
  * the file does not exist.
  * @param {string} file
@@ -550,7 +551,7 @@ export function readManifestBytesSync(file, { maxBytes = MAX_MANIFEST_BYTES } = 
 
 /**
  * Read a manifest a piece at a time into a sink (serveStatic keeps only what it needs of them,
- * lib/serve/manifest-compact.js), refused as readManifest() refuses a file; null when it does not
+ * lib/serve/manifest-index/compact.js), refused as readManifest() refuses a file; null when it does not
  * exist. The pieces share one buffer: the sink copies what it keeps.
  * @template T
  * @param {string} file
