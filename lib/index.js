@@ -1,5 +1,4 @@
 export { precompress } from './compress/index.js';
-export { serveStatic } from './serve/middleware.js';
-export { startPreview } from './serve/preview.js';
+export { serveStatic, startPreview } from './serve/index.js';
 export { watch } from './watch/watch.js';
 export { PrecompressorError } from './errors.js';

@@ -1,5 +1,5 @@
 import path from 'node:path';
-import mime from 'mime-types';
+import { createRequire } from 'node:module';
 import { MANIFEST_NAME } from './options.js';
 import { TEMP_SUFFIX, isTempPath } from './fs-atomic.js';
 import { ENCODINGS } from './encodings.js';
@@ -37,7 +37,14 @@ export const PREVIEW_EXTENSIONS = Object.freeze(['html']);
 
 /** @param {string} rel a file's original name */
 export function contentTypeOf(rel) {
-  return mime.contentType(path.posix.extname(rel)) || 'application/octet-stream';
+  return mimeTypes().contentType(path.posix.extname(rel)) || 'application/octet-stream';
+}
+
+/** @type {typeof import('mime-types') | undefined} */
+let mime;
+/** mime-types on first use: its database costs every build that only compresses a few ms to load. */
+function mimeTypes() {
+  return (mime ??= createRequire(import.meta.url)('mime-types'));
 }
 
 // ---- what is internal ----

@@ -3,7 +3,7 @@ import { optionError } from '../lib/errors.js';
 import { normalizeOptions, splitOptions } from '../lib/options.js';
 import { printable } from '../lib/format.js';
 import { hashSpanCollector } from './hash-names.js';
-import { compressFolder, summaryLines } from './compress-folder.js';
+import { compressFolder, loadCompressor, summaryLines } from './compress-folder.js';
 import { frameworkOf, FRAMEWORK_HINTS } from './frameworks.js';
 
 /**
@@ -106,8 +106,8 @@ async function compressBuild(ctx, config, { api, own }, spans) {
 /**
  * serveStatic's setHeaders for preview: Vite's `preview.headers`, then the user's own hook.
  * @param {Record<string, string | string[] | undefined> | undefined} headers
- * @param {{ setHeaders?: import('../lib/serve/options.js').SetHeaders | null }} extra
- * @returns {import('../lib/serve/options.js').SetHeaders | null | undefined}
+ * @param {{ setHeaders?: import('../lib/serve/index.js').SetHeaders | null }} extra
+ * @returns {import('../lib/serve/index.js').SetHeaders | null | undefined}
  */
 function previewSetHeaders(headers, extra) {
   if (!headers) return extra.setHeaders;
@@ -128,7 +128,7 @@ async function configurePreview(server, { api, own }) {
   const outDir = path.resolve(c.root, c.environments?.client?.build.outDir ?? c.build.outDir);
   let serveStatic;
   try {
-    ({ serveStatic } = await import('../lib/serve/middleware.js'));
+    ({ serveStatic } = await import('../lib/serve/index.js'));
   } catch (err) {
     const { message } = /** @type {Error} */ (err);
     c.logger.warn(`precompressor: serveStatic is not available (${message}); vite preview serves uncompressed files`);
@@ -186,6 +186,8 @@ export default function precompressor(options = {}) {
     },
     buildStart() {
       names.hooks.buildStart.call(this);
+      // Loaded while the bundler works (closeBundle awaits the same promise and reports its error).
+      if (!framework) loadCompressor().catch(() => {});
     },
     writeBundle(output, bundle) {
       names.hooks.writeBundle.call(this, output, bundle);

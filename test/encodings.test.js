@@ -20,7 +20,7 @@ const root = fileURLToPath(new URL('../', import.meta.url));
 const NAMES = [...ENCODING_NAMES, ...DELTA_NAMES];
 
 /** The modules that may name an encoding: the registry, the codecs, and negotiation. */
-const ALLOWED = new Set(['lib/encodings.js', 'lib/compress/encoders/encode.js', 'lib/serve/negotiate.js', 'lib/serve/dictionary.js']);
+const ALLOWED = new Set(['lib/encodings.js', 'lib/compress/encoders/encode.js', 'lib/serve/http/negotiate.js', 'lib/serve/site/dictionary.js']);
 
 /** Where `source` names an encoding outside a prose comment: [line, what] for each. */
 function namings(source) {

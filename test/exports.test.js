@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import * as main from '../lib/index.js';
 import { OPTION_DEFAULTS } from '../lib/options.js';
-import { SERVE_DEFAULTS } from '../lib/serve/options.js';
+import { SERVE_DEFAULTS } from '../lib/serve/http/options.js';
 import { WATCH_DEFAULTS } from '../lib/watch/watch.js';
 import { VITE_DEFAULTS } from '../plugins/vite.js';
 

@@ -1,5 +1,5 @@
 import fs from 'node:fs';
-import { SERVE_DEFAULTS, PREVIEW_LIMITS } from '../serve/options.js';
+import { SERVE_DEFAULTS, PREVIEW_LIMITS } from '../serve/index.js';
 import { commaList } from '../options.js';
 import { withFlagNames } from './options.js';
 import { printable } from '../format.js';
@@ -145,7 +145,7 @@ export async function serveCommand(argv, stdout, stderr) {
     stderr.write(`precompressor: no folder at ${printable(dir)}\n`);
     return 2;
   }
-  const { startPreview } = await import('../serve/preview.js');
+  const { startPreview } = await import('../serve/index.js');
   const options = serveOptionsFromArgv(argv);
   let preview;
   const envPort = argv.port === undefined ? process.env.PORT : undefined;

@@ -1,5 +1,5 @@
 // serveStatic's reading of its manifest: read whole and indexed (before #27), against read a piece
-// at a time, kept only what serving reads (lib/serve/manifest-compact.js) and indexed, as start-up
+// at a time, kept only what serving reads (lib/serve/manifest-index/compact.js) and indexed, as start-up
 // does, on a manifest of N entries written by writeManifest().
 //
 //   node test/bench/manifest-compact.js [--files 1000000] [--rounds 4]
@@ -10,8 +10,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { manifestTextOf, readManifestBytesSync, readManifestPiecesSync } from '../../lib/manifest.js';
-import { ManifestCompactor } from '../../lib/serve/manifest-compact.js';
-import { ManifestIndex, runIndex } from '../../lib/serve/manifest-index.js';
+import { ManifestCompactor } from '../../lib/serve/manifest-index/compact.js';
+import { ManifestIndex, runIndex } from '../../lib/serve/manifest-index/manifest-index.js';
 
 const { values } = parseArgs({ options: { files: { type: 'string', default: '1000000' }, rounds: { type: 'string', default: '4' } } });
 const n = Number(values.files);
@@ -35,7 +35,7 @@ for (let r = 0; r < Number(values.rounds); r++) {
   runIndex(ManifestIndex.of(/** @type {Buffer} */ (readManifestBytesSync(file)), file, null));
   const whole = performance.now() - t;
   t = performance.now();
-  const got = /** @type {import('../../lib/serve/manifest-compact.js').Compact} */ (
+  const got = /** @type {import('../../lib/serve/manifest-index/compact.js').Compact} */ (
     readManifestPiecesSync(file, { sink: (size) => new ManifestCompactor(file, size) }));
   runIndex(ManifestIndex.of(got.bytes, file, null, got.checkAll));
   console.log(`whole read + index ${whole.toFixed(0)} ms; kept + index ${(performance.now() - t).toFixed(0)} ms`);

@@ -11,7 +11,7 @@ import { precompress } from '../../lib/compress/pass/precompress.js';
 import { SERVE_FLAGS, SERVE_DEFAULT_PORT, parsePort } from '../../lib/cli/serve.js';
 import { CLI_FLAGS, CLI_OUTPUT_FLAGS } from '../../lib/cli/options.js';
 import { unknownFlagsMessage } from '../../lib/cli/cli.js';
-import { previewUrls } from '../../lib/serve/preview.js';
+import { previewUrls } from '../../lib/serve/adapters/preview.js';
 import { tempDir, writeTree, textOf } from '../helpers/tmp.js';
 import { runCommand } from '../helpers/spawn.js';
 import { writeSite } from '../helpers/site.js';

@@ -202,7 +202,7 @@ describe('serving zstd', () => {
   }
 
   test('serveStatic sends the .zst with Content-Encoding: zstd when it is the best the client accepts', async () => {
-    const { startPreview } = await import('../../lib/serve/preview.js');
+    const { startPreview } = await import('../../lib/serve/adapters/preview.js');
     const js = textOf(40_000, 9);
     await writeTree(root, { 'app.js': js });
     await precompress(root, { encodings: ['br', 'zstd', 'gzip'], brotliQuality: 5 });

@@ -8,7 +8,7 @@ import { openSync, fstatSync, writeFileSync, renameSync } from 'node:fs';
 import { spawn, execFileSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { precompress } from '../../lib/compress/pass/precompress.js';
-import { streamFd } from '../../lib/serve/middleware.js';
+import { streamFd } from '../../lib/serve/adapters/middleware.js';
 import { tempDir, writeTree, textOf } from '../helpers/tmp.js';
 
 const BIN = fileURLToPath(new URL('../../bin/precompressor.js', import.meta.url));

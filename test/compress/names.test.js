@@ -3,7 +3,7 @@ import path from 'node:path';
 import { execFileSync } from 'node:child_process';
 import { precompress } from '../../lib/compress/pass/precompress.js';
 import { readManifest, pathProblem } from '../../lib/manifest.js';
-import { serveStatic } from '../../lib/serve/middleware.js';
+import { serveStatic } from '../../lib/serve/adapters/middleware.js';
 import { tempDir, writeTree, textOf } from '../helpers/tmp.js';
 
 // File names the server would refuse, and folders the walk cannot enter (#17, items 7 and 9): the

@@ -3,7 +3,7 @@ import path from 'node:path';
 import zlib from 'node:zlib';
 import { fileURLToPath } from 'node:url';
 import { precompress } from '../../lib/compress/pass/precompress.js';
-import { serveStatic } from '../../lib/serve/middleware.js';
+import { serveStatic } from '../../lib/serve/adapters/middleware.js';
 import { tempDir, writeTree, textOf, noiseOf } from '../helpers/tmp.js';
 import { listen, request, decode } from '../helpers/serve-site.js';
 import { runCommand } from '../helpers/spawn.js';

@@ -2,7 +2,7 @@
 // for test/serve/fetch-runtimes.test.js: `<runtime> fetch-runtime.js <dir>` prints its port, then
 // answers what fetchHandler does not with the app's own route or its 404.
 import process from 'node:process';
-import { fetchHandler } from '../../lib/serve/fetch.js';
+import { fetchHandler } from '../../lib/serve/adapters/fetch.js';
 
 const files = fetchHandler(process.argv.at(-1));
 const app = async (/** @type {Request} */ request) => (await files(request)) ??

@@ -4,7 +4,7 @@
 import fs from 'node:fs';
 import { CLI_FLAGS, CLI_OUTPUT_FLAGS } from '../../lib/cli/options.js';
 import { SERVE_FLAGS } from '../../lib/cli/serve.js';
-import { PREVIEW_LIMITS } from '../../lib/serve/options.js';
+import { PREVIEW_LIMITS } from '../../lib/serve/http/options.js';
 
 const README = new URL('../../README.md', import.meta.url);
 const SERVE_DOC = new URL('../../docs/serve.md', import.meta.url);

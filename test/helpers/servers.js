@@ -3,7 +3,7 @@ import path from 'node:path';
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import express from 'express';
-import { serveStatic } from '../../lib/serve/middleware.js';
+import { serveStatic } from '../../lib/serve/adapters/middleware.js';
 
 /**
  * @typedef {{ origin: string, seen: { url: string, headers: import('node:http').IncomingHttpHeaders }[], close: () => Promise<void> }} Served

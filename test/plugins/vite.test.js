@@ -350,7 +350,7 @@ describe('options', () => {
   });
 });
 
-const serveReady = fs.existsSync(new URL('../../lib/serve/middleware.js', import.meta.url));
+const serveReady = fs.existsSync(new URL('../../lib/serve/adapters/middleware.js', import.meta.url));
 
 function get(url, headers) {
   return new Promise((resolve, reject) => {

@@ -18,7 +18,7 @@ import net from 'node:net';
 import { spawn } from 'node:child_process';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { precompress } from '../../lib/compress/pass/precompress.js';
-import { startPreview } from '../../lib/serve/preview.js';
+import { startPreview } from '../../lib/serve/adapters/preview.js';
 import { BIN, MB, record, startServer } from './helpers.js';
 import { request } from '../helpers/serve-site.js';
 

@@ -17,8 +17,8 @@ import net from 'node:net';
 import http from 'node:http';
 import { execFileSync, spawn } from 'node:child_process';
 import { precompress } from '../../lib/compress/pass/precompress.js';
-import { startPreview } from '../../lib/serve/preview.js';
-import { PREVIEW_LIMITS } from '../../lib/serve/options.js';
+import { startPreview } from '../../lib/serve/adapters/preview.js';
+import { PREVIEW_LIMITS } from '../../lib/serve/http/options.js';
 import { record, startServer, REPO } from './helpers.js';
 
 const REQUESTS = 3_000;

@@ -7,7 +7,7 @@
 
 import fs from 'node:fs';
 import http from 'node:http';
-import { serveStatic } from '../../lib/serve/middleware.js';
+import { serveStatic } from '../../lib/serve/adapters/middleware.js';
 
 const [root, json] = process.argv.slice(2);
 const mw = serveStatic(root, json ? JSON.parse(json) : {});

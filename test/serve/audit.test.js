@@ -1,8 +1,8 @@
 import fs from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { precompress } from '../../lib/compress/pass/precompress.js';
-import { serveStatic } from '../../lib/serve/middleware.js';
-import { unlistedOf, auditMessage } from '../../lib/serve/audit.js';
+import { serveStatic } from '../../lib/serve/adapters/middleware.js';
+import { unlistedOf, auditMessage } from '../../lib/serve/site/audit.js';
 import { tempDir, writeTree, textOf } from '../helpers/tmp.js';
 import { startProcess } from '../helpers/framework-app.js';
 

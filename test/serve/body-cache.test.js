@@ -2,9 +2,9 @@ import fs from 'node:fs/promises';
 import fssync from 'node:fs';
 import path from 'node:path';
 import crypto from 'node:crypto';
-import { serveStatic } from '../../lib/serve/middleware.js';
-import { normalizeServeOptions } from '../../lib/serve/options.js';
-import { SMALL_BODY } from '../../lib/serve/body-cache.js';
+import { serveStatic } from '../../lib/serve/adapters/middleware.js';
+import { normalizeServeOptions } from '../../lib/serve/http/options.js';
+import { SMALL_BODY } from '../../lib/serve/bodies/body-cache.js';
 import { decode, serveSite } from '../helpers/serve-site.js';
 import { changed } from '../helpers/changed.js';
 

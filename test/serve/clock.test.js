@@ -1,4 +1,4 @@
-import { Clock } from '../../lib/serve/clock.js';
+import { Clock } from '../../lib/serve/bodies/clock.js';
 
 // The one eviction policy of the serving side (CLOCK), shared by the body cache and the entries.
 

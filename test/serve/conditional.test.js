@@ -1,4 +1,4 @@
-import { evaluatePreconditions, evaluateRange } from '../../lib/serve/conditional.js';
+import { evaluatePreconditions, evaluateRange } from '../../lib/serve/http/conditional.js';
 
 const rep = { etag: '"abc"', lastModified: 'Sun, 22 Nov 2026 03:00:00 GMT' };
 const before = 'Sun, 22 Nov 2026 02:00:00 GMT';

@@ -2,7 +2,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { execFileSync } from 'node:child_process';
 import { precompress } from '../../lib/compress/pass/precompress.js';
-import { serveStatic } from '../../lib/serve/middleware.js';
+import { serveStatic } from '../../lib/serve/adapters/middleware.js';
 import { readManifest } from '../../lib/manifest.js';
 import { tempDir, writeTree, textOf } from '../helpers/tmp.js';
 import { listen, request, decode } from '../helpers/serve-site.js';

@@ -1,11 +1,11 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import crypto from 'node:crypto';
-import { serveStatic } from '../../lib/serve/middleware.js';
+import { serveStatic } from '../../lib/serve/adapters/middleware.js';
 import { precompress } from '../../lib/compress/pass/precompress.js';
 import { deltaEncoders } from '../../lib/compress/dictionaries/delta-encode.js';
 import { decodeDelta } from '../helpers/delta.js';
-import { acceptedDeltas, parseAvailableDictionary, fetchAllowsDelta, useAsDictionary, chooseDelta } from '../../lib/serve/dictionary.js';
+import { acceptedDeltas, parseAvailableDictionary, fetchAllowsDelta, useAsDictionary, chooseDelta } from '../../lib/serve/site/dictionary.js';
 import { listen, request } from '../helpers/serve-site.js';
 import { tempDir, writeTree, textOf } from '../helpers/tmp.js';
 import { changed } from '../helpers/changed.js';

@@ -1,7 +1,7 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import express5 from 'express';
-import { serveStatic } from '../../lib/serve/middleware.js';
+import { serveStatic } from '../../lib/serve/adapters/middleware.js';
 import { FRAMEWORKS, makeDropinSite, pair, both, closeAll } from '../helpers/dropin.js';
 import { listen, request } from '../helpers/serve-site.js';
 import { tempDir } from '../helpers/tmp.js';

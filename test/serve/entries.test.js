@@ -1,18 +1,18 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import http from 'node:http';
-import { Site } from '../../lib/serve/site.js';
-import { serveStatic } from '../../lib/serve/middleware.js';
-import { normalizeServeOptions } from '../../lib/serve/options.js';
+import { Site } from '../../lib/serve/site/site.js';
+import { serveStatic } from '../../lib/serve/adapters/middleware.js';
+import { normalizeServeOptions } from '../../lib/serve/http/options.js';
 import { manifestText } from '../../lib/manifest.js';
 import { hashOf, listen } from '../helpers/serve-site.js';
 import { tempDir } from '../helpers/tmp.js';
 
-// The entries a Site keeps built (lib/serve/entries.js) at their real cap: the cap holds under a
-// request mix larger than it, and the policy is the body cache's (lib/serve/clock.js), so an entry
+// The entries a Site keeps built (lib/serve/site/entries.js) at their real cap: the cap holds under a
+// request mix larger than it, and the policy is the body cache's (lib/serve/bodies/clock.js), so an entry
 // asked for all along outlives a scan of the others, which an oldest-first policy forgets.
 
-/** lib/serve/entries.js MAX_ENTRIES (docs/guarantees.md names it). */
+/** lib/serve/site/entries.js MAX_ENTRIES (docs/guarantees.md names it). */
 const CAP = 16384;
 
 /** More paths than the cap, in folders of 1,000. */

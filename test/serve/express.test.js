@@ -1,7 +1,7 @@
 import fs from 'node:fs/promises';
 import express5 from 'express';
 import express4 from 'express4';
-import { serveStatic } from '../../lib/serve/middleware.js';
+import { serveStatic } from '../../lib/serve/adapters/middleware.js';
 import { makeSite, listen, request, decode } from '../helpers/serve-site.js';
 
 const JS = 'export const answer = 42;\n'.repeat(400);

@@ -1,6 +1,6 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { serveStatic } from '../../lib/serve/middleware.js';
+import { serveStatic } from '../../lib/serve/adapters/middleware.js';
 import { precompress } from '../../lib/compress/pass/precompress.js';
 import { keptAsDictionary } from '../../lib/site-policy.js';
 import { listen, request } from '../helpers/serve-site.js';

@@ -3,8 +3,8 @@ import fsp from 'node:fs/promises';
 import path from 'node:path';
 import zlib from 'node:zlib';
 import { execFileSync } from 'node:child_process';
-import { serveStatic } from '../../lib/serve/middleware.js';
-import { realOf, realOfName, servableReal } from '../../lib/serve/open.js';
+import { serveStatic } from '../../lib/serve/adapters/middleware.js';
+import { realOf, realOfName, servableReal } from '../../lib/serve/bodies/open.js';
 import { makeSite, listen, request } from '../helpers/serve-site.js';
 
 /**
@@ -271,7 +271,7 @@ describe('symlink aliases of dotfiles and of the manifest (item 14)', () => {
           expect(res.status).toBe(404);
         }
       }
-      // all four are listed; each is checked on its first request (lib/serve/site.js), and only index.html passes
+      // all four are listed; each is checked on its first request (lib/serve/site/site.js), and only index.html passes
       expect(listed.size()).toBe(4);
       expect((await request(srvs[0].port, '/index.html')).status).toBe(200);
     } finally {

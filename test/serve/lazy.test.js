@@ -1,13 +1,13 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { serveStatic } from '../../lib/serve/middleware.js';
-import { ManifestIndex, runIndex, runIndexAsync, reloadSlices } from '../../lib/serve/manifest-index.js';
+import { serveStatic } from '../../lib/serve/adapters/middleware.js';
+import { ManifestIndex, runIndex, runIndexAsync, reloadSlices } from '../../lib/serve/manifest-index/manifest-index.js';
 import { manifestText } from '../../lib/manifest.js';
-import { pathsTouchedBy } from '../../lib/serve/file-events.js';
-import { BodyCache } from '../../lib/serve/body-cache.js';
+import { pathsTouchedBy } from '../../lib/serve/site/file-events.js';
+import { BodyCache } from '../../lib/serve/bodies/body-cache.js';
 import { makeSite, decode, hashOf, serveSite, listen, request } from '../helpers/serve-site.js';
 
-// serveStatic builds a path's entry on its first request (lib/serve/site.js): these tests pin what
+// serveStatic builds a path's entry on its first request (lib/serve/site/site.js): these tests pin what
 // that must never change, whatever happens on disk between startup and that request.
 
 const cleanup = [];

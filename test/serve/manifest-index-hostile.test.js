@@ -1,13 +1,13 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import crypto from 'node:crypto';
-import { ManifestIndex, runIndex } from '../../lib/serve/manifest-index.js';
-import { hashByte } from '../../lib/serve/key-table.js';
-import { serveStatic } from '../../lib/serve/middleware.js';
+import { ManifestIndex, runIndex } from '../../lib/serve/manifest-index/manifest-index.js';
+import { hashByte } from '../../lib/serve/manifest-index/key-table.js';
+import { serveStatic } from '../../lib/serve/adapters/middleware.js';
 import { manifestText } from '../../lib/manifest.js';
 import { makeSite, listen, request } from '../helpers/serve-site.js';
 
-// The server indexes a manifest's lines before validating them (lib/serve/line-scan.js): what a
+// The server indexes a manifest's lines before validating them (lib/serve/manifest-index/line-scan.js): what a
 // hostile line or a hostile set of file names can do to that index.
 
 const ENTRY = { size: 1, mtimeMs: 1, hash: 'sha256-x', variants: {} };

@@ -1,7 +1,7 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { serveStatic } from '../../lib/serve/middleware.js';
-import { ManifestCompactor } from '../../lib/serve/manifest-compact.js';
+import { serveStatic } from '../../lib/serve/adapters/middleware.js';
+import { ManifestCompactor } from '../../lib/serve/manifest-index/compact.js';
 import { manifestText } from '../../lib/manifest.js';
 import { makeSite, listen, request, decode } from '../helpers/serve-site.js';
 

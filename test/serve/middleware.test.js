@@ -5,7 +5,7 @@ import path from 'node:path';
 import http from 'node:http';
 import crypto from 'node:crypto';
 import { fileURLToPath } from 'node:url';
-import { serveStatic } from '../../lib/serve/middleware.js';
+import { serveStatic } from '../../lib/serve/adapters/middleware.js';
 import { makeSite, listen, request, decode, ENCODERS, serveSite } from '../helpers/serve-site.js';
 import { changed } from '../helpers/changed.js';
 

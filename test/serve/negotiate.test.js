@@ -1,4 +1,4 @@
-import { acceptsHtml, createNegotiator, CACHE_LIMIT } from '../../lib/serve/negotiate.js';
+import { acceptsHtml, createNegotiator, CACHE_LIMIT } from '../../lib/serve/http/negotiate.js';
 
 const n = createNegotiator(['br', 'zstd', 'gzip']);
 const ALL = n.maskOf(['br', 'zstd', 'gzip']);

@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { normalizeServeOptions, parseDuration, SERVE_DEFAULTS } from '../../lib/serve/options.js';
+import { normalizeServeOptions, parseDuration, SERVE_DEFAULTS } from '../../lib/serve/http/options.js';
 
 describe('parseDuration (as express.static reads maxAge, with ms, capped at one year)', () => {
   const YEAR = 31_536_000_000;

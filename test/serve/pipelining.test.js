@@ -7,8 +7,8 @@ import fs from 'node:fs/promises';
 import net from 'node:net';
 import Fastify from 'fastify';
 import { serveStatic, startPreview } from '../../lib/index.js';
-import { precompressor } from '../../lib/serve/fastify.js';
-import { MAX_PIPELINED } from '../../lib/serve/connections.js';
+import { precompressor } from '../../lib/serve/adapters/fastify.js';
+import { MAX_PIPELINED } from '../../lib/serve/adapters/connections.js';
 import { makeSite, listen } from '../helpers/serve-site.js';
 
 const get = (target) => `GET ${target} HTTP/1.1\r\nHost: x\r\nAccept-Encoding: identity\r\n\r\n`;

@@ -1,8 +1,8 @@
 import fs from 'node:fs/promises';
-import { serveStatic } from '../../lib/serve/middleware.js';
+import { serveStatic } from '../../lib/serve/adapters/middleware.js';
 import { makeSite, decode, serveSite } from '../helpers/serve-site.js';
 
-// serveStatic learns of a new build from file-system events (lib/serve/file-events.js). These
+// serveStatic learns of a new build from file-system events (lib/serve/site/file-events.js). These
 // tests replace the served folder in ways whose events are easy to lose, and require the server
 // to converge: the new bytes, and their br variant, within WAIT_MS of the last write.
 

@@ -1,4 +1,4 @@
-import { parseRequestPath, folderRedirectLocation } from '../../lib/serve/request-path.js';
+import { parseRequestPath, folderRedirectLocation } from '../../lib/serve/http/request-path.js';
 
 const ok = (url) => {
   const r = parseRequestPath(url);

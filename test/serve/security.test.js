@@ -1,7 +1,7 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import express from 'express';
-import { serveStatic } from '../../lib/serve/middleware.js';
+import { serveStatic } from '../../lib/serve/adapters/middleware.js';
 import { makeSite, listen, request } from '../helpers/serve-site.js';
 
 /**

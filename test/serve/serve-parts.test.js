@@ -1,7 +1,7 @@
-import { LineFolders } from '../../lib/serve/line-folders.js';
-import { checkInputs, inFolder } from '../../lib/serve/entries.js';
-import { BodyCache } from '../../lib/serve/body-cache.js';
-import { normalizeServeOptions } from '../../lib/serve/options.js';
+import { LineFolders } from '../../lib/serve/manifest-index/line-folders.js';
+import { checkInputs, inFolder } from '../../lib/serve/site/entries.js';
+import { BodyCache } from '../../lib/serve/bodies/body-cache.js';
+import { normalizeServeOptions } from '../../lib/serve/http/options.js';
 
 // The parts split out of LineScan and Entries (#19): the folders of the lines, and the pure
 // decisions of a first check.

@@ -1,4 +1,4 @@
-import { judge, tickOf } from '../../lib/serve/stall-watch.js';
+import { judge, tickOf } from '../../lib/serve/adapters/stall-watch.js';
 
 const at = (read, written, queued) => ({ read, written, queued });
 

@@ -1,9 +1,9 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { serveStatic } from '../../lib/serve/middleware.js';
+import { serveStatic } from '../../lib/serve/adapters/middleware.js';
 import { precompress } from '../../lib/compress/pass/precompress.js';
 import { deltaEncoders } from '../../lib/compress/dictionaries/delta-encode.js';
-import { isOurOutput } from '../../lib/serve/unlisted.js';
+import { isOurOutput } from '../../lib/serve/site/unlisted.js';
 import { listen, request } from '../helpers/serve-site.js';
 import { tempDir, writeTree, textOf } from '../helpers/tmp.js';
 import { writeSite } from '../helpers/site.js';

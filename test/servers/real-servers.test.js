@@ -4,7 +4,7 @@ import crypto from 'node:crypto';
 import { precompress } from '../../lib/compress/pass/precompress.js';
 import { deltaEncoders } from '../../lib/compress/dictionaries/delta-encode.js';
 import { loadWasmZstd, nodeHasZstd } from '../../lib/compress/encoders/zstd.js';
-import { serveStatic } from '../../lib/serve/middleware.js';
+import { serveStatic } from '../../lib/serve/adapters/middleware.js';
 import { main } from '../../lib/cli/cli.js';
 import { compressFolder } from '../../plugins/compress-folder.js';
 import { watchCommand } from '../../lib/cli/watch.js';

@@ -3,14 +3,14 @@
 // (The implementations name the types of lib/types.d.ts, so their bodies are checked against them too.)
 import type * as Declared from '../../lib/index.js';
 import type { precompress } from '../../lib/compress/pass/precompress.js';
-import type { serveStatic } from '../../lib/serve/middleware.js';
-import type { startPreview } from '../../lib/serve/preview.js';
+import type { serveStatic } from '../../lib/serve/adapters/middleware.js';
+import type { startPreview } from '../../lib/serve/adapters/preview.js';
 import type { watch } from '../../lib/watch/watch.js';
 import type { PrecompressorError } from '../../lib/errors.js';
 import type * as DeclaredFetch from '../../lib/fetch.js';
 import type * as DeclaredFastify from '../../lib/fastify.js';
-import type { fetchHandler } from '../../lib/serve/fetch.js';
-import type { precompressor } from '../../lib/serve/fastify.js';
+import type { fetchHandler } from '../../lib/serve/adapters/fetch.js';
+import type { precompressor } from '../../lib/serve/adapters/fastify.js';
 
 type Mutual<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
 type Same<Impl extends (...args: any[]) => unknown, Decl extends (...args: any[]) => unknown> =

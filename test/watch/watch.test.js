@@ -515,9 +515,9 @@ describe('watch()', () => {
 });
 
 describe('serveStatic beside the watcher', () => {
-  const serveReady = fs.existsSync(new URL('../../lib/serve/middleware.js', import.meta.url));
+  const serveReady = fs.existsSync(new URL('../../lib/serve/adapters/middleware.js', import.meta.url));
   (serveReady ? test : test.skip)('serves the new content once its variants are written, never a wrong Content-Length', async () => {
-    const { serveStatic } = await import('../../lib/serve/middleware.js');
+    const { serveStatic } = await import('../../lib/serve/adapters/middleware.js');
     const root = await site({ 'app.js': textOf(20000, 1), 'index.html': textOf(3000, 2) });
     const w = startWatch(root);
     await w.ready;

@@ -76,11 +76,12 @@ const bestOrdinary = (entry) =>
  */
 export async function addSiteDictionary(input) {
   const { opts, entries, previous, report } = input;
-  const encoders = opts.siteDictionary ? deltaEncoders() : [];
+  const pages = [...entries].filter(([rel, e]) => isPage(rel, e, opts)).sort(([a], [b]) => (a < b ? -1 : 1));
+  // Probed only for a site that may have one (two pages or more): the probe is most of a small pass's zlib time.
+  const encoders = opts.siteDictionary && pages.length >= 2 ? deltaEncoders() : [];
   const summary = summaryOf(null, 'none');
   const none = { keep: new Set(), changed: false, summary, apply: () => {}, path: null, hash: null };
   const oldRel = ownSiteDictionary(previous)?.path ?? null;
-  const pages = [...entries].filter(([rel, e]) => isPage(rel, e, opts)).sort(([a], [b]) => (a < b ? -1 : 1));
   // Said only for a site that would have had one (two pages or more), so that others hear nothing.
   if (opts.siteDictionary && encoders.length === 0 && pages.length >= 2) {
     summary.unavailable = `Node ${process.version} has no zstd or Brotli encoder that takes a dictionary`;

@@ -9,7 +9,10 @@ import { FolderPlan } from '../plan/index.js';
 import { tempOwnerGone } from '../../fs-atomic.js';
 import { relInside, absPath } from '../../paths.js';
 
-/** Bytes found by a cold run's walk before it starts the workers: about a small pass's work (SMALL_PASS_COST). */
+/**
+ * Bytes found by a cold run's walk, its largest file left out, before it starts the workers: about
+ * the work a pass does on this thread rather than wait for them (onThisThread() in cache-first.js).
+ */
 const WARM_AFTER_BYTES = 192 * 1024;
 
 /**
@@ -39,14 +42,19 @@ export async function planPass(ctx, holdOut) {
   }
   // A cold run starts the workers once the walk has found more than a small pass's bytes, so that
   // they load while the rest is walked; a small pass is done without them (cache-first.js).
-  let toWarm = previous === null && !opts.dryRun ? WARM_AFTER_BYTES : Infinity;
+  let warmable = previous === null && !opts.dryRun;
+  let found = 0;
+  let largest = 0;
   const plan = folderPlan(ctx, holdOut, previous);
   const onFolder = (/** @type {import('../plan/index.js').WalkEntry[]} */ files) => {
     plan.folder(files);
-    if (toWarm === Infinity) return;
-    for (const f of files) toWarm -= f.size;
-    if (toWarm < 0) {
-      toWarm = Infinity;
+    if (!warmable) return;
+    for (const f of files) {
+      found += f.size;
+      largest = Math.max(largest, f.size);
+    }
+    if (found - largest > WARM_AFTER_BYTES) {
+      warmable = false;
       ctx.warm();
     }
   };

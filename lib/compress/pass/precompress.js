@@ -128,6 +128,7 @@ export class Pass {
     this.opts = opts;
     this.hooks = hooks;
     this.steps = steps;
+    this.build = steps.plan === planPass;
     this.report = createReport(opts);
     this.settings = settingsOf(opts);
     this.tool = TOOL;
