@@ -131,11 +131,11 @@ async function inOrder(hit, rel, opts, withExtension) {
 }
 
 /**
- * Is `rel` a variant or delta name the manifest does not list (listed, it is the user's file)?
+ * Is `rel` a variant, delta or warm index name the manifest does not list (listed, it is the user's file)?
  * @param {string} rel
  * @param {(rel: string) => boolean} isListed
  */
 export function isOurOutput(rel, isListed) {
   const kind = internalKind(rel, { listed: isListed(rel), manifestRel: null, dotfiles: true });
-  return kind === 'variant' || kind === 'delta';
+  return kind === 'variant' || kind === 'delta' || kind === 'index';
 }
