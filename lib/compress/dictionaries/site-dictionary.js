@@ -17,7 +17,7 @@ import { deltaCodecOf } from '../encoders/index.js';
 
 /**
  * The site-dictionary step of a pass: one dictionary chosen from the pages, written at the root, and
- * every page's deltas against it; before addDeltas(), which leaves these (`keep`), then apply().
+ * every page's deltas against it; before addDeltas(), which leaves these (`keep`) and calls apply().
  *
  * @typedef {{ path: string | null, method: 'segments' | 'page' | 'previous' | 'none', size: number, bytes: number,
  *   pages: number, written: number, reused: number, pageBytes: number, ordinaryBytes: number,
@@ -59,7 +59,7 @@ const SITE_MATCH = Object.freeze({ match: '*', dest: 'document' });
  * @param {FileEntry} entry
  * @param {import('../../options.js').Options} opts
  */
-function isPage(rel, entry, opts) {
+export function isPage(rel, entry, opts) {
   return PAGE_EXTENSIONS.has(extensionOf(rel)) && entry.skipped === undefined
     && entry.size >= opts.deltaMinSize && entry.size <= DELTA_MAX_SIZE;
 }
@@ -188,6 +188,7 @@ async function choose(opts, pages, encoders, previous) {
   const step = Math.max(1, pages.length / CHOICE_PAGES);
   const picked = Array.from({ length: Math.min(pages.length, CHOICE_PAGES) }, (_, i) => pages[Math.floor(i * step)]);
   const sample = [...new Set(picked)];
+  if (sample.length < 2) return null; // no dictionary of one page: not read (a warm run reads no content)
   const read = await Promise.all(sample.map(([rel, e]) => readChecked(opts, rel, e)));
   const ok = sample.filter((_, i) => read[i] !== null);
   if (ok.length < 2) return null;
