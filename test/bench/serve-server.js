@@ -17,7 +17,8 @@ const lib = (name) => import(pathToFileURL(path.join(repoRoot, 'lib', name)).hre
 /** kind → async () => a node:http server, or { port } when the framework listens itself */
 const SERVERS = {
   async precompressor() {
-    const { serveStatic } = await lib('serve/adapters/middleware.js');
+    // the public entry: other checkouts (--against) lay out lib/serve/ otherwise
+    const { serveStatic } = await lib('index.js');
     const mw = serveStatic(root);
     return http.createServer((req, res) => mw(req, res, () => notFound(res)));
   },
