@@ -80,6 +80,8 @@ const apps = {
       'docusaurus.config.js': "export default { title: 'Minimal', url: 'https://example.com', baseUrl: '/', presets: [['classic', { docs: {}, blog: false, theme: {} }]] };\n",
       'docs/intro.md': `# Intro\n\n${JSON.parse(words('v1', 300)).join(' ')}\n`,
       'docs/guide.md': '# Guide\n\nA guide page.\n',
+      // a home page: the theme's navbar links to `/`, and Docusaurus fails the build on a broken link
+      'src/pages/index.js': "import React from 'react';\nimport Layout from '@theme/Layout';\nexport default function Home() { return <Layout title=\"Home\"><h1>Home</h1></Layout>; }\n",
     }),
     edit: ['docs/intro.md', (t) => t.replaceAll('v1word', 'v2word')],
   },
