@@ -1,4 +1,6 @@
-import { formatBytes, formatDuration, deltaLine, cacheLine, siteDictionaryLine, printable } from '../lib/format.js';
+import {
+  formatBytes, formatDuration, deltaLine, cacheLine, siteDictionaryLine, printable,
+} from '../lib/util/format.js';
 import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import path from 'node:path';
@@ -18,7 +20,7 @@ import { writeServerConfigs } from '../lib/servers/write.js';
 
 /**
  * The summary line(s) for a host's logger (pure).
- * @param {import('../lib/format.js').SummaryReport} report
+ * @param {import('../lib/util/format.js').SummaryReport} report
  * @param {boolean} verbose
  */
 export function summaryLines(report, verbose) {

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { isInside } from '../../paths.js';
 import { suffixEncoding, stemOf } from '../../encodings.js';
-import { deltaStem } from '../../manifest.js';
+import { deltaStem } from '../../manifest/manifest.js';
 
 /**
  * File-system watchers for the middleware: one non-recursive `fs.watch` per folder that holds a

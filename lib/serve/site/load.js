@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { contentHash } from '../../manifest.js';
+import { contentHash } from '../../manifest/manifest.js';
 import { variantPath } from '../../encodings.js';
 import { absPath, isInside } from '../../paths.js';
 import { deltaFilesOf } from './dictionary.js';
@@ -34,7 +34,7 @@ import { MANIFEST_NAME } from '../../options.js';
  * outside file's dev/ino (which the per-request check compares against).
  * Returns the Check for buildEntry, or null when the file must not be served.
  * @param {string} rel
- * @param {import('../../manifest.js').FileEntry} src
+ * @param {import('../../manifest/manifest.js').FileEntry} src
  * @param {{ root: string, realRoot: string | null, encodings: readonly string[], realDirs: Map<string, string | null>,
  *   dictionaries?: boolean, rules: { dotfiles: string, manifestReal: string | null },
  *   hashes?: import('./content-hashes.js').ContentHashes }} ctx hashes: where files whose mtime alone moved are hashed
@@ -112,7 +112,7 @@ export function* checkEntry(rel, src, ctx, memory) {
  * size, then its bytes when read, else its mtime; when only the mtime moved (a copy that kept whole
  * seconds), its content hashed once per file (`hashes`). changed: its content hashed and unlike.
  * @param {{ file: string, st: fs.Stats, buf: Buffer | null }} orig
- * @param {import('../../manifest.js').FileEntry} src
+ * @param {import('../../manifest/manifest.js').FileEntry} src
  * @param {boolean} read its bytes were to be read (null: it shrank meanwhile)
  * @param {import('./content-hashes.js').ContentHashes} [hashes]
  * @returns {Generator<Op, { stale: boolean, changed: boolean }, any>}

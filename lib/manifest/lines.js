@@ -1,5 +1,5 @@
 /**
- * Reading a manifest in the layout writeManifest() gives it (lib/manifest.js manifestText()):
+ * Reading a manifest in the layout writeManifest() gives it (lib/manifest/manifest.js manifestText()):
  * the head, a line ` "files": {`, one line per file entry, ` }`, `}`. The entries are parsed a
  * piece of text at a time (each piece cut after a `,` that ends a line) and handed on, so that
  * neither the whole text nor a second copy of every entry is held. A piece that does not parse as
