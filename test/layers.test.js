@@ -237,3 +237,14 @@ test('no folder of lib/ holds more than 12 modules', () => {
   for (const file of jsFiles('lib')) counts.set(path.posix.dirname(file), (counts.get(path.posix.dirname(file)) ?? 0) + 1);
   expect([...counts].filter(([, n]) => n > 12)).toEqual([]);
 });
+
+// ARCHITECTURE.md is the map (#26): every module is on it, named by its folder and file
+// (`pass/precompress.js`, `lib/errors.js`); a door (index.js) is named by the rule that makes it.
+test('ARCHITECTURE.md names every module of lib/', () => {
+  const map = fs.readFileSync(path.join(root, 'ARCHITECTURE.md'), 'utf8');
+  const named = (file) => {
+    const short = file.split('/').slice(-2).join('/');
+    return new RegExp(`(?<![\\w-])${short.replace(/[.]/g, '\\.')}`).test(map);
+  };
+  expect(jsFiles('lib').filter((f) => !f.endsWith('/index.js') && !named(f))).toEqual([]);
+});
