@@ -3,13 +3,11 @@
 // Listens on 127.0.0.1, port 0, and prints one line `{"port":N}` on stdout when ready.
 // Kinds are the Node servers of ./serve.js (nginx runs as its own binary).
 
-import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
-import crypto from 'node:crypto';
 import { createRequire } from 'node:module';
 import { pathToFileURL } from 'node:url';
-import { listFiles } from './corpus.js';
+import { ceilingHandler, ceilingResponses } from './serve-ceiling.js';
 
 const [kind, root, modules, repoRoot] = process.argv.slice(2);
 const peer = createRequire(path.join(path.resolve(modules || '.'), 'bench-entry.js'));
@@ -29,39 +27,9 @@ const SERVERS = {
     const preview = await startPreview({ root, port: 0, host: '127.0.0.1' });
     return { port: preview.server.address().port };
   },
-  /**
-   * Not a usable server: the most node:http can do with any handler. At startup every file (its
-   * .br when there is one) is read into a Map from URL path to the header array our middleware
-   * would send (same names, same value formats) and the body; each request is one lookup on
-   * req.url and `writeHead(200, head); end(body)`: no negotiation, no checks of any kind.
-   */
+  /** Not a usable server: the most node:http can do with any handler (./serve-ceiling.js). */
   async 'node-http-ceiling'() {
-    const { contentTypeOf, etagOf, settingsTagOf } = await lib('serve/site/table.js');
-    const { normalizeServeOptions } = await lib('serve/http/options.js');
-    const { cacheControl } = normalizeServeOptions(root, { watch: false });
-    const tag = settingsTagOf(null);
-    const files = await listFiles(root);
-    const names = new Set(files.map((f) => f.rel));
-    const SUFFIX = /\.(br|gz|zst)$/;
-    const responses = new Map();
-    for (const f of files) {
-      if (f.rel === 'precompressor-manifest.json' || (SUFFIX.test(f.rel) && names.has(f.rel.replace(SUFFIX, '')))) continue;
-      const br = names.has(`${f.rel}.br`);
-      const body = fs.readFileSync(br ? `${f.abs}.br` : f.abs);
-      const hash = crypto.createHash('sha256').update(body).digest('base64url');
-      const head = ['Content-Type', contentTypeOf(f.rel), 'Content-Length', String(body.length)];
-      if (br) head.push('Content-Encoding', 'br');
-      head.push('Accept-Ranges', 'bytes', 'Last-Modified', fs.statSync(f.abs).mtime.toUTCString());
-      if (['.br', '.gz', '.zst'].some((x) => names.has(f.rel + x))) head.push('Vary', 'Accept-Encoding');
-      head.push('ETag', etagOf(hash, br ? 'br' : 'identity', body.length, tag), 'Cache-Control', cacheControl);
-      responses.set('/' + f.rel.split('/').map(encodeURIComponent).join('/'), { head, body });
-    }
-    return http.createServer((req, res) => {
-      const r = responses.get(req.url);
-      if (r === undefined) return notFound(res);
-      res.writeHead(200, r.head);
-      res.end(r.body);
-    });
+    return http.createServer(ceilingHandler(await ceilingResponses(root, repoRoot), notFound));
   },
   async sirv() {
     const sirv = peer('sirv');

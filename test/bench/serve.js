@@ -11,7 +11,9 @@
 // the upper bound of anything on node:http (fixed in-memory responses, one Map lookup per
 // request); the table gives every node:http server's req/s as a share of it. `--against` adds our
 // serveStatic of other checkouts (a git worktree each, with node_modules), and `--rounds` runs every
-// server that many times, round after round, so that checkouts are compared interleaved.
+// server that many times, round after round (every other round in reverse order), so that servers
+// are compared interleaved. Each server is warmed up for `--warmup` s and until every URL was asked
+// for three times; `CPU µs/req` is the server's CPU time (all its threads) per request.
 
 import fs from 'node:fs';
 import fsp from 'node:fs/promises';
@@ -214,6 +216,25 @@ async function runWrk(port, urlsFile, seconds) {
   return { ...JSON.parse(m[1]), cpuS: r.cpuS };
 }
 
+/**
+ * Warm a server up: `--warmup` seconds, and more 1 s slices until every URL was asked for at least
+ * WARM_PASSES times (at most 30 s): a server that checks a path on its first request and reads its
+ * body into memory on the next (ours) is measured hot, as the ceiling starts.
+ */
+const WARM_PASSES = 3;
+async function warmUp(port, urlsFile, count) {
+  let requests = 0;
+  let seconds = 0;
+  if (warmup > 0) {
+    requests += (await runWrk(port, urlsFile, warmup)).requests;
+    seconds += warmup;
+  }
+  while (requests < WARM_PASSES * count && seconds < 30) {
+    requests += (await runWrk(port, urlsFile, 1)).requests;
+    seconds += 1;
+  }
+}
+
 const results = { machine: machineInfo(), date: new Date().toISOString(), duration, connections, warmup, corpora: {}, rows: [] };
 console.error(`machine: ${results.machine.nproc} cores (${results.machine.cpu}), Node ${results.machine.node}; wrk -t1 -c${connections} -d${duration}s`);
 try {
@@ -235,7 +256,9 @@ try {
     const sampleBytes = fs.readFileSync(sample.abs);
     results.corpora[kind] = { files: corpus.files, bytes: corpus.bytes, urls: urls.length, probe: sample.rel };
 
-    for (const [round, server] of Array.from({ length: rounds }, (_, k) => SERVERS.map((s) => [k + 1, s])).flat()) {
+    // every other round in reverse order: a drift of the machine's load weighs on every server alike
+    const order = (k) => (k % 2 === 0 ? SERVERS : [...SERVERS].reverse()).map((s) => [k + 1, s]);
+    for (const [round, server] of Array.from({ length: rounds }, (_, k) => order(k)).flat()) {
       const row = { server: server.name, corpus: kind, round, note: server.note };
       let started = null;
       try {
@@ -243,14 +266,14 @@ try {
         if (!q.quiet && Number(args['max-wait']) > 0) console.error(`(machine still busy after ${fmt(q.waitedS, 0)} s; measuring ${server.name} anyway)`);
         started = await startServer(server, root);
         row.probe = await probe(started.port, sampleUrl, sampleBytes);
-        if (warmup > 0) await runWrk(started.port, urlsFile, warmup);
+        await warmUp(started.port, urlsFile, urls.length);
         const busy0 = machineBusyS();
         const server0 = treeCpuS(started.child.pid);
         const w = await runWrk(started.port, urlsFile, duration);
         const serverCpuS = treeCpuS(started.child.pid) - server0;
         const other = busy0 === null || w.cpuS === null || server0 === null ? null : Math.max(0, machineBusyS() - busy0 - w.cpuS - serverCpuS);
         Object.assign(row, {
-          serverCpuS, otherLoad: other === null ? null : (100 * other) / ((w.duration_us / 1e6) * os.availableParallelism()),
+          serverCpuS, cpuUsPerReq: serverCpuS === null ? null : (serverCpuS * 1e6) / w.requests, otherLoad: other === null ? null : (100 * other) / ((w.duration_us / 1e6) * os.availableParallelism()),
           rps: w.requests / (w.duration_us / 1e6), p50ms: w.p50_us / 1000, p99ms: w.p99_us / 1000,
           mbps: w.bytes / (w.duration_us / 1e6) / 1e6, errors: w.connect + w.read + w.write + w.timeout, non2xx: w.status,
           rssMB: peakRssMB(started.child.pid), wrk: w,
@@ -281,11 +304,11 @@ try {
   await fsp.rm(tmp, { recursive: true, force: true });
 }
 
-const table = markdownTable([...(rounds > 1 ? ['round'] : []), 'server', 'corpus', 'req/s', 'p99 ms', '× sirv', '% of ceiling', 'MB/s', 'non-2xx', 'errors', 'encoding served (probe)', 'peak RSS MB', 'server CPU s', 'other load %'],
+const table = markdownTable([...(rounds > 1 ? ['round'] : []), 'server', 'corpus', 'req/s', 'p99 ms', '× sirv', '% of ceiling', 'MB/s', 'non-2xx', 'errors', 'encoding served (probe)', 'peak RSS MB', 'server CPU s', 'CPU µs/req', 'other load %'],
   results.rows.map((r) => [...(rounds > 1 ? [r.round] : []), ...(r.error
-    ? [labelOf(r.server), r.corpus, null, null, null, null, null, null, null, null, `error: ${r.error.slice(0, 160)}`, null, null]
+    ? [labelOf(r.server), r.corpus, null, null, null, null, null, null, null, null, `error: ${r.error.slice(0, 160)}`, null, null, null]
     : [labelOf(r.server), r.corpus, fmtInt(r.rps), fmt(r.p99ms), fmt(r.vsSirv), pctOfCeiling(r), fmt(r.mbps, 1), r.non2xx, r.errors,
-      `${r.probe.encoding}${r.probe.ok ? '' : ' (MISMATCH)'}`, fmt(r.rssMB, 0), fmt(r.serverCpuS, 1), fmt(r.otherLoad, 0)])]), `${rounds > 1 ? 'r' : ''}llrrrrrrrlrrr`);
+      `${r.probe.encoding}${r.probe.ok ? '' : ' (MISMATCH)'}`, fmt(r.rssMB, 0), fmt(r.serverCpuS, 1), fmt(r.cpuUsPerReq, 1), fmt(r.otherLoad, 0)])]), `${rounds > 1 ? 'r' : ''}llrrrrrrrlrrrr`);
 /**
  * With rounds: each server's median req/s per corpus, as a share of our serveStatic's, and the
  * median of its per-round shares of the ceiling (each taken in the same round: the machine is shared).
@@ -299,10 +322,11 @@ function medians() {
     const ours = of('precompressor');
     for (const s of SERVERS) {
       const ceiling = median(mine(s.name).filter((r) => typeof r.ofCeiling === 'number').map((r) => r.ofCeiling));
-      rows.push([labelOf(s.name), kind, fmtInt(of(s.name)), ours ? fmt(of(s.name) / ours, 3) : null, ceiling === null ? null : fmt(ceiling, 3)]);
+      const cpu = median(mine(s.name).map((r) => r.cpuUsPerReq).filter((x) => typeof x === 'number'));
+      rows.push([labelOf(s.name), kind, fmtInt(of(s.name)), ours ? fmt(of(s.name) / ours, 3) : null, ceiling === null ? null : fmt(ceiling, 3), fmt(cpu, 1)]);
     }
   }
-  return `Median of ${rounds} rounds:\n\n${markdownTable(['server', 'corpus', 'req/s', '× precompressor', '× ceiling (median of rounds)'], rows, 'llrrr')}`;
+  return `Median of ${rounds} rounds:\n\n${markdownTable(['server', 'corpus', 'req/s', '× precompressor', '× ceiling (median of rounds)', 'CPU µs/req'], rows, 'llrrrr')}`;
 }
 const loaded = results.rows.filter((r) => r.otherLoad > 5);
 const warning = loaded.length
@@ -312,6 +336,7 @@ const corpora = Object.entries(results.corpora).map(([k, c]) => `- ${k}: ${c.fil
 const notes = SERVERS.map((s) => `- **${s.label ?? s.name}**: ${s.note}`).join('\n');
 console.log(`${corpora}\n\n${table}${warning}${rounds > 1 ? `\n\n${medians()}` : ''}\n\n${notes}
 - **% of ceiling**: req/s as a share of the node:http ceiling row on the same corpus, for the servers that run on node:http (not nginx)
+- **CPU µs/req**: the server's CPU time (user + system, all its threads) per request answered
 - **other load %**: CPU time used by processes other than wrk and the server during the run, as a share of all cores (from /proc)`);
 if (args.out) {
   fs.writeFileSync(args.out, JSON.stringify(results, null, 2) + '\n');

@@ -20,6 +20,8 @@ export class Connections {
   /** @type {Map<Socket, number>} sockets answering requests, with how many are waiting */
   #busy = new Map();
   #max;
+  /** @type {(this: import('node:http').ServerResponse) => void} every response's 'close': no closure per request */
+  #onClose;
 
   /**
    * @param {import('node:http').Server} server
@@ -27,6 +29,10 @@ export class Connections {
    */
   constructor(server, max) {
     this.#max = max;
+    const connections = this;
+    this.#onClose = function () {
+      connections.#answered(this.req.socket);
+    };
     // a backstop only: the newcomer is counted before one is closed to make room
     server.maxConnections = max + 1;
     server.on('connection', (/** @type {Socket} */ socket) => this.#connected(socket));
@@ -64,7 +70,8 @@ export class Connections {
     }
     this.#busy.set(socket, waiting);
     this.#idle.delete(socket);
-    res.once('close', () => this.#answered(socket));
+    // 'close' is emitted once; res.req.socket is still the request's socket then
+    res.on('close', this.#onClose);
     return true;
   }
 

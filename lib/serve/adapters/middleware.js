@@ -34,7 +34,7 @@ export function serveStatic(root, options = {}) {
   /** @type {any} */
   const middleware = (/** @type {Req} */ req, /** @type {Res} */ res, /** @type {Next} */ next) => {
     const x = typeof next === 'function' ? next : undefined;
-    whenSending(req, res, () => decide({ s, req, res, gone: isGone, done: write, x, p: null }));
+    whenSending(req, res, decide, { s, req, res, gone: isGone, done: write, x, p: null });
   };
   middleware.reload = () => s.reload();
   /** Resolves when pending reloads and first checks of paths have finished. */

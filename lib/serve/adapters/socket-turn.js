@@ -6,16 +6,19 @@
  */
 
 /**
- * Run `go` now, or once `res` owns its connection when it is a node:http response queued behind
- * another one on the same socket. Anything else (a response that has its socket, a response
+ * Run `go(arg)` now, or once `res` owns its connection when it is a node:http response queued
+ * behind another one on the same socket. Anything else (a response that has its socket, a response
  * without one that no socket is serving: a test double, a finished response) runs at once.
+ * @template T
  * @param {import('node:http').IncomingMessage} req
  * @param {import('node:http').ServerResponse} res
- * @param {() => void} go
+ * @param {(arg: T) => void} go
+ * @param {T} [arg] what `go` is called with (no closure per request when it runs at once)
  */
-export function whenSending(req, res, go) {
-  if (!waitsForTurn(req, res)) return go();
-  res.once('socket', go);
+export function whenSending(req, res, go, arg) {
+  const a = /** @type {T} */ (arg);
+  if (!waitsForTurn(req, res)) return go(a);
+  res.once('socket', () => go(a));
 }
 
 /**

@@ -216,8 +216,9 @@ export function resolveEntry(site, p, opts) {
   if (rel === site.manifestRel) return null;
   if (!slash) {
     // in the site policy's order (lib/site-policy.js): the file, a folder's redirect, the extensions
-    for (const step of lookupOrder(opts.extensionsFirst)) {
-      const found = lookupStep(site, rel, step, opts);
+    const order = lookupOrder(opts.extensionsFirst);
+    for (let i = 0; i < order.length; i++) {
+      const found = lookupStep(site, rel, order[i], opts);
       if (found !== undefined) return found;
     }
     return null;
