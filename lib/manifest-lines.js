@@ -1,15 +1,5 @@
-/**
- * Reading a manifest in the layout writeManifest() gives it (lib/manifest.js manifestText()):
- * the head, a line ` "files": {`, one line per file entry, ` }`, `}`. The entries are parsed a
- * piece of text at a time (each piece cut after a `,` that ends a line) and handed on, so that
- * neither the whole text nor a second copy of every entry is held. A piece that does not parse as
- * members of an object (a layout of another writer: JSON all the same) makes `push()`/`end()`
- * return false, and the caller parses the whole document instead. Pure: text in, values out.
- *
- * Why cutting is safe: JSON text holds no raw line feed inside a string, so `,\n` is always a
- * separator; if it separates two members of the files object, `{piece}` parses as those members,
- * and if it lies inside a nested value, `{piece}` is unbalanced and does not parse.
- */
+// A manifest in writeManifest()'s layout parsed a piece at a time, never the whole text held; another
+// layout makes push()/end() return false (the caller then parses the whole document).
 
 const FILES_LINE = '\n "files": {\n';
 const TAIL = /\n }\n}\s*$/;
@@ -41,6 +31,7 @@ export class ManifestLines {
     this.rest += text;
     if (this.state === 'head' && !this.head()) return this.fail();
     if (this.state !== 'files') return true;
+    // JSON strings hold no raw line feed: a cut inside a nested value leaves `{piece}` unbalanced.
     const cut = this.rest.lastIndexOf(',\n');
     if (cut === -1) return true;
     const piece = this.rest.slice(0, cut);

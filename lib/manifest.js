@@ -9,10 +9,8 @@ import { DELTA_NAMES, isDeltaEncoding, isEncoding } from './encodings.js';
 import { ManifestLines } from './manifest-lines.js';
 
 /**
- * Bump when the manifest's shape changes. Version 2 added `dictionary` and `deltas` (deploy deltas,
- * RFC 9842) to file entries; version 3 the top-level `siteDictionary` (the site dictionary, whose
- * page variants are `deltas` too, with or without the page's own `dictionary`). Versions 1 and 2
- * are still read (they have neither).
+ * Bump when the manifest's shape changes (docs/manifest.md): 2 added `dictionary` and `deltas`, 3
+ * `siteDictionary`; 1 and 2 are still read.
  */
 export const SCHEMA_VERSION = 3;
 const READABLE_SCHEMAS = [1, 2, 3];
@@ -50,8 +48,7 @@ const READABLE_SCHEMAS = [1, 2, 3];
  */
 
 /**
- * The manifest's entry for `rel`, or undefined. Own keys only: a file named `constructor` or
- * `__proto__` must not find what Object.prototype has under that name.
+ * The manifest's entry for `rel`: own keys only (a file named `__proto__` finds no prototype).
  * @param {Manifest | null} manifest
  * @param {string} rel
  * @returns {FileEntry | undefined}
@@ -72,12 +69,9 @@ const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[
 const BAD_SEGMENT = /(?:^|\/)(?:\.{0,2})(?:\/|$)/;
 
 /**
- * Why `rel` cannot be a file path of a manifest, or null (pure). One rule for the writer (the walk
- * reports such a file and leaves it out) and the reader (validateManifest()), so that what one run
- * writes the server and the next run accept: a relative POSIX path inside the folder (not empty,
- * no leading `/`, no backslash, no empty, `.` or `..` segment), without control characters (no name
- * can forge a line in a log or a header), and valid Unicode (a name that was not valid UTF-8 on disk
- * reads back with U+FFFD and would not open under that name).
+ * Why `rel` cannot be a file path of a manifest, or null (pure): one rule for the walk and the reader.
+ * No control characters (a name could forge a log line or a header), valid Unicode (else it reads back
+ * with U+FFFD and would not open).
  * @param {string} rel
  * @returns {string | null}
  */
@@ -98,7 +92,6 @@ function bad(file, why) {
 }
 
 /**
- * The error of a manifest that is not valid, with the one message template.
  * @param {string} file
  * @param {string} why
  */
@@ -241,8 +234,7 @@ function dictionaryProblem(e, schema) {
 }
 
 /**
- * Path of the delta of `rel` against the dictionary whose SHA-256 is `dictHash` (standard base64):
- * `<rel>.<first 16 hex digits of the hash>.<dcb|dcz>`.
+ * Path of the delta of `rel` against the dictionary whose SHA-256 is `dictHash`.
  * @param {string} rel
  * @param {string} dictHash
  * @param {import('./encodings.js').DeltaEncoding} encoding
@@ -252,8 +244,7 @@ export function deltaPath(rel, dictHash, encoding) {
 }
 
 /**
- * Path of the site dictionary whose content hash (`sha256-<base64url>`) is `hash`, at the root:
- * `precompressor-dictionary.<first 16 hex digits of its SHA-256>.dict`.
+ * Path of the site dictionary whose content hash is `hash`, at the root.
  * @param {string} hash
  */
 export function siteDictionaryPath(hash) {
@@ -262,9 +253,8 @@ export function siteDictionaryPath(hash) {
 }
 
 /**
- * The manifest's site dictionary record when its path is the one a run writes for its hash
- * (siteDictionaryPath()), else undefined: only such a file is a run's previous dictionary, to keep or
- * to remove (a record naming a page would have the page removed).
+ * The manifest's site dictionary record when its path is the one a run writes for its hash: only
+ * such a file is a run's to keep or remove (not a page a record names).
  * @param {Pick<Manifest, 'siteDictionary'> | null | undefined} m
  * @returns {SiteDictionaryEntry | undefined}
  */
@@ -314,10 +304,8 @@ export function parseManifest(text, file) {
 }
 
 /**
- * The largest manifest read by default, in bytes: a site of a million files fits (about 180 bytes
- * per entry for short paths as writeManifest() writes it; 240 in the indented layout of earlier
- * versions). serveStatic's `maxManifestBytes` raises it, up to the engine's longest string (about
- * 512 MiB in V8, which bounds a manifest in another layout, read whole).
+ * The largest manifest read by default, in bytes: a site of a million files fits (about 180 bytes per
+ * entry); `maxManifestBytes` raises it, up to V8's longest string.
  */
 export const MAX_MANIFEST_BYTES = 400 * 1024 * 1024;
 
@@ -362,11 +350,8 @@ function wholeManifest(head) {
 const CHUNK_BYTES = 1 << 20;
 
 /**
- * Reading one manifest file, as a generator of I/O requests run by readManifest() (async) or
- * readManifestSync(), so the two cannot drift: yields [op, ...args] with op 'open', 'fstat',
- * 'read' (a buffer and a file position; receives the bytes read) or 'close'; an I/O error is
- * thrown back in. Refuses what is not a regular file and what is larger than `maxBytes`; `body`
- * reads the open file (its size given).
+ * Reading one manifest file as a generator of I/O requests, run async or sync, so the two cannot
+ * drift; refuses what is not a regular file or is larger than `maxBytes`.
  * @template T
  * @param {string} file
  * @param {number} maxBytes
@@ -396,11 +381,8 @@ function* readDoc(file, maxBytes, body) {
 }
 
 /**
- * The text of an open manifest, collected. A manifest in writeManifest()'s layout is parsed in
- * batches of lines (lib/manifest-lines.js), each entry validated and collected as it comes, so
- * that neither the whole text nor a second copy of the entries is held; any other JSON is read
- * again from the start and parsed whole. Larger than `maxBytes` (before and while reading, for a
- * file that grows under us): refused, so memory stays bounded by the limit.
+ * The text of an open manifest, collected: writeManifest()'s layout in batches of lines (neither the
+ * whole text nor a second copy of the entries held), any other JSON read again and parsed whole.
  * @template T
  * @param {unknown} fd
  * @param {string} file
@@ -448,8 +430,7 @@ function* readText(fd, file, maxBytes, collect) {
 const BYTES_PIECE = 16 << 20;
 
 /**
- * The whole file as bytes, in one buffer of its fstat size (a file that grew meanwhile is read on,
- * up to `maxBytes`).
+ * The whole file as bytes, in one buffer of its fstat size (read on, up to `maxBytes`, if it grew).
  * @param {unknown} fd
  * @param {number} size
  * @param {string} file
@@ -527,7 +508,7 @@ const ASYNC_IO = {
  */
 
 /**
- * Read and validate a manifest. Returns null when the file does not exist.
+ * Read and validate a manifest; null when the file does not exist.
  * @template [T=Manifest]
  * @param {string} file
  * @param {ReadOptions<T>} [options]
@@ -609,7 +590,6 @@ function* readPieces(fd, size, file, maxBytes, sinkOf) {
 }
 
 /**
- * Run a reader's I/O requests asynchronously.
  * @template T
  * @param {Generator<[string, ...any[]], T, any>} steps
  * @returns {Promise<T>}
@@ -624,7 +604,6 @@ async function runAsync(steps) {
 }
 
 /**
- * Run a reader's I/O requests synchronously.
  * @template T
  * @param {Generator<[string, ...any[]], T, any>} steps
  * @returns {T}
@@ -650,7 +629,6 @@ export function readManifestSync(
 }
 
 /**
- * Run one I/O request synchronously and hand its result (or its error) back to the generator.
  * @param {Generator<[string, ...any[]], any, any>} steps
  * @param {[string, ...any[]]} request
  */
@@ -689,9 +667,8 @@ export function buildManifest({ tool, settings, files, siteDictionary = null }) 
 const CHUNK_CHARS = 1 << 20;
 
 /**
- * The manifest's JSON text in pieces of about CHUNK_CHARS: the head indented, then one line per
- * file entry, so that a site of a million files never has its whole text in memory at once (a
- * line per file also keeps diffs of the manifest readable). JSON.parse reads it like any other.
+ * The manifest's JSON text in pieces of about CHUNK_CHARS, one line per file, never the whole
+ * text of a big site in memory at once.
  * @param {Manifest} manifest
  * @returns {Generator<string>}
  */
@@ -731,8 +708,7 @@ export function* manifestTextOf(head, entries) {
 }
 
 /**
- * Write the manifest atomically: readers see the old or the new document, never a partial one.
- * Written in pieces (manifestText()), not from one string of the whole document.
+ * Write the manifest atomically, in pieces (manifestText()).
  * @param {string} file
  * @param {Manifest} manifest
  */
@@ -746,8 +722,7 @@ export async function writeManifest(file, manifest) {
 const oneShot = typeof crypto.hash === 'function';
 
 /**
- * SHA-256 of `data` as text in `encoding`: crypto.hash() where Node has it (one call, no Hash
- * object: a rebuild from the cache hashes three times per file), else a Hash.
+ * SHA-256 of `data` as text in `encoding`: crypto.hash() where Node has it (no Hash object per call).
  * @param {string | NodeJS.ArrayBufferView} data
  * @param {'hex' | 'base64url'} encoding
  * @returns {string}

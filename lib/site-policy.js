@@ -1,6 +1,6 @@
 import path from 'node:path';
-import mime from 'mime-types';
-import { MANIFEST_NAME } from './options.js';
+import { createRequire } from 'node:module';
+import { MANIFEST_INDEX_SUFFIX, MANIFEST_NAME } from './options.js';
 import { TEMP_SUFFIX, isTempPath } from './fs-atomic.js';
 import { ENCODINGS } from './encodings.js';
 
@@ -37,7 +37,14 @@ export const PREVIEW_EXTENSIONS = Object.freeze(['html']);
 
 /** @param {string} rel a file's original name */
 export function contentTypeOf(rel) {
-  return mime.contentType(path.posix.extname(rel)) || 'application/octet-stream';
+  return mimeTypes().contentType(path.posix.extname(rel)) || 'application/octet-stream';
+}
+
+/** @type {typeof import('mime-types') | undefined} */
+let mime;
+/** mime-types on first use: its database costs every build that only compresses a few ms to load. */
+function mimeTypes() {
+  return (mime ??= createRequire(import.meta.url)('mime-types'));
 }
 
 // ---- what is internal ----
@@ -47,7 +54,8 @@ const escapeRe = (/** @type {string} */ s) => s.replace(/[.*+?^${}()|[\]\\]/g, '
 /**
  * The names never served as they are, as regular expressions over a site path. `always`: even a file
  * the manifest lists; otherwise a listed file of that name is the user's (their `data.tar.gz`) and served.
- * @typedef {'manifest' | 'temp' | 'variant' | 'delta' | 'dotfile'} InternalKind
+ * `index`: the manifest's warm index (lib/compress/pass/warm-index.js).
+ * @typedef {'manifest' | 'temp' | 'variant' | 'delta' | 'index' | 'dotfile'} InternalKind
  * @typedef {{ kind: InternalKind, source: string, always: boolean }} InternalName
  * @type {readonly Readonly<InternalName>[]}
  */
@@ -56,6 +64,7 @@ export const INTERNAL_NAMES = Object.freeze(/** @type {InternalName[]} */ ([
   { kind: 'temp', source: `${escapeRe(TEMP_SUFFIX)}(?:/|$)`, always: true },
   { kind: 'variant', source: `(?:${ENCODINGS.map((e) => escapeRe(e.suffix)).join('|')})$`, always: false },
   { kind: 'delta', source: '\\.[0-9a-f]{16}\\.dc[bz]$', always: false },
+  { kind: 'index', source: `${escapeRe(MANIFEST_INDEX_SUFFIX)}$`, always: false },
   { kind: 'dotfile', source: '(?:^|/)\\.', always: false },
 ]).map((r) => Object.freeze(r)));
 

@@ -4,11 +4,8 @@ import fsp from 'node:fs/promises';
 import path from 'node:path';
 import { MANIFEST_NAME, defaultCacheDir, defaultDictionaryStore, normalizeOptions, splitOptions }
   from '../lib/options.js';
-import { precompress } from '../lib/compress/index.js';
-import { assertManifestTarget } from '../lib/compress/index.js';
 import { isInside } from '../lib/paths.js';
 import { PrecompressorError, optionError } from '../lib/errors.js';
-import { writeServerConfigs } from '../lib/servers/write.js';
 
 /**
  * One pass over a folder that a bundler or a framework has just written, for the integrations
@@ -71,8 +68,9 @@ function realOrParent(p) {
  * all that an integration may write to. Throws ERR_PRECOMPRESSOR_MANIFEST.
  * @param {string} dir
  * @param {unknown} manifest the user's option (relative to `dir`), or undefined
+ * @param {(file: string) => void} assertManifestTarget the compressor's (loadCompressor())
  */
-export function manifestTarget(dir, manifest) {
+export function manifestTarget(dir, manifest, assertManifestTarget) {
   const final = path.resolve(dir, typeof manifest === 'string' ? manifest : MANIFEST_NAME);
   const realDir = realOrParent(path.resolve(dir));
   const realFolder = realOrParent(path.dirname(final));
@@ -92,9 +90,20 @@ export function manifestTarget(dir, manifest) {
  * @param {unknown} manifest the user's option
  */
 export async function placeManifest(parked, dir, manifest) {
-  const final = manifestTarget(dir, manifest);
+  const final = manifestTarget(dir, manifest, (await loadCompressor()).assertManifestTarget);
   await fsp.mkdir(path.dirname(final), { recursive: true });
   await fsp.rename(parked, final);
+}
+
+/** @type {Promise<typeof import('../lib/compress/index.js')> | undefined} */
+let compressor;
+
+/**
+ * The compressor's modules, loaded once. A host calls it early in the build (Vite: at buildStart)
+ * so that they load while the bundler works, not after it: most of a small build's added time.
+ */
+export function loadCompressor() {
+  return (compressor ??= import('../lib/compress/index.js'));
 }
 
 /**
@@ -110,8 +119,10 @@ export async function compressFolder(dir, api, ctx) {
     dictionaryStore: api.dictionaryStore ?? defaultDictionaryStore(ctx.root),
   };
   const hashPattern = api.hashPattern ?? ctx.hashSpans ?? null;
-  const manifest = ctx.parkedManifest ?? manifestTarget(dir, api.manifest);
-  if (ctx.parkedManifest) manifestTarget(dir, api.manifest); // checked now too: fail before the pass, not after
+  const { precompress, assertManifestTarget } = await loadCompressor();
+  const manifest = ctx.parkedManifest ?? manifestTarget(dir, api.manifest, assertManifestTarget);
+  // checked now too: fail before the pass, not after
+  if (ctx.parkedManifest) manifestTarget(dir, api.manifest, assertManifestTarget);
   const report = await precompress(dir, { ...api, ...keep, hashPattern, manifest });
   for (const w of report.warnings) ctx.logger.warn(`precompressor: ${printable(w.path)}: ${printable(w.message)}`);
   if (!report.ok) {
@@ -121,6 +132,7 @@ export async function compressFolder(dir, api, ctx) {
   }
   for (const line of summaryLines(report, ctx.verbose ?? false)) ctx.logger.info(line);
   if (api.serverConfig && !api.dryRun) {
+    const { writeServerConfigs } = await import('../lib/servers/write.js'); // loaded only by the builds that ask
     await writeServerConfigs(dir, { out: api.serverConfig, manifest: api.manifest ?? undefined });
     ctx.logger.info(`precompressor: nginx and Caddy configurations written to ${printable(api.serverConfig)}`);
   }

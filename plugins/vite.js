@@ -3,7 +3,7 @@ import { optionError } from '../lib/errors.js';
 import { normalizeOptions, splitOptions } from '../lib/options.js';
 import { printable } from '../lib/format.js';
 import { hashSpanCollector } from './hash-names.js';
-import { compressFolder, summaryLines } from './compress-folder.js';
+import { compressFolder, loadCompressor, summaryLines } from './compress-folder.js';
 import { frameworkOf, FRAMEWORK_HINTS } from './frameworks.js';
 
 /**
@@ -186,6 +186,8 @@ export default function precompressor(options = {}) {
     },
     buildStart() {
       names.hooks.buildStart.call(this);
+      // Loaded while the bundler works (closeBundle awaits the same promise and reports its error).
+      if (!framework) loadCompressor().catch(() => {});
     },
     writeBundle(output, bundle) {
       names.hooks.writeBundle.call(this, output, bundle);

@@ -88,3 +88,15 @@ test('docs/manifest.md and docs/deltas.md name no function the package does not 
     expect([file, named.filter((n) => !(n in api) && !methods.has(n))]).toEqual([file, []]);
   }
 });
+
+// `npm run build` in the docs is the user's own build: only our development scripts are checked.
+test('the bench, test and docs scripts the Markdown files run are in package.json; the README runs bench:build', () => {
+  const { scripts } = JSON.parse(fs.readFileSync(new URL('package.json', root), 'utf8'));
+  const named = new Set();
+  for (const f of markdownFiles) {
+    const text = fs.readFileSync(new URL(f, root), 'utf8');
+    for (const [, name] of text.matchAll(/\bnpm run ((?:bench|test|docs:)[\w:.-]*)/g)) named.add(name);
+  }
+  expect([...named].filter((n) => !(n in scripts))).toEqual([]);
+  expect(fs.readFileSync(new URL('README.md', root), 'utf8')).toMatch(/npm run bench:build -- --apps starter,files10/);
+});

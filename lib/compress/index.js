@@ -5,7 +5,7 @@ export { clear, info, prune } from './cache/index.js';
 export { addDeltas, keepSiteDictionary, summaryOf } from './dictionaries/index.js';
 export {
   Pass, assertManifestTarget, cacheSummary, failureOf, finishOutputs, pass, planPass, planWalked,
-  precompress, removeOutputs
+  precompress, precompressWarm, precompressWhole, removeOutputs
 } from './pass/index.js';
 /** @typedef {import('./pass/index.js').PassHooks} PassHooks */
 export { statPaths } from './plan/index.js';

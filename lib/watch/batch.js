@@ -99,8 +99,8 @@ async function finishBatch(p, rels, records, state) {
   const site = sd === undefined || dictEntry === undefined ? null : await keepSiteDictionary(input, sd, dictEntry);
   if (records.head.siteDictionary !== undefined && site === null) state.whole = true; // none, or not ours
   const keep = site?.keep ?? new Set();
-  const deltas = await addDeltas({ ...input, onDisk: new Map([...input.onDisk].filter(([rel]) => !keep.has(rel))) });
-  site?.apply(p.entries);
+  const onDisk = new Map([...input.onDisk].filter(([rel]) => !keep.has(rel)));
+  const deltas = await addDeltas({ ...input, onDisk, siteApply: site?.apply });
   const generatedAt = new Date().toISOString();
   const head = { ...records.head, schema: SCHEMA_VERSION, tool: p.tool, settings: p.settings, generatedAt };
   const changed = records.apply(rels, p.entries, head) || deltas.changed || (site?.changed ?? false) ||

@@ -5,9 +5,12 @@
 // cold (empty caches) and warm (sources unchanged, caches kept), in interleaved rounds. It prints
 // the time each adds over the plain build (medians) and that time over the bound: the
 // single-thread CPU of Brotli 11 + gzip 9 over the plain build's output, divided by the cores, or
-// the largest file's, whichever is larger. Peers install from npm into a temp folder.
+// the largest file's, whichever is larger (measured in every round; the median). Peers install from npm into a temp folder.
+// `--apps` may also name `files10`: ten small files of the same template (59 KB) compressed by the
+// CLI cold (an empty cache) and with nothing to do, by `precompress -t gz,br` and by gzipper, with an
+// empty `node` for scale, in interleaved rounds (wall time medians).
 //
-//   node test/bench/build.js [--rounds 6] [--apps starter,three]
+//   node test/bench/build.js [--rounds 6] [--apps starter,three,files10] [--configs precompressor,postbuild]
 import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import os from 'node:os';
@@ -16,10 +19,15 @@ import zlib from 'node:zlib';
 import { parseArgs } from 'node:util';
 import { runCommand } from '../helpers/spawn.js';
 import { BIN, REPO, makeApp, projectEnv } from '../helpers/framework-app.js';
-import { fmt, machineInfo, markdownTable, median, timed } from './util.js';
+import { fmt, freshCopy, machineInfo, markdownTable, median, timed } from './util.js';
+import { npmInstallCached } from './corpus.js';
+import { GZIPPER, PRECOMPRESS } from './contenders.js';
 
 const PEERS = ['create-vite@9.3.0', '@vitejs/plugin-react@6.3.0', 'three@0.187.0', 'vite-plugin-compression2@2.5.3'];
-const { values: argv } = parseArgs({ options: { rounds: { type: 'string', default: '6' }, apps: { type: 'string', default: 'starter,three' } } });
+const { values: argv } = parseArgs({ options: {
+  rounds: { type: 'string', default: '6' }, apps: { type: 'string', default: 'starter,three,files10' },
+  configs: { type: 'string', default: 'precompressor,compression2,postbuild' },
+} });
 const ROUNDS = Number(argv.rounds);
 const cores = os.availableParallelism();
 const VITE = path.join(REPO, 'node_modules/vite/bin/vite.js');
@@ -115,37 +123,106 @@ function boundOf(dir) {
   return { boundS: Math.max(work / cores, largest) / 1000, bytes };
 }
 
+/** The ten files of the small site: the template's, renamed to extensions every contender compresses. */
+const FILES10 = ['template-lit-ts/src/my-element.ts', 'template-lit/src/my-element.js', 'template-react-ts/public/favicon.svg',
+  'template-react-ts/src/assets/vite.svg', 'template-vue-ts/src/style.css', 'template-react-ts/index.html',
+  'template-react-ts/src/App.tsx', 'template-react-ts/src/App.css', 'template-react-ts/src/index.css',
+  'template-vue-ts/src/components/HelloWorld.vue'];
+
+/** The CLI against the small tools on ten small files, cold and with nothing to do, interleaved. */
+async function files10(peers) {
+  const src = path.join(os.tmpdir(), `precompressor-bench-files10-${process.pid}`);
+  await fsp.mkdir(src, { recursive: true });
+  for (const [i, rel] of FILES10.entries()) {
+    const name = path.basename(rel).replace(/\.tsx?$/, '.js').replace(/\.vue$/, '.html');
+    await fsp.copyFile(path.join(peers, 'create-vite', rel), path.join(src, `${i + 1}-${name}`));
+  }
+  const pc = path.join(await npmInstallCached(`peer-${PRECOMPRESS.replace(/[@/]/g, '_')}`, [PRECOMPRESS]), '.bin/precompress');
+  const gz = path.join(await npmInstallCached(`peer-${GZIPPER.replace(/[@/]/g, '_')}`, [GZIPPER]), '.bin/gzipper');
+  const work = `${src}-work`;
+  const warmDir = `${src}-warm`;
+  const cache = `${src}-cache`;
+  await freshCopy(src, warmDir);
+  const ours = (dir) => [BIN, dir, '--quiet', '--cache-dir', cache];
+  await fsp.rm(cache, { recursive: true, force: true });
+  await timed(process.execPath, ours(warmDir)); // the warm tree's first run
+  const runs = {
+    'precompressor (cold, empty cache)': { fresh: true, args: (d) => ours(d), cold: true },
+    'precompressor (nothing to do)': { fresh: false, args: () => ours(warmDir) },
+    '`precompress -t gz,br`': { fresh: true, args: (d) => [pc, '-s', '-t', 'gz,br', d] },
+    '`gzipper compress --gzip --gzip-level 9 --brotli`': { fresh: true, args: (d) => [gz, 'compress', '--gzip', '--gzip-level', '9', '--brotli', d] },
+    'empty `node -e 0`': { fresh: false, args: () => ['-e', '0'] },
+  };
+  const times = Object.fromEntries(Object.keys(runs).map((k) => [k, { wall: [], cpu: [] }]));
+  for (let round = 0; round < ROUNDS; round++) {
+    for (const [name, r] of Object.entries(runs)) {
+      if (r.fresh) await freshCopy(src, work);
+      if (r.cold) await fsp.rm(cache, { recursive: true, force: true });
+      const t = await timed(process.execPath, r.args(work));
+      if (t.code !== 0) throw new Error(`${name} exited ${t.code}: ${t.stderr}`);
+      times[name].wall.push(t.wallS);
+      times[name].cpu.push(t.cpuS ?? NaN);
+    }
+    console.error(`[files10] round ${round + 1}/${ROUNDS}`);
+  }
+  for (const d of [src, work, warmDir, cache]) await fsp.rm(d, { recursive: true, force: true });
+  return Object.entries(times).map(([name, t]) => ({ name, wallS: median(t.wall), cpuS: median(t.cpu) }));
+}
+
 const peers = await installPeers();
 console.error(JSON.stringify(machineInfo()));
 const rows = [];
+let small = null;
+const chosen = ['none', ...argv.configs.split(',').filter((c) => c !== 'none')];
+for (const c of chosen) if (!CONFIGS[c]) throw new Error(`--configs: unknown ${c} (${Object.keys(CONFIGS).join(', ')})`);
 for (const app of argv.apps.split(',')) {
+  if (app === 'files10') {
+    small = await files10(peers);
+    continue;
+  }
   const roots = {};
-  for (const config of Object.keys(CONFIGS)) roots[config] = await makeBenchApp(peers, app, config);
+  for (const config of chosen) roots[config] = await makeBenchApp(peers, app, config);
   await build(roots.none, 'none'); // warms the OS caches of node_modules before anything is timed
-  const { boundS, bytes } = boundOf(path.join(roots.none, 'dist'));
-  console.error(`[${app}] output ${fmt(bytes / 1e6, 2)} MB compressible, bound ${fmt(boundS)} s`);
+  const bounds = [];
   const times = {};
   for (let round = 0; round < ROUNDS; round++) {
-    for (const config of Object.keys(CONFIGS)) {
+    // measured in every round, as the builds are: on a shared machine one measure can be far off
+    const { boundS, bytes } = boundOf(path.join(roots.none, 'dist'));
+    if (round === 0) console.error(`[${app}] output ${fmt(bytes / 1e6, 2)} MB compressible`);
+    bounds.push(boundS);
+    for (const config of chosen) {
       await makeCold(roots[config]);
       const cold = await build(roots[config], config);
       const warm = await build(roots[config], config);
-      (times[config] ??= { cold: [], warm: [] }).cold.push(cold.wallS);
-      times[config].warm.push(warm.wallS);
+      const t = (times[config] ??= { cold: [], warm: [], coldCpu: [], warmCpu: [] });
+      t.cold.push(cold.wallS);
+      t.warm.push(warm.wallS);
+      t.coldCpu.push(cold.cpuS ?? NaN);
+      t.warmCpu.push(warm.cpuS ?? NaN);
     }
-    console.error(`[${app}] round ${round + 1}/${ROUNDS}`);
+    console.error(`[${app}] round ${round + 1}/${ROUNDS}, bound ${fmt(boundS)} s`);
   }
-  const base = { cold: median(times.none.cold), warm: median(times.none.warm) };
-  for (const config of Object.keys(CONFIGS).filter((c) => c !== 'none')) {
-    const addedCold = median(times[config].cold) - base.cold;
-    const addedWarm = median(times[config].warm) - base.warm;
-    rows.push({ app, config, boundS, addedColdS: addedCold, xBound: addedCold / boundS, addedWarmS: addedWarm });
+  const boundS = median(bounds);
+  // CPU seconds (user + sys of the build's processes) beside the wall time: a shared machine stretches the latter
+  const m = (/** @type {string} */ config, /** @type {string} */ k) => median(times[config][k]);
+  const base = { cold: m('none', 'cold'), warm: m('none', 'warm'), coldCpu: m('none', 'coldCpu'), warmCpu: m('none', 'warmCpu') };
+  for (const config of chosen.filter((c) => c !== 'none')) {
+    const addedCold = m(config, 'cold') - base.cold;
+    rows.push({ app, config, boundS, addedColdS: addedCold, xBound: addedCold / boundS, addedWarmS: m(config, 'warm') - base.warm,
+      addedColdCpuS: m(config, 'coldCpu') - base.coldCpu, addedWarmCpuS: m(config, 'warmCpu') - base.warmCpu });
   }
-  rows.push({ app, config: 'vite build alone', boundS, addedColdS: base.cold, xBound: null, addedWarmS: base.warm });
+  rows.push({ app, config: 'vite build alone', boundS, addedColdS: base.cold, xBound: null, addedWarmS: base.warm,
+    addedColdCpuS: base.coldCpu, addedWarmCpuS: base.warmCpu });
   for (const root of Object.values(roots)) await fsp.rm(root, { recursive: true, force: true });
 }
 const label = { precompressor: '`precompressor/vite` plugin', compression2: 'vite-plugin-compression2 (br 11 + gzip 9)',
   postbuild: '`vite build && precompressor dist`', 'vite build alone': '`vite build` alone (its own time)' };
-console.log(markdownTable(['app (bound)', 'set-up', 'added, cold s', '× bound', 'added, warm s'],
-  rows.map((r) => [`${r.app} (${fmt(r.boundS)} s)`, label[r.config], fmt(r.addedColdS), r.xBound === null ? '' : `${fmt(r.xBound)} ×`, fmt(r.addedWarmS)]), 'llrrr'));
-console.log(JSON.stringify({ rounds: ROUNDS, cores, node: process.version, rows }));
+const headers = ['app (bound)', 'set-up', 'added, cold s', '× bound', 'added, warm s', 'added CPU s, cold / warm'];
+if (rows.length > 0) console.log(markdownTable(headers, rows.map((r) => [`${r.app} (${fmt(r.boundS)} s)`, label[r.config],
+  fmt(r.addedColdS), r.xBound === null ? '' : `${fmt(r.xBound)} ×`, fmt(r.addedWarmS),
+  `${fmt(r.addedColdCpuS)} / ${fmt(r.addedWarmCpuS)}`]), 'llrrrr'));
+if (small) {
+  console.log(`\nTen small files (59 KB), ${ROUNDS} interleaved rounds, medians:\n`);
+  console.log(markdownTable(['command', 'wall s', 'CPU s'], small.map((r) => [r.name, fmt(r.wallS, 3), fmt(r.cpuS, 2)]), 'lrr'));
+}
+console.log(JSON.stringify({ rounds: ROUNDS, cores, node: process.version, rows, files10: small }));

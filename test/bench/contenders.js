@@ -30,8 +30,8 @@ function check(r, what) {
 /** Install one peer package (cached) and return its node_modules. */
 const peer = (spec) => npmInstallCached(`peer-${spec.replace(/[@/]/g, '_')}`, [spec]);
 
-const PRECOMPRESS = 'precompress@12.0.7'; // 13.x declares engines node >= 22; 12.0.7 is the last for Node >= 18
-const GZIPPER = 'gzipper@8.3.0';
+export const PRECOMPRESS = 'precompress@12.0.7'; // 13.x declares engines node >= 22; 12.0.7 is the last for Node >= 18
+export const GZIPPER = 'gzipper@8.3.0';
 const VITE_PLUGIN = 'vite-plugin-compression2@2.5.3';
 
 /** @type {Contender[]} */

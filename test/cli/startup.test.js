@@ -1,7 +1,7 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import module from 'node:module';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { tempDir, writeTree, textOf } from '../helpers/tmp.js';
 import { runCommand } from '../helpers/spawn.js';
 
@@ -46,4 +46,49 @@ test('a compile cache folder that cannot be written is no error', async () => {
   const r = await run([path.join(root, 'site'), '--quiet', '--cache-dir', path.join(root, 'vc')], env);
   expect(r).toMatchObject({ code: 0, stdout: '', stderr: '' });
   await expect(fs.stat(path.join(root, 'site', 'a.js.br'))).resolves.toBeTruthy();
+});
+
+// What a run loads (#31), observed with module hooks in the child: a build's time is mostly loading.
+const hasHooks = typeof module.registerHooks === 'function';
+if (!hasHooks) console.warn(`load tests skipped: Node ${process.version} has no module.registerHooks (22.15+)`);
+const RECORDER = `import module from 'node:module';
+import fs from 'node:fs';
+const seen = new Set();
+module.registerHooks({ resolve(spec, ctx, next) { const r = next(spec, ctx); seen.add(r.url); return r; } });
+process.on('exit', () => fs.writeFileSync(process.env.LOADED_OUT, [...seen].join('\\n')));
+`;
+
+/** The modules a node run with `args` resolved (URLs), through the recorder above. @param {string[]} args */
+async function loadedBy(args) {
+  const recorder = path.join(root, 'recorder.mjs');
+  const out = path.join(root, `loaded-${Math.random().toString(36).slice(2)}.txt`);
+  await fs.writeFile(recorder, RECORDER);
+  const r = await runCommand(process.execPath, ['--import', pathToFileURL(recorder).href, ...args],
+    { env: { ...process.env, LOADED_OUT: out } });
+  expect(r).toMatchObject({ code: 0, stderr: '' });
+  return (await fs.readFile(out, 'utf8')).split('\n');
+}
+
+// An ESM import of node:http reads all its exports, loading Node's fetch (undici): ~35 ms of CPU.
+const NOT_FOR_A_BUILD = [/^node:https?$/, /\/mime-types\//, /\/lib\/servers\//, /\/lib\/serve\//, /\/yargs\//];
+
+(hasHooks ? test : test.skip)('a compress run, cold and warm, loads no HTTP, serving or MIME module', async () => {
+  const site = path.join(root, 'site');
+  await writeTree(site, { 'a.js': textOf(20_000, 1), 'b.css': textOf(5000, 2), 'index.html': textOf(3000, 3) });
+  for (const run of ['cold', 'warm']) {
+    const loaded = await loadedBy([BIN, site, '--quiet', '--cache-dir', path.join(root, 'vc')]);
+    expect(loaded.some((u) => u.endsWith('/lib/compress/index.js'))).toBe(true); // the recorder sees our modules
+    expect({ run, unwanted: loaded.filter((u) => NOT_FOR_A_BUILD.some((re) => re.test(u))) }).toEqual({ run, unwanted: [] });
+  }
+});
+
+(hasHooks ? test : test.skip)('the Vite plugin loads the compressor only when asked (at buildStart), not with the config', async () => {
+  const plugin = pathToFileURL(fileURLToPath(new URL('../../plugins/vite.js', import.meta.url))).href;
+  const folder = pathToFileURL(fileURLToPath(new URL('../../plugins/compress-folder.js', import.meta.url))).href;
+  const config = await loadedBy(['--input-type=module', '-e', `const { default: p } = await import(${JSON.stringify(plugin)}); p();`]);
+  expect(config.filter((u) => u.includes('/lib/compress/'))).toEqual([]);
+  expect(config.filter((u) => NOT_FOR_A_BUILD.some((re) => re.test(u)))).toEqual([]);
+  const build = await loadedBy(['--input-type=module', '-e', `await (await import(${JSON.stringify(folder)})).loadCompressor();`]);
+  expect(build.some((u) => u.endsWith('/lib/compress/pass/precompress.js'))).toBe(true);
+  expect(build.filter((u) => NOT_FOR_A_BUILD.some((re) => re.test(u)))).toEqual([]);
 });

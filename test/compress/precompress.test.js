@@ -3,6 +3,7 @@ import path from 'node:path';
 import zlib from 'node:zlib';
 import { spawn, spawnSync } from 'node:child_process';
 import { pass, precompress } from '../../lib/compress/pass/precompress.js';
+import { onThisThread } from '../../lib/compress/pass/cache-first.js';
 import { tempDir, writeTree, textOf, noiseOf } from '../helpers/tmp.js';
 
 const decoders = { br: zlib.brotliDecompressSync, gzip: zlib.gunzipSync };
@@ -318,10 +319,11 @@ test('a dry run on a compressed tree changes nothing, though a source changed an
 });
 
 test('the most expensive work runs first (one worker: the pool starts the tasks in decreasing size order)', async () => {
-  // large enough together for the pool (a smaller pass is done without workers: see below)
-  await writeTree(root, { 'small.js': textOf(2000, 1), 'large.js': textOf(240_000, 2), 'medium.js': textOf(30_000, 3) });
+  // large enough for the pool even with one worker (a smaller pass is done without workers: see below)
+  await writeTree(root, { 'small.js': textOf(2000, 1), 'large.js': textOf(1_100_000, 2), 'medium.js': textOf(30_000, 3) });
   const started = [];
-  await pass(root, { concurrency: 1, encodings: ['br'] }, new Set(), { onJobStart: (task) => started.push(path.basename(task.abs)) });
+  const opts = { concurrency: 1, encodings: ['br'], brotliQuality: 1 };
+  await pass(root, opts, new Set(), { onJobStart: (task) => started.push(path.basename(task.abs)) });
   expect(started).toEqual(['large.js', 'medium.js', 'small.js']);
 });
 
@@ -336,6 +338,41 @@ test('a pass smaller than the workers\' start-up is done without them, cold or w
     expect(zlib.brotliDecompressSync(await fs.readFile(path.join(root, `${rel}.br`))).toString()).toBe(text);
     expect(zlib.gunzipSync(await fs.readFile(path.join(root, `${rel}.gz`))).toString()).toBe(text);
   }
+});
+
+test('one big file among small ones is done on this thread, announced as running; two are shared by the workers', async () => {
+  // On two workers the big file alone bounds the pass: their start-up would be added for nothing.
+  const files = { 'assets/big.js': textOf(300_000, 1), 'a.css': textOf(6000, 2), 'b.html': textOf(3000, 3) };
+  await writeTree(root, files);
+  const onWorker = [];
+  const running = new Set();
+  const hooks = { onJobStart: (task) => onWorker.push(task.rel) };
+  const opts = { concurrency: 2, brotliQuality: 5, onProgress: (p) => p.running.forEach((rel) => running.add(rel)) };
+  const r = await pass(root, opts, new Set(), hooks);
+  expect(r.report.files).toMatchObject({ compressed: 3 });
+  expect(onWorker).toEqual([]);
+  expect(running).toContain('assets/big.js');
+  for (const [rel, text] of Object.entries(files)) {
+    expect(zlib.brotliDecompressSync(await fs.readFile(path.join(root, `${rel}.br`))).toString()).toBe(text);
+    expect(zlib.gunzipSync(await fs.readFile(path.join(root, `${rel}.gz`))).toString()).toBe(text);
+  }
+  // A second big file: the two run side by side on the workers.
+  await writeTree(root, { 'assets/big2.js': textOf(300_000, 4) });
+  await fs.rm(path.join(root, 'precompressor-manifest.json'));
+  const again = await pass(root, { ...opts, force: true }, new Set(), hooks);
+  expect(again.report.files).toMatchObject({ compressed: 4 });
+  expect(onWorker).toEqual(expect.arrayContaining(['assets/big.js', 'assets/big2.js']));
+  expect(zlib.brotliDecompressSync(await fs.readFile(path.join(root, 'assets/big2.js.br'))).toString()).toBe(textOf(300_000, 4));
+});
+
+test('a watch batch keeps a big file off its thread; onThisThread() weighs the work against the workers', () => {
+  const c = (cost, largest, cores = 2) => onThisThread({ cost, largest, cores, build: true });
+  expect(c(200_000, 10_000)).toBe(true); // small
+  expect(c(330_000, 300_000)).toBe(true); // one big file: its own encode bounds the pool too
+  expect(c(600_000, 300_000)).toBe(false); // two: side by side on the pool
+  expect(c(400_000, 40_000, 1)).toBe(true); // one worker gains nothing
+  expect(c(1_100_000, 1_000_000)).toBe(false); // too long for this thread
+  expect(onThisThread({ cost: 330_000, largest: 300_000, cores: 2, build: false })).toBe(false);
 });
 
 test('a manifest path in a folder that does not exist yet: the folder is made, and the manifest is not compressed', async () => {

@@ -123,7 +123,9 @@ async function previousVersions(opts, previous, keys) {
  */
 
 /**
- * @param {DeltaInput} input
+ * `siteApply` puts back the pages' records against the site dictionary (which this step drops)
+ * before the entries are compared with what they were.
+ * @param {DeltaInput & { siteApply?: (entries: Map<string, import('../../manifest.js').FileEntry>) => void }} input
  * @returns {Promise<{ changed: boolean, summary: DeltaSummary }>}
  */
 export async function addDeltas(input) {
@@ -178,6 +180,7 @@ export async function addDeltas(input) {
     const warn = (/** @type {Error} */ err) => report.warn(store.dir, `dictionary store not updated (${err.message})`);
     await recordVersions(store, members, entries, opts).catch(warn);
   }
+  input.siteApply?.(entries);
   const changed = summary.written > 0 || summary.removed > 0 || dictionaryState(entries) !== before;
   return { changed, summary };
 }
@@ -220,6 +223,41 @@ function dictionaryState(entries) {
 }
 
 /**
+ * An entry's family for deltas (null when it gets none) and whether its name is immutable when served.
+ * @param {string} rel
+ * @param {import("../../manifest.js").FileEntry} entry
+ * @param {Options} opts
+ */
+function familyState(rel, entry, opts) {
+  const named = deltaFamilyOf(rel, opts);
+  // immutable when served, whatever its size or type
+  const hashed = named?.hashed === true || inImmutableFolder(rel);
+  const fam = opts.deltas && eligible(rel, entry, opts) ? named : null;
+  return { hashed, fam };
+}
+
+/**
+ * Does the delta step change or use this entry (a family, or delta fields to drop or add)?
+ * @param {import("../../manifest.js").FileEntry} entry
+ * @param {boolean} hashed
+ * @param {unknown} fam
+ */
+const touches = (entry, hashed, fam) =>
+  fam !== null || entry.dictionary !== undefined || entry.deltas !== undefined || (entry.hashed === true) !== hashed;
+
+/**
+ * Would the delta step change or use this entry? Those it would not, it leaves as they are: a pass
+ * that changed no file may run it on the others alone (lib/compress/pass/warm-run.js).
+ * @param {string} rel
+ * @param {import("../../manifest.js").FileEntry} entry
+ * @param {Options} opts
+ */
+export function deltasTouch(rel, entry, opts) {
+  const { hashed, fam } = familyState(rel, entry, opts);
+  return touches(entry, hashed, fam);
+}
+
+/**
  * Give every eligible entry its `dictionary` record (and drop the old delta fields of all).
  * @returns {{ members: Map<string, string[]>, byContent: Set<string> }} family key → this build's files
  *   in it; the keys of the families paired by content
@@ -232,13 +270,9 @@ function assignFamilies(entries, opts) {
   /** @type {Set<string>} */
   const byContent = new Set();
   for (const [rel, entry] of entries) {
-    const named = deltaFamilyOf(rel, opts);
-    // immutable when served, whatever its size or type
-    const hashed = named?.hashed === true || inImmutableFolder(rel);
-    const fam = opts.deltas && eligible(rel, entry, opts) ? named : null;
+    const { hashed, fam } = familyState(rel, entry, opts);
     // Nothing to drop or add: the entry stands as it is (no copy of every entry of a large site).
-    if (fam === null && entry.dictionary === undefined && entry.deltas === undefined &&
-      (entry.hashed === true) === hashed) continue;
+    if (!touches(entry, hashed, fam)) continue;
     const next = bare(entry);
     if (hashed) next.hashed = true;
     if (fam !== null) {

@@ -17,7 +17,7 @@ import { deltaCodecOf } from '../encoders/index.js';
 
 /**
  * The site-dictionary step of a pass: one dictionary chosen from the pages, written at the root, and
- * every page's deltas against it; before addDeltas(), which leaves these (`keep`), then apply().
+ * every page's deltas against it; before addDeltas(), which leaves these (`keep`) and calls apply().
  *
  * @typedef {{ path: string | null, method: 'segments' | 'page' | 'previous' | 'none', size: number, bytes: number,
  *   pages: number, written: number, reused: number, pageBytes: number, ordinaryBytes: number,
@@ -59,7 +59,7 @@ const SITE_MATCH = Object.freeze({ match: '*', dest: 'document' });
  * @param {FileEntry} entry
  * @param {import('../../options.js').Options} opts
  */
-function isPage(rel, entry, opts) {
+export function isPage(rel, entry, opts) {
   return PAGE_EXTENSIONS.has(extensionOf(rel)) && entry.skipped === undefined
     && entry.size >= opts.deltaMinSize && entry.size <= DELTA_MAX_SIZE;
 }
@@ -76,11 +76,12 @@ const bestOrdinary = (entry) =>
  */
 export async function addSiteDictionary(input) {
   const { opts, entries, previous, report } = input;
-  const encoders = opts.siteDictionary ? deltaEncoders() : [];
+  const pages = [...entries].filter(([rel, e]) => isPage(rel, e, opts)).sort(([a], [b]) => (a < b ? -1 : 1));
+  // Probed only for a site that may have one (two pages or more): the probe is most of a small pass's zlib time.
+  const encoders = opts.siteDictionary && pages.length >= 2 ? deltaEncoders() : [];
   const summary = summaryOf(null, 'none');
   const none = { keep: new Set(), changed: false, summary, apply: () => {}, path: null, hash: null };
   const oldRel = ownSiteDictionary(previous)?.path ?? null;
-  const pages = [...entries].filter(([rel, e]) => isPage(rel, e, opts)).sort(([a], [b]) => (a < b ? -1 : 1));
   // Said only for a site that would have had one (two pages or more), so that others hear nothing.
   if (opts.siteDictionary && encoders.length === 0 && pages.length >= 2) {
     summary.unavailable = `Node ${process.version} has no zstd or Brotli encoder that takes a dictionary`;
@@ -187,6 +188,7 @@ async function choose(opts, pages, encoders, previous) {
   const step = Math.max(1, pages.length / CHOICE_PAGES);
   const picked = Array.from({ length: Math.min(pages.length, CHOICE_PAGES) }, (_, i) => pages[Math.floor(i * step)]);
   const sample = [...new Set(picked)];
+  if (sample.length < 2) return null; // no dictionary of one page: not read (a warm run reads no content)
   const read = await Promise.all(sample.map(([rel, e]) => readChecked(opts, rel, e)));
   const ok = sample.filter((_, i) => read[i] !== null);
   if (ok.length < 2) return null;

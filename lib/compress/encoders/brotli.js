@@ -6,6 +6,7 @@ import { chunkSizeFor } from './codec.js';
 
 const { constants: Z } = zlib;
 const MODES = { text: Z.BROTLI_MODE_TEXT, font: Z.BROTLI_MODE_FONT, generic: Z.BROTLI_MODE_GENERIC };
+const brotliAsync = promisify(zlib.brotliCompress);
 
 /**
  * Font mode is only a hint, and it loses on some fonts (icon fonts), so a font is compressed both
@@ -52,7 +53,14 @@ export const brotliCodec = {
     const generic = zlib.brotliCompressSync(buf, { ...options, params });
     return generic.length < out.length ? generic : out;
   },
-  encode: promisify(zlib.brotliCompress),
+  /** encodeSync() on libuv's pool. @param {Buffer} buf @param {any} options */
+  async encode(buf, options) {
+    const out = await brotliAsync(buf, options);
+    if (options.params[Z.BROTLI_PARAM_MODE] !== Z.BROTLI_MODE_FONT) return out;
+    const params = { ...options.params, [Z.BROTLI_PARAM_MODE]: Z.BROTLI_MODE_GENERIC };
+    const generic = await brotliAsync(buf, { ...options, params });
+    return generic.length < out.length ? generic : out;
+  },
   canStream: () => true,
   createEncoder: (options) => zlib.createBrotliCompress(options),
   decodeSync: (buf, opts) => zlib.brotliDecompressSync(buf, opts),

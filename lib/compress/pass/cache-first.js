@@ -27,6 +27,26 @@ const MAX_FILES = 2000;
  */
 export const SMALL_PASS_COST = 200_000;
 
+/**
+ * What starting the workers costs a pass's wall time (estimatedCost() units): a pass that would
+ * not end sooner by this much on the pool (its largest file, or its share per core, bounds it
+ * there) is done on this thread, as one big bundle with a few small files is; up to HERE_MAX_COST,
+ * and only a whole folder's pass (a build), never a watch batch in a process that may serve.
+ */
+export const POOL_START_COST = 150_000;
+const HERE_MAX_COST = 1_000_000;
+
+/**
+ * Is a pass done on this thread, encodings included (pure)? Yes when small, or (`build`) when its
+ * work is no more than its wall time on `cores` workers plus their start-up.
+ * @param {{ cost: number, largest: number, cores: number, build: boolean }} work estimated cost
+ *   of all, of the largest file
+ */
+export function onThisThread({ cost, largest, cores, build }) {
+  if (cost <= SMALL_PASS_COST) return true;
+  return build && cost <= HERE_MAX_COST && cost <= Math.max(largest, cost / cores) + POOL_START_COST;
+}
+
 /** Files whose variants were not all in the cache before trying here stops (with one in eight hits more). */
 const MISSES_ALLOWED = 8;
 
@@ -87,29 +107,36 @@ export class CacheFirst {
   inPool = 0;
   /** @type {Queued[]} files waiting to be tried here */
   queue = [];
-  draining = false;
+  /** drain() loops running: one, or on a pass done here one per core (their encodes run on libuv's pool) */
+  draining = 0;
   sliceStart = performance.now();
 
   /**
    * @param {import('../../options.js').Options} opts
    * @param {{ read: boolean } | null} cache the pass's use of the cache (null: off)
    * @param {{ run(task: CompressTask, cost?: number): Promise<TaskResult>, readonly spawned: boolean }} pool
+   * @param {{ onStart?: (task: CompressTask) => void, build?: boolean }} [how] onStart: a task starts
+   *   here on a pass done on this thread; build: a whole folder's pass (see onThisThread())
    */
-  constructor(opts, cache, pool) {
+  constructor(opts, cache, pool, how = {}) {
     this.opts = opts;
     this.pool = pool;
+    this.onStart = how.onStart ?? (() => {});
+    this.build = how.build === true;
     this.on = cache?.read === true && opts.encodings.every(canDecode);
   }
 
   /**
-   * The pass has `count` files to compress, of estimated `cost`: too many for this thread alone, or
-   * so few that the workers are not worth starting?
+   * The pass has `count` files to compress, of estimated `cost` (`largest` the largest file's): too
+   * many for this thread alone, or so little that the workers are not worth starting?
    * @param {number} count
    * @param {number} cost
+   * @param {number} [largest]
    */
-  plan(count, cost) {
+  plan(count, cost, largest = cost) {
     this.total = count;
-    this.small = cost <= SMALL_PASS_COST && !this.pool.spawned;
+    this.small = !this.pool.spawned && count <= MAX_FILES &&
+      onThisThread({ cost, largest, cores: this.opts.concurrency, build: this.build });
     if (count > MAX_FILES) this.on = false;
   }
 
@@ -124,13 +151,13 @@ export class CacheFirst {
     if (!this.wants(task)) return this.onPool(task, cost);
     return new Promise((resolve, reject) => {
       this.queue.push({ task, cost, resolve, reject });
-      if (this.queue.length === 1 && !this.draining) void this.drain();
+      if (this.draining < (this.small ? Math.max(1, this.opts.concurrency) : 1)) void this.drain();
     });
   }
 
   /** Take the queued files here (or hand them to the pool), a slice at a time. */
   async drain() {
-    this.draining = true;
+    this.draining++;
     while (this.queue.length > 0) {
       const job = /** @type {Queued} */ (this.queue.shift());
       if (!this.wants(job.task) || (this.sharing && this.inPool < POOL_AHEAD)) {
@@ -148,7 +175,7 @@ export class CacheFirst {
       }
       await this.pause();
     }
-    this.draining = false;
+    this.draining--;
   }
 
   /**
@@ -165,11 +192,13 @@ export class CacheFirst {
   }
 
   /**
-   * Is `task` one to try here: a small file, while no file has missed?
+   * Is `task` one to try here: a small file while no file has missed, or any file read whole of a
+   * pass done here?
    * @param {CompressTask} task
    */
   wants(task) {
-    return (this.on || this.small) && task.sizeHint < SPLIT_THRESHOLD && task.sizeHint < task.streamThreshold;
+    if (task.sizeHint >= task.streamThreshold) return false;
+    return this.small || (this.on && task.sizeHint < SPLIT_THRESHOLD);
   }
 
   /**
@@ -178,7 +207,8 @@ export class CacheFirst {
    * @param {CompressTask} task
    */
   async take(task) {
-    const r = await compressBuffered(task, { cachedOnly: !this.small });
+    if (this.small) this.onStart(task);
+    const r = await compressBuffered(task, { cachedOnly: !this.small, offThread: this.small });
     if (r.missing) this.misses++;
     else this.hits++;
     const tried = this.hits + this.misses;

@@ -29,8 +29,9 @@ const ADMITTED = 64;
  * @typedef {{ opts: import('../../options.js').Options, report: import('./report.js').Report,
  *   cache: ReturnType<typeof import('../cache/index.js').createCacheRun>,
  *   entries: Map<string, import('../../manifest.js').FileEntry>, failed: Set<string>,
- *   fail(rel: string, err: unknown): void, encodingsOf(rel: string): readonly Encoding[] }} PassState
- *   what the compression of a pass reads and records (lib/compress/pass/precompress.js)
+ *   fail(rel: string, err: unknown): void, encodingsOf(rel: string): readonly Encoding[], build: boolean }} PassState
+ *   what the compression of a pass reads and records (lib/compress/pass/precompress.js); build: a whole
+ *   folder's pass, not a watch batch (cache-first.js onThisThread())
  */
 
 /**
@@ -56,7 +57,9 @@ export class Compressions {
     const onStart = jobStarts(pass, hooks);
     this.pool = createPool(opts.concurrency, WORKER_URL, { ...POOL_LIMITS, onStart });
     // A new (or emptied) cache holds nothing: every file goes to the pool, started during the walk.
-    this.first = new CacheFirst(opts, cache.holdsAny() ? cache.task : null, this.pool);
+    // A long job on this thread is announced as on a worker (hooks.onJobStart is the pool's alone).
+    const how = { onStart: jobStarts(pass, {}), build: pass.build };
+    this.first = new CacheFirst(opts, cache.holdsAny() ? cache.task : null, this.pool, how);
     /** tasks go to the pool through `first`; streamed ones hold a pool slot on this thread */
     this.runner = { run: this.first.run.bind(this.first), exclusive: this.pool.exclusive.bind(this.pool) };
     /** @type {Admission<WalkedFile>} */
@@ -145,7 +148,8 @@ export class Compressions {
 
   flush() {
     if (!this.files.ordered) {
-      this.first.plan(this.files.waiting.length, this.files.waiting.reduce((n, w) => n + w.cost, 0));
+      const w = this.files.waiting;
+      this.first.plan(w.length, w.reduce((n, x) => n + x.cost, 0), w.reduce((n, x) => Math.max(n, x.cost), 0));
       this.pool.collectEvery = workerCollectEvery(this.files.waiting.length);
     }
     this.files.admit();

@@ -3,5 +3,5 @@
 export { assertManifestTarget } from './guards.js';
 export { cacheSummary, failureOf, finishOutputs, removeOutputs } from './outputs.js';
 export { planPass, planWalked } from './plan-step.js';
-export { Pass, pass, precompress } from './precompress.js';
+export { Pass, pass, precompress, precompressWarm, precompressWhole } from './precompress.js';
 /** @typedef {import('./precompress.js').PassHooks} PassHooks */

@@ -8,8 +8,12 @@ import { canDecode } from '../encoders/index.js';
 import { FolderPlan } from '../plan/index.js';
 import { tempOwnerGone } from '../../fs-atomic.js';
 import { relInside, absPath } from '../../paths.js';
+import { identityOf, indexRelOf, sameIdentity } from './warm-index.js';
 
-/** Bytes found by a cold run's walk before it starts the workers: about a small pass's work (SMALL_PASS_COST). */
+/**
+ * Bytes found by a cold run's walk, its largest file left out, before it starts the workers: about
+ * the work a pass does on this thread rather than wait for them (onThisThread() in cache-first.js).
+ */
 const WARM_AFTER_BYTES = 192 * 1024;
 
 /**
@@ -32,28 +36,44 @@ export async function planPass(ctx, holdOut) {
   let unreadable = null;
   /** @type {import('../../manifest.js').Manifest | null} */
   let previous = null;
+  let manifestIdentity = identityOf(opts.manifest);
   try {
     previous = await readManifest(opts.manifest);
   } catch (err) {
     unreadable = err;
   }
+  if (!sameIdentity(manifestIdentity, identityOf(opts.manifest))) manifestIdentity = null; // changed as it was read
   // A cold run starts the workers once the walk has found more than a small pass's bytes, so that
   // they load while the rest is walked; a small pass is done without them (cache-first.js).
-  let toWarm = previous === null && !opts.dryRun ? WARM_AFTER_BYTES : Infinity;
+  let warmable = previous === null && !opts.dryRun;
+  let found = 0;
+  let largest = 0;
   const plan = folderPlan(ctx, holdOut, previous);
+  const ours = indexRelOf(relInside(opts.root, opts.manifest));
   const onFolder = (/** @type {import('../plan/index.js').WalkEntry[]} */ files) => {
-    plan.folder(files);
-    if (toWarm === Infinity) return;
-    for (const f of files) toWarm -= f.size;
-    if (toWarm < 0) {
-      toWarm = Infinity;
+    plan.folder(withoutIndex(files, ours));
+    if (!warmable) return;
+    for (const f of files) {
+      found += f.size;
+      largest = Math.max(largest, f.size);
+    }
+    if (found - largest > WARM_AFTER_BYTES) {
+      warmable = false;
       ctx.warm();
     }
   };
   const walked = await walk(opts.root, { dotfiles: opts.dotfiles, onFolder });
   await ctx.afterWalk?.();
-  return finishPlan(ctx, plan, walked, unreadable);
+  return finishPlan(ctx, plan, walked, unreadable, manifestIdentity);
 }
+
+/**
+ * A folder's files without the warm index (lib/compress/pass/warm-index.js): ours, like the manifest.
+ * @param {import('../plan/index.js').WalkEntry[]} files
+ * @param {string | null} indexRel
+ */
+const withoutIndex = (files, indexRel) =>
+  (indexRel !== null && files.some((f) => f.rel === indexRel) ? files.filter((f) => f.rel !== indexRel) : files);
 
 /**
  * The plan of files found another way than by the walk (watch mode's), decided as one folder.
@@ -65,7 +85,7 @@ export async function planPass(ctx, holdOut) {
  */
 export async function planWalked(ctx, holdOut, previous, walked, unreadable = null) {
   const plan = folderPlan(ctx, holdOut, previous);
-  plan.folder(walked.files);
+  plan.folder(withoutIndex(walked.files, indexRelOf(relInside(ctx.opts.root, ctx.opts.manifest))));
   return finishPlan(ctx, plan, walked, unreadable);
 }
 
@@ -120,8 +140,9 @@ function checker(opts, previous) {
  * @param {FolderPlan} plan
  * @param {import('../plan/index.js').WalkResult} walked
  * @param {unknown} unreadable
+ * @param {import('./warm-index.js').Identity | null} [manifestIdentity] the previous manifest's file, as read
  */
-async function finishPlan(ctx, plan, walked, unreadable) {
+async function finishPlan(ctx, plan, walked, unreadable, manifestIdentity = null) {
   const { opts, report } = ctx;
   for (const rel of walked.outside) report.warn(rel, 'symlink resolves outside the folder (or is dangling): not taken');
   for (const { rel, why } of walked.leftOut) report.warn(rel, why);
@@ -139,6 +160,6 @@ async function finishPlan(ctx, plan, walked, unreadable) {
   for (const rel of plan.orphans) removals.push({ rel, why: 'orphan' });
   return {
     previous: plan.ctx.previous, owners: { user: plan.user, blocked: plan.blocked }, deltasOnDisk: plan.deltas,
-    decisions: plan.decisions, fresh: plan.fresh, removals, found: plan.found, links: plan.links,
+    decisions: plan.decisions, fresh: plan.fresh, removals, found: plan.found, links: plan.links, manifestIdentity,
   };
 }

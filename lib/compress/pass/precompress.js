@@ -14,7 +14,9 @@ import { retryWhileChanged } from '../../flow.js';
 import { assertManifestTarget, assertNotSystemDir } from './guards.js';
 import { Compressions } from './compressions.js';
 import { planPass } from './plan-step.js';
-import { failureOf, finishOutputs, finishShard } from './outputs.js';
+import { failureOf, finishIndexed, finishOutputs, finishShard } from './outputs.js';
+import { warmRun } from './warm-run.js';
+import { releaseHeldFolders } from '../../held-folder.js';
 import { sliceOf } from '../plan/index.js';
 import { createRemoteRun } from './remote-run.js';
 import { costOf } from './file-tasks.js';
@@ -31,7 +33,41 @@ const TOOL = `precompressor@${VERSION}`;
  * @returns {Promise<import('../../types.js').Report>}
  */
 export async function precompress(dir, options = {}) {
-  return (await pass(dir, options, new Set())).report;
+  const opts = prepared(dir, options);
+  return await warmRun(opts, TOOL, settingsOf(opts)) ?? (await passOf(opts, new Set(), {}, INDEXED)).report;
+}
+
+/**
+ * precompress() on a folder where nothing changed (lib/compress/pass/warm-run.js): its report, or null
+ * when something did (the command line then runs the whole pass on a thread: precompressWhole()).
+ * @param {string} dir
+ * @param {import('../../types.js').PrecompressOptions} options
+ */
+export async function precompressWarm(dir, options) {
+  const opts = prepared(dir, options);
+  return warmRun(opts, TOOL, settingsOf(opts));
+}
+
+/**
+ * precompress() without trying a warm run first (precompressWarm() said it is not one).
+ * @param {string} dir
+ * @param {import('../../types.js').PrecompressOptions} options
+ */
+export async function precompressWhole(dir, options) {
+  return (await passOf(prepared(dir, options), new Set(), {}, INDEXED)).report;
+}
+
+/**
+ * The options of a pass, checked, with the root on its real path.
+ * @param {string} dir
+ * @param {object} options
+ */
+function prepared(dir, options) {
+  const opts = normalizeOptions(dir, options);
+  checkEncoders(opts);
+  if (!opts.allowSystemDir) assertNotSystemDir(opts.root);
+  assertManifestTarget(opts.manifest);
+  return inRealRoot(opts);
 }
 
 /**
@@ -44,11 +80,18 @@ export async function precompress(dir, options = {}) {
  * @param {PassSteps} [steps]
  */
 export async function pass(dir, options, holdOut, hooks = {}, steps = WHOLE) {
-  const opts = normalizeOptions(dir, options);
-  checkEncoders(opts);
-  if (!opts.allowSystemDir) assertNotSystemDir(opts.root);
-  assertManifestTarget(opts.manifest);
-  const run = new Pass(inRealRoot(opts), hooks, opts.shard ? { ...steps, finish: finishShard } : steps);
+  return passOf(prepared(dir, options), holdOut, hooks, steps);
+}
+
+/**
+ * pass() with its options prepared.
+ * @param {import('../../options.js').Options} opts
+ * @param {{ has(rel: string): boolean }} holdOut
+ * @param {PassHooks} hooks
+ * @param {PassSteps} steps
+ */
+async function passOf(opts, holdOut, hooks, steps) {
+  const run = new Pass(opts, hooks, opts.shard ? { ...steps, finish: finishShard } : steps);
   try {
     await run.plan(holdOut);
     return await run.execute();
@@ -81,6 +124,8 @@ function inRealRoot(opts) {
  */
 /** @type {PassSteps} */
 const WHOLE = { plan: planPass, finish: finishOutputs };
+/** @type {PassSteps} a whole pass that leaves the warm index of its manifest (precompress()'s) */
+const INDEXED = { plan: planPass, finish: finishIndexed };
 
 /**
  * @typedef {{ onJobStart?: (task: import('../variants/index.js').CompressTask) => void,
@@ -118,6 +163,9 @@ export class Pass {
   owners = { user: new Set(), blocked: new Map() };
   /** @type {import('../../types.js').ShardSummary | null} a shard's slice (`--shard`) */
   shard = null;
+  /** @type {import('./warm-index.js').Identity | null} the previous manifest's file, as read */
+  manifestIdentity = null;
+  /** this pass wrote the manifest */ written = false;
 
   /**
    * @param {import('../../options.js').Options} opts
@@ -128,6 +176,7 @@ export class Pass {
     this.opts = opts;
     this.hooks = hooks;
     this.steps = steps;
+    this.build = steps.plan === planPass;
     this.report = createReport(opts);
     this.settings = settingsOf(opts);
     this.tool = TOOL;
@@ -219,6 +268,7 @@ export class Pass {
   async close() {
     this.remote?.close();
     await this.work.close();
+    releaseHeldFolders();
   }
 }
 

@@ -10,12 +10,12 @@ import { variantPath, suffixOf, suffixEncoding, stemOf } from '../../encodings.j
  */
 
 /** Slack (ms) between a file's mtime and the manifest's `generatedAt`: the file system rounds timestamps. */
-const MTIME_SLACK_MS = 1;
+export const MTIME_SLACK_MS = 1;
 
 /**
  * @param {import("../../manifest.js").Manifest | null} previous
  */
-function writtenAt(previous) {
+export function writtenAt(previous) {
   const at = Date.parse(previous?.generatedAt ?? '');
   return Number.isNaN(at) ? Infinity : at + MTIME_SLACK_MS;
 }

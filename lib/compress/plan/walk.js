@@ -1,7 +1,6 @@
 import fs from 'node:fs/promises';
 import fsSync from 'node:fs';
 import path from 'node:path';
-import fg from 'fast-glob';
 import { PrecompressorError } from '../../errors.js';
 import { TEMP_SUFFIX } from '../../fs-atomic.js';
 import { pathProblem } from '../../manifest.js';
@@ -110,9 +109,10 @@ async function folderOf(root) {
  */
 
 /**
- * fast-glob's synchronous walk (no lstat waits for libuv's pool), with a readdir that sorts each
- * folder's entries as it reads them and hands back only the folders to enter: one small record per
- * file, not fast-glob's entry objects (most of a big run's peak memory).
+ * A synchronous walk, breadth first as fast-glob's was (no lstat waits for libuv's pool), with a
+ * readdir that sorts each folder's entries as it reads them and gives back only the folders to enter:
+ * one small record per file (entry objects were most of a big run's peak memory). No fast-glob: its
+ * ~55 modules were a fifth of a small run's CPU.
  * @param {Walking} w
  * @param {(files: WalkEntry[]) => void} onFolder each folder's files, sorted by path
  */
@@ -145,14 +145,12 @@ function globFolders(w, onFolder) {
     onFolder(files.sort(byRel));
     return folders;
   };
-  fg.sync('**/*', {
-    cwd: root,
-    dot: true,
-    onlyFiles: false,
-    followSymbolicLinks: false,
-    unique: false, // only folders come back, each once
-    fs: /** @type {any} */ ({ readdirSync }),
-  });
+  const folders = [root];
+  for (let i = 0; i < folders.length; i++) {
+    const dir = folders[i];
+    folders[i] = ''; // let go of the names walked
+    for (const d of readdirSync(dir, { withFileTypes: true })) folders.push(path.join(dir, d.name));
+  }
 }
 
 /**

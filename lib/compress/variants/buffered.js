@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { threadId } from 'node:worker_threads';
-import { encodeBufferSync, loadEncoder, zlibOptions } from '../encoders/index.js';
+import { encodeBuffer, encodeBufferSync, loadEncoder, zlibOptions } from '../encoders/index.js';
 import { contentHash } from '../../manifest.js';
 import { removeIfPresentSync, writeAtomicSync } from '../../fs-atomic.js';
 import { openSourceSync } from './source.js';
@@ -68,15 +68,17 @@ function ownTempDir(runTemp) {
  * @param {Buffer} buf
  * @param {string | null} key
  * @param {{ encoding: import('../../encodings.js').Encoding, options: any, target: string, keepBelow: number,
- *   mtime: Date,
- *   tempDir: string | null }} at
+ *   mtime: Date, tempDir: string | null, offThread?: boolean }} at
+ *   offThread: zlib on libuv's pool (a pass done on the planning thread)
  * @param {import('../cache/index.js').VariantStore | null} store
  * @param {ReturnType<typeof taskStats>} stats
  * @returns {Promise<number | null>} the variant's size, or null when not kept
  */
 async function encodeOne(buf, key, at, store, stats) {
   const started = performance.now();
-  const data = encodeBufferSync(buf, at.encoding, at.options);
+  const data = at.offThread
+    ? await encodeBuffer(buf, at.encoding, at.options)
+    : encodeBufferSync(buf, at.encoding, at.options);
   const encodeMs = performance.now() - started;
   const keep = data.length < at.keepBelow;
   if (keep) writeAtomicSync(at.target, data, { mtime: at.mtime, tempDir: at.tempDir, checkParent: true });
@@ -95,9 +97,10 @@ async function encodeOne(buf, key, at, store, stats) {
 
 /**
  * Read the file once, then write each of the task's encodings, from the cache or encoded and added to
- * it; with `cachedOnly`, those the cache cannot give are left in `missing`.
+ * it; with `cachedOnly`, those the cache cannot give are left in `missing`; with `offThread`, zlib runs
+ * on libuv's pool, so that the files of a pass on the planning thread share the cores.
  * @param {import('./streamed.js').CompressTask} t
- * @param {{ cachedOnly?: boolean }} [how]
+ * @param {{ cachedOnly?: boolean, offThread?: boolean }} [how]
  * @returns {Promise<import('./streamed.js').TaskResult>}
  */
 export async function compressBuffered(t, how = {}) {
@@ -130,7 +133,8 @@ export async function compressBuffered(t, how = {}) {
     } else if (how.cachedOnly) {
       missing.push(encoding);
     } else {
-      out[encoding] = await encodeOne(src.buf, key, { ...at, encoding, options }, store, cache);
+      const how1 = { ...at, encoding, options, offThread: how.offThread };
+      out[encoding] = await encodeOne(src.buf, key, how1, store, cache);
     }
   }
   return { hash, size, mtimeMs: src.mtimeMs, out, cache, ...(missing.length > 0 ? { missing } : {}) };

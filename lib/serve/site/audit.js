@@ -3,6 +3,7 @@ import { isTempPath } from '../../fs-atomic.js';
 import { ENCODINGS, stemOf, suffixEncoding } from '../../encodings.js';
 import { absPath, hasDotSegment } from '../../paths.js';
 import { deltaStem } from '../../manifest.js';
+import { MANIFEST_INDEX_SUFFIX } from '../../options.js';
 
 /**
  * The start-up audit of a served folder: what a user would otherwise learn from a 404 on `/` or
@@ -21,7 +22,7 @@ const SHOWN = 5;
 
 /**
  * The files of `rels` that are neither listed, nor our variants or deltas of a listed file, nor
- * the manifest, a temp or (unless allowed) a dotfile (pure).
+ * the manifest (or its warm index), a temp or (unless allowed) a dotfile (pure).
  * @param {string[]} rels POSIX paths relative to the root
  * @param {Record<string, unknown> | ((rel: string) => boolean)} listed the manifest's files (and the site
  *   dictionary), or a test of them
@@ -31,6 +32,7 @@ export function unlistedOf(rels, listed, o) {
   const isListed = typeof listed === 'function' ? listed : (/** @type {string} */ rel) => Object.hasOwn(listed, rel);
   return rels.filter((rel) => {
     if (isListed(rel) || rel === o.manifestRel || isTempPath(rel)) return false;
+    if (o.manifestRel !== null && rel === `${o.manifestRel}${MANIFEST_INDEX_SUFFIX}`) return false; // its warm index
     if (!o.dotfiles && hasDotSegment(rel)) return false;
     const variant = suffixEncoding(rel);
     if (variant && isListed(stemOf(rel, variant))) return false;

@@ -150,12 +150,12 @@ async function inOrder(hit, rel, opts, withExtension) {
 
 /**
  * Is `rel` one of our outputs, by the site policy (lib/site-policy.js internalKind()): a variant
- * (`.br`, `.gz`, `.zst`) or a delta (`.<16 hex>.dcb|dcz`) name the manifest does not list as a file
+ * (`.br`, `.gz`, `.zst`), a delta (`.<16 hex>.dcb|dcz`) or a warm index name the manifest does not list as a file
  * of its own (listed, it is the user's file).
  * @param {string} rel
  * @param {(rel: string) => boolean} isListed
  */
 export function isOurOutput(rel, isListed) {
   const kind = internalKind(rel, { listed: isListed(rel), manifestRel: null, dotfiles: true });
-  return kind === 'variant' || kind === 'delta';
+  return kind === 'variant' || kind === 'delta' || kind === 'index';
 }
