@@ -3,6 +3,8 @@ import path from 'node:path';
 import zlib from 'node:zlib';
 import { precompress } from '../../lib/compress/pass/precompress.js';
 import { deltaEncoders } from '../../lib/compress/dictionaries/delta-encode.js';
+import { identityOf, writeIndex } from '../../lib/compress/pass/warm-index.js';
+import { normalizeOptions } from '../../lib/options.js';
 import { tempDir, writeTree, textOf } from '../helpers/tmp.js';
 
 // The warm index (lib/compress/pass/warm-index.js) and the warm run (warm-run.js, #31): a re-run on an
@@ -109,4 +111,25 @@ test('an index cut short or garbled is not trusted, and the whole pass writes it
   await fs.writeFile(file, lines.join('\n'));
   expect((await precompress(root, opts)).files).toMatchObject({ unchanged: 5 + dict });
   expect((await fs.readFile(file, 'utf8')).split('\n')[at]).toMatch(/^"img"\t\[\["a\.svg"/);
+});
+
+test('the index holds no option as it is: a remote cache\'s credentials never reach the folder', async () => {
+  await precompress(root, opts);
+  const manifest = JSON.parse(await read(MANIFEST));
+  const secret = 'tok-3f9a7c1e';
+  process.env.PRECOMPRESSOR_CACHE_TOKEN = secret;
+  try {
+    const withRemote = normalizeOptions(root, { ...opts, cacheUrl: 'http://user:pw-5b2d@127.0.0.1:1/' });
+    expect(JSON.stringify(withRemote.cacheHeaders)).toContain(secret);
+    await fs.rm(path.join(root, INDEX));
+    expect(await writeIndex(withRemote, manifest, identityOf(path.join(root, MANIFEST)))).toBe(true);
+  } finally {
+    delete process.env.PRECOMPRESSOR_CACHE_TOKEN;
+  }
+  const text = await read(INDEX);
+  expect(text).not.toContain(secret);
+  expect(text).not.toContain('pw-5b2d');
+  // and it is the index a run without the remote uses
+  expect((await precompress(root, opts)).files).toMatchObject({ unchanged: 5 + dict });
+  expect(await read(INDEX)).toBe(text);
 });

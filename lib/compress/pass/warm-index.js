@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import { writeAtomicWith } from '../../fs-atomic.js';
 import { MANIFEST_INDEX_SUFFIX } from '../../options.js';
-import { deltaStem, deltasOf } from '../../manifest/manifest.js';
+import { deltaStem, deltasOf, sha256 } from '../../manifest/manifest.js';
 import { suffixEncoding, suffixOf, stemOf } from '../../encodings.js';
 import { writtenAt, MTIME_SLACK_MS } from '../plan/index.js';
 import { deltasTouch, isPage } from '../dictionaries/index.js';
@@ -12,7 +12,8 @@ import { bytesOf } from './report.js';
  * (`<manifest>.pcindex`), so that such a run reads neither the manifest nor a file's content
  * (lib/compress/pass/warm-run.js). Not part of the manifest's schema but a cache of it, valid only for
  * the very manifest file it was made from (device, inode, size, mtime, ctime) and the options it
- * was made under; any pass that finds it stale writes it again; deleting it costs one slower run.
+ * was made under (a digest: none of their values, such as a remote cache's credentials); any pass
+ * that finds it stale writes it again; deleting it costs one slower run.
  *
  * The text: a header line (JSON); a line of the entries the delta and site-dictionary steps use
  * ([path, entry] pairs, JSON); then lines `<folder as JSON>\t<its files as JSON>`, a file as
@@ -51,12 +52,16 @@ export function identityOf(file) {
 export const sameIdentity = (a, b) => a !== null && b !== null &&
   a.dev === b.dev && a.ino === b.ino && a.size === b.size && a.mtimeMs === b.mtimeMs && a.ctimeMs === b.ctimeMs;
 
-/** Options that change nothing a pass decides or writes on an unchanged folder. */
+/**
+ * Options that change nothing a pass decides or writes on an unchanged folder; the remote cache's
+ * (its URL and headers may hold credentials) only says where variants come from, and a run with
+ * one does not use the index.
+ */
 const NEUTRAL = new Set(['concurrency', 'onProgress', 'streamThreshold', 'cache', 'cacheDir', 'cacheMaxSize',
-  'allowSystemDir', 'serverConfig', 'force', 'dryRun']);
+  'allowSystemDir', 'serverConfig', 'force', 'dryRun', 'cacheUrl', 'cacheUrlReadOnly', 'cacheHeaders']);
 
 /**
- * The options an index holds for, as text; null when one cannot be told apart by its text (a
+ * The options an index holds for, as a digest; null when one cannot be told apart by its text (a
  * function: the API's hashPattern), then no index is used. Every option but NEUTRAL counts, so that
  * an option added later invalidates the index rather than being ignored by it.
  * @param {Options} opts
@@ -70,7 +75,7 @@ export function optionsKey(opts) {
     if (typeof v === 'function') return null;
     kept[k] = v instanceof Set ? [...v].sort() : v instanceof RegExp ? String(v) : v;
   }
-  return JSON.stringify(kept);
+  return sha256(JSON.stringify(kept), 'base64url'); // their digest: the index says nothing of them
 }
 
 /**
