@@ -1,5 +1,4 @@
 import fs from 'node:fs';
-import fsp from 'node:fs/promises';
 import { PrecompressorError } from './errors.js';
 
 // A folder of the tree held open for a rename, unlink or create in it: Node has no renameat(), but
@@ -79,6 +78,76 @@ function openError(err, dir) {
 }
 
 /**
+ * Folders held open, kept for the next operation in the same folder (a pass writes a file's
+ * variants one after another in its folder): each use checks again that the folder held is where
+ * its path says (checkHeld(), one readlink) instead of opening it again. At most MAX_IDLE are kept
+ * unused; one in use is never closed under its operation.
+ * @type {Map<string, { fd: number, users: number }>}
+ */
+const held = new Map();
+const MAX_IDLE = 8;
+
+/**
+ * The folder `dir` held open and checked now: a kept descriptor still at `dir`, else a new one.
+ * @param {string} dir
+ */
+function acquire(dir) {
+  const kept = held.get(dir);
+  if (kept !== undefined) {
+    held.delete(dir);
+    if (fs.readlinkSync(`/proc/self/fd/${kept.fd}`) === dir) {
+      held.set(dir, kept); // the most recently used last
+      kept.users++;
+      return kept;
+    }
+    if (kept.users === 0) fs.closeSync(kept.fd); // moved, swapped or removed since: opened again below
+    else kept.users = -kept.users; // closed by its last user
+  }
+  let fd;
+  try {
+    fd = fs.openSync(dir, DIR_FLAGS);
+  } catch (err) {
+    throw openError(err, dir);
+  }
+  try {
+    checkHeld(fd, dir);
+  } catch (err) {
+    fs.closeSync(fd);
+    throw err;
+  }
+  const h = { fd, users: 1 };
+  held.set(dir, h);
+  return h;
+}
+
+/** @param {{ fd: number, users: number }} h */
+function release(h) {
+  if (h.users < 0) {
+    if (++h.users === 0) fs.closeSync(h.fd); // dropped from `held` while in use
+    return;
+  }
+  h.users--;
+  let idle = 0;
+  for (const x of held.values()) if (x.users === 0) idle++;
+  for (const [dir, x] of held) {
+    if (idle <= MAX_IDLE) break;
+    if (x.users !== 0) continue;
+    held.delete(dir);
+    fs.closeSync(x.fd);
+    idle--;
+  }
+}
+
+/** Close the folders kept unused (the end of a pass: a long-lived process holds none between passes). */
+export function releaseHeldFolders() {
+  for (const [dir, x] of held) {
+    if (x.users !== 0) continue;
+    held.delete(dir);
+    fs.closeSync(x.fd);
+  }
+}
+
+/**
  * Run `fn` with the path to use for the folder `dir`, held open and checked. Throws
  * ERR_PRECOMPRESSOR_FILE when `dir` is not where its path says, ENOENT when missing (with /proc).
  * @template T
@@ -91,17 +160,11 @@ export function inHeldFolderSync(dir, fn) {
     assertRealDir(dir);
     return fn(dir);
   }
-  let fd;
+  const h = acquire(dir);
   try {
-    fd = fs.openSync(dir, DIR_FLAGS);
-  } catch (err) {
-    throw openError(err, dir);
-  }
-  try {
-    checkHeld(fd, dir);
-    return fn(`/proc/self/fd/${fd}`);
+    return fn(`/proc/self/fd/${h.fd}`);
   } finally {
-    fs.closeSync(fd);
+    release(h);
   }
 }
 
@@ -117,13 +180,10 @@ export async function inHeldFolder(dir, fn) {
     assertRealDir(dir);
     return fn(dir);
   }
-  const fh = await fsp.open(dir, DIR_FLAGS).catch((err) => {
-    throw openError(err, dir);
-  });
+  const h = acquire(dir);
   try {
-    checkHeld(fh.fd, dir);
-    return await fn(`/proc/self/fd/${fh.fd}`);
+    return await fn(`/proc/self/fd/${h.fd}`);
   } finally {
-    await fh.close();
+    release(h);
   }
 }

@@ -6,7 +6,7 @@ import { DEFAULT_ENCODINGS, ENCODINGS, ENCODING_NAMES, isEncoding } from './enco
 
 /**
  * @typedef {import('./encodings.js').Encoding} Encoding
- * @typedef {(progress: import('./format.js').Progress) => void} OnProgress
+ * @typedef {(progress: import('./util/format.js').Progress) => void} OnProgress
  * @typedef {Readonly<{ root: string, encodings: readonly Encoding[], brotliQuality: number, gzipLevel: number,
  *   zstdLevel: number, zopfli: boolean, include: readonly string[], exclude: readonly string[],
  *   skipExtensions: ReadonlySet<string>, minRatio: number, concurrency: number, manifest: string, dotfiles: boolean,
@@ -26,6 +26,12 @@ import { DEFAULT_ENCODINGS, ENCODINGS, ENCODING_NAMES, isEncoding } from './enco
 
 /** The manifest's default file name, inside the compressed folder. */
 export const MANIFEST_NAME = 'precompressor-manifest.json';
+
+/**
+ * The warm index's suffix: `<manifest>.pcindex` beside the manifest (lib/compress/pass/warm-index.js), a
+ * cache of what a re-run needs of it. Never served, never listed (lib/site-policy.js `index`).
+ */
+export const MANIFEST_INDEX_SUFFIX = '.pcindex';
 
 /** Extensions whose files get a dictionary family and deploy deltas by default (lib/compress/dictionaries/). */
 const DELTA_EXTENSIONS = Object.freeze(['js', 'mjs', 'cjs', 'css', 'wasm', 'json', 'html', 'htm']);

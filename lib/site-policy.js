@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { createRequire } from 'node:module';
-import { MANIFEST_NAME } from './options.js';
+import { MANIFEST_INDEX_SUFFIX, MANIFEST_NAME } from './options.js';
 import { TEMP_SUFFIX, isTempPath } from './fs-atomic.js';
 import { ENCODINGS } from './encodings.js';
 
@@ -54,7 +54,8 @@ const escapeRe = (/** @type {string} */ s) => s.replace(/[.*+?^${}()|[\]\\]/g, '
 /**
  * The names never served as they are, as regular expressions over a site path. `always`: even a file
  * the manifest lists; otherwise a listed file of that name is the user's (their `data.tar.gz`) and served.
- * @typedef {'manifest' | 'temp' | 'variant' | 'delta' | 'dotfile'} InternalKind
+ * `index`: the manifest's warm index (lib/compress/pass/warm-index.js).
+ * @typedef {'manifest' | 'temp' | 'variant' | 'delta' | 'index' | 'dotfile'} InternalKind
  * @typedef {{ kind: InternalKind, source: string, always: boolean }} InternalName
  * @type {readonly Readonly<InternalName>[]}
  */
@@ -63,6 +64,7 @@ export const INTERNAL_NAMES = Object.freeze(/** @type {InternalName[]} */ ([
   { kind: 'temp', source: `${escapeRe(TEMP_SUFFIX)}(?:/|$)`, always: true },
   { kind: 'variant', source: `(?:${ENCODINGS.map((e) => escapeRe(e.suffix)).join('|')})$`, always: false },
   { kind: 'delta', source: '\\.[0-9a-f]{16}\\.dc[bz]$', always: false },
+  { kind: 'index', source: `${escapeRe(MANIFEST_INDEX_SUFFIX)}$`, always: false },
   { kind: 'dotfile', source: '(?:^|/)\\.', always: false },
 ]).map((r) => Object.freeze(r)));
 
@@ -138,7 +140,7 @@ function sfString(s) {
 /**
  * The `Use-As-Dictionary` value of a dictionary record; `match` is relative to the file's URL, so it
  * holds wherever the folder is mounted.
- * @param {import('./manifest.js').DictionaryEntry} d
+ * @param {import('./manifest/manifest.js').DictionaryEntry} d
  */
 export function useAsDictionary(d) {
   return `match=${sfString(d.match)}${d.dest ? `, match-dest=(${sfString(d.dest)})` : ''}`;

@@ -12,6 +12,8 @@ describe('what is internal', () => {
     ['assets/app.js.0123456789abcdef.dcb', 'delta'],
     ['index.html.0123456789abcdef.dcz', 'delta'],
     ['a.js.1234.pctmp', 'temp'],
+    ['precompressor-manifest.json.pcindex', 'index'],
+    ['meta/site.json.pcindex', 'index'],
     ['run.pctmp/a.js', 'temp'],
     ['.env', 'dotfile'],
     ['a/.git/config', 'dotfile'],

@@ -7,8 +7,8 @@ import * as espree from 'espree';
 // max-lines-per-function), and prose comments, JSDoc tags aside, a bounded share of lib/'s lines.
 const root = fileURLToPath(new URL('../', import.meta.url));
 const CLASS_MAX = 150;
-// A ratchet, tightened as the code is cut: #26 asks for prose under 10 %.
-const PROSE_MAX = 0.135;
+// #26: prose under 10 % of lib/'s lines (fastify and p-limit are at about 10 %).
+const PROSE_MAX = 0.10;
 
 /** @param {string} dir */
 function jsFiles(dir) {
@@ -61,7 +61,7 @@ test('no class is over 150 lines', () => {
   expect(over).toEqual([]);
 });
 
-test(`prose comments are at most ${(PROSE_MAX * 100).toFixed(1)} % of lib/'s lines`, () => {
+test(`prose comments are under ${(PROSE_MAX * 100).toFixed(0)} % of lib/'s lines`, () => {
   let lines = 0;
   let prose = 0;
   for (const file of jsFiles('lib')) {
@@ -70,7 +70,7 @@ test(`prose comments are at most ${(PROSE_MAX * 100).toFixed(1)} % of lib/'s lin
     prose += ast.comments.reduce((sum, c) => sum + proseLines(c), 0);
   }
   console.log(`prose comments: ${prose} of ${lines} lines (${(prose / lines * 100).toFixed(1)} %)`);
-  expect(prose / lines).toBeLessThanOrEqual(PROSE_MAX);
+  expect(prose / lines).toBeLessThan(PROSE_MAX);
 });
 
 test('proseLines counts prose, not tags or delimiters', () => {

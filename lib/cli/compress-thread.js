@@ -37,10 +37,11 @@ export function fewEntries(dir, limit = SMALL_TREE) {
 }
 
 /**
- * precompress() for the command line: here for a small tree, on the pass thread for a large one.
+ * precompress() for the command line: here for a small tree or a warm run, on the pass thread for
+ * a large one's whole pass.
  * @param {string} dir
  * @param {import('../types.js').PrecompressOptions} options plain data (what the command line sets)
- * @param {((p: import('../format.js').Progress) => void) | undefined} onProgress
+ * @param {((p: import('../util/format.js').Progress) => void) | undefined} onProgress
  * @param {{ changes?: boolean }} [want] changes: the report's list of changes (one object per file
  *   changed: on a big first build, a copy of 10^5 objects made for the thread); else it comes empty
  * @returns {Promise<import('../types.js').Report>}
@@ -51,6 +52,11 @@ export async function precompressForCli(dir, options, onProgress, { changes = tr
     const report = await precompress(dir, { ...options, onProgress });
     return changes ? report : { ...report, changes: [] };
   }
+  // A warm run (nothing changed: lib/compress/pass/warm-run.js) needs no thread; else the pass thread
+  // runs the whole pass.
+  const { precompressWarm } = await import('../compress/index.js');
+  const warm = await precompressWarm(dir, { ...options, onProgress });
+  if (warm !== null) return warm;
   const worker = new Worker(new URL('./compress-thread-worker.js', import.meta.url), {
     resourceLimits: { maxYoungGenerationSizeMb: YOUNG_MB },
   });

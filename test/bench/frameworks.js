@@ -64,6 +64,7 @@ const apps = {
   rspack: bundled('rspack', ['@rspack/core']),
   next: {
     packages: ['next', 'react', 'react-dom'], cmd: ['next/dist/bin/next', 'build'], out: 'out', post: true,
+    previous: 'last-deploy', // the recipe: hash-only chunks are paired by content with the deploy kept beside
     files: () => ({
       'next.config.mjs': "export default { output: 'export', turbopack: { root: '/' } };\n", // node_modules are links out of the app
       'app/layout.js': 'export default function RootLayout({ children }) { return <html lang="en"><body>{children}</body></html>; }\n',
@@ -71,7 +72,8 @@ const apps = {
       'app/words.js': `'use client';\nimport { useState } from 'react';\nconst words = ${words('v1', 400)};\nexport default function Words() {\n  const [n, setN] = useState(0);\n  return <div><button onClick={() => setN(n + 1)}>clicked {n}</button><ul>{words.map((w, i) => <li key={i}>{w}</li>)}</ul></div>;\n}\n`,
       'app/about/page.js': 'export default function About() { return <main><h1>About</h1></main>; }\n',
     }),
-    edit: ['app/words.js', (t) => t.replaceAll('v1word', 'v2word')],
+    // one string: chunks named only by a hash are paired by content (shingles), which a rename of every word defeats
+    edit: ['app/words.js', (t) => t.replace('clicked {n}', 'clicked {n} times')],
   },
   docusaurus: {
     packages: ['@docusaurus/core', '@docusaurus/preset-classic'], cmd: ['@docusaurus/core/bin/docusaurus.mjs', 'build'], out: 'build', post: true,
@@ -80,8 +82,8 @@ const apps = {
       'docusaurus.config.js': "export default { title: 'Minimal', url: 'https://example.com', baseUrl: '/', presets: [['classic', { docs: {}, blog: false, theme: {} }]] };\n",
       'docs/intro.md': `# Intro\n\n${JSON.parse(words('v1', 300)).join(' ')}\n`,
       'docs/guide.md': '# Guide\n\nA guide page.\n',
-      // a home page: the theme's navbar links to `/`, and Docusaurus fails the build on a broken link
-      'src/pages/index.js': "import React from 'react';\nimport Layout from '@theme/Layout';\nexport default function Home() { return <Layout title=\"Home\"><h1>Home</h1></Layout>; }\n",
+      'src/pages/index.js': "import React from 'react';\nimport Layout from '@theme/Layout';\n" +
+        'export default function Home() { return <Layout title="Home"><main><h1>Home</h1><a href="/docs/intro">docs</a></main></Layout>; }\n',
     }),
     edit: ['docs/intro.md', (t) => t.replaceAll('v1word', 'v2word')],
   },
@@ -123,7 +125,8 @@ function bundled(bundler, packages) {
 }
 
 /**
- * Build the app once (`post`: then the postbuild CLI on its output folder when on); the wall time, ms.
+ * Build the app once (`post`: then the postbuild CLI on its output folder when on, with `--previous` the
+ * folder kept from the build before where the recipe says so); the wall time, ms.
  * @param {string} root
  * @param {any} a
  * @param {boolean} on
@@ -132,12 +135,18 @@ async function buildOnce(root, a, on) {
   const started = performance.now();
   const script = a.local ? a.cmd[0] : path.join('node_modules', a.cmd[0]);
   const steps = [[script, ...a.cmd.slice(1)]];
-  if (on && a.post) steps.push([BIN, a.out]);
+  const previous = a.previous && fs.existsSync(path.join(root, a.previous)) ? ['--previous', a.previous] : [];
+  if (on && a.post) steps.push([BIN, a.out, ...previous]);
   for (const args of steps) {
     const r = await runCommand(process.execPath, args, { cwd: root, env: projectEnv() });
     if (r.code !== 0) throw new Error(`${args.join(' ')} exited ${r.code}:\n${r.stdout}${r.stderr}`);
   }
-  return performance.now() - started;
+  const ms = performance.now() - started;
+  if (on && a.previous) { // deployed: kept for the next build (not timed)
+    fs.rmSync(path.join(root, a.previous), { recursive: true, force: true });
+    fs.cpSync(path.join(root, a.out), path.join(root, a.previous), { recursive: true });
+  }
+  return ms;
 }
 
 const only = process.argv[2]?.split(',');

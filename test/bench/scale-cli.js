@@ -32,14 +32,29 @@ const tmp = await fsp.mkdtemp(path.join(os.tmpdir(), 'precompressor-scale-cli-')
 const load = () => os.loadavg().map((x) => x.toFixed(1)).join(' ');
 const rows = [];
 
-/** One CLI run of `checkout` on `tree`; its row. */
-async function run(what, checkout, tree, cacheDir) {
+/** @type {{ wallS: number, cpuS: number } | null} the walk of the current round */
+let walked = null;
+
+/**
+ * One timed run; its row, with its wall and CPU over the round's walk for a warm run.
+ * @param {string} what
+ * @param {string} name
+ * @param {string[]} argv
+ */
+async function timedRow(what, name, argv) {
   const before = load();
-  const r = await timed(process.execPath, [path.join(checkout.dir, 'bin/precompressor.js'), tree, '--quiet', '--cache-dir', cacheDir], { timeoutMs: 3 * 3600e3 });
-  if (r.code !== 0) console.error(`${checkout.name} ${what} exited ${r.code}: ${r.stderr}`);
-  rows.push([what, checkout.name, fmt(r.wallS), fmt(r.cpuS), fmt(r.rssMB, 0), before]);
-  console.error(`${what} ${checkout.name}: ${fmt(r.wallS)} s, ${fmt(r.cpuS)} s CPU, ${fmt(r.rssMB, 0)} MB (load ${before})`);
+  const r = await timed(process.execPath, argv, { timeoutMs: 3 * 3600e3 });
+  if (r.code !== 0) console.error(`${name} ${what} exited ${r.code}: ${r.stderr}`);
+  const over = (/** @type {number} */ x, /** @type {number} */ base) => (what === 'warm' && base > 0 ? fmt(x / base) : '');
+  rows.push([what, name, fmt(r.wallS), fmt(r.cpuS), fmt(r.rssMB, 0), over(r.wallS, walked?.wallS ?? 0),
+    over(r.cpuS, walked?.cpuS ?? 0), before]);
+  console.error(`${what} ${name}: ${fmt(r.wallS)} s, ${fmt(r.cpuS)} s CPU, ${fmt(r.rssMB, 0)} MB (load ${before})`);
+  return r;
 }
+
+/** One CLI run of `checkout` on `tree`. */
+const run = (what, checkout, tree, cacheDir) =>
+  timedRow(what, checkout.name, [path.join(checkout.dir, 'bin/precompressor.js'), tree, '--quiet', '--cache-dir', cacheDir]);
 
 try {
   const source = args.tree ?? path.join(tmp, 'tree');
@@ -58,10 +73,11 @@ try {
     }
   }
   for (let k = 0; k < rounds; k++) {
+    walked = await timedRow('walk', 'readdir + lstat', [path.join(repoRoot, 'test/bench/scale-walk.js'), compressed]);
     for (const c of k % 2 === 0 ? checkouts : [...checkouts].reverse()) await run('warm', c, compressed, path.join(tmp, 'cache-0'));
   }
 } finally {
   if (!args.keep) await fsp.rm(tmp, { recursive: true, force: true });
 }
 console.log(`\n## CLI at scale: ${fmtInt(files)} files, Node ${process.version}, ${os.availableParallelism()} cores\n`);
-console.log(markdownTable(['run', 'checkout', 'wall s', 'CPU s', 'peak RSS MB', 'load average before'], rows, 'llrrrl'));
+console.log(markdownTable(['run', 'checkout', 'wall s', 'CPU s', 'peak RSS MB', 'wall × walk', 'CPU × walk', 'load average before'], rows, 'llrrrrrl'));

@@ -32,10 +32,10 @@ export async function makeTree(dir, n, u) {
   return sample;
 }
 
-/** Delete every variant and the manifest under `dir` (what a clean CI checkout lacks). */
+/** Delete every variant, the manifest and its warm index under `dir` (what a clean CI checkout lacks). */
 export async function removeOutputs(dir) {
   for (const d of await fsp.readdir(dir, { recursive: true, withFileTypes: true })) {
-    if (d.isFile() && /\.(br|gz|zst)$|^precompressor-manifest\.json$/.test(d.name)) await fsp.rm(path.join(d.parentPath, d.name));
+    if (d.isFile() && /\.(br|gz|zst)$|^precompressor-manifest\.json(\.pcindex)?$/.test(d.name)) await fsp.rm(path.join(d.parentPath, d.name));
   }
 }
 

@@ -22,7 +22,7 @@ test('isOurOutput: a variant or delta name the manifest does not list (the site 
   const listed = new Set(['app.js', 'docs/page.html', 'data.json', 'data.json.gz']);
   const has = (/** @type {string} */ rel) => listed.has(rel);
   for (const rel of ['app.js.br', 'app.js.gz', 'app.js.zst', 'docs/page.html.br', 'app.js.0123456789abcdef.dcb',
-    'x.js.0123456789abcdef.dcz', 'late.tar.gz']) expect([rel, isOurOutput(rel, has)]).toEqual([rel, true]);
+    'x.js.0123456789abcdef.dcz', 'late.tar.gz', 'precompressor-manifest.json.pcindex']) expect([rel, isOurOutput(rel, has)]).toEqual([rel, true]);
   for (const rel of ['app.js', 'data.json.gz', 'app.js.dcb', 'notes.txt'])
     expect([rel, isOurOutput(rel, has)]).toEqual([rel, false]);
 });
@@ -34,8 +34,9 @@ test('a real build served with unlisted: its variants and deltas get 404 by thei
   await writeTree(dir, { 'late.tar.gz': 'written after the pass', 'late.html': '<p>written after the pass</p>' });
   const names = [];
   for (const d of ['', 'docs']) for (const n of await fs.readdir(path.join(dir, d))) names.push(d === '' ? n : `${d}/${n}`);
-  const outputs = names.filter((n) => /\.(br|gz|zst|dcb|dcz)$/.test(n) && n !== 'backup.tar.gz'); // late.tar.gz: taken for ours
-  expect(outputs).toEqual(expect.arrayContaining(['app.js.br', 'app.js.gz', 'index.html.br', 'docs/page-1.html.gz']));
+  const outputs = names.filter((n) => /\.(br|gz|zst|dcb|dcz|pcindex)$/.test(n) && n !== 'backup.tar.gz'); // late.tar.gz: taken for ours
+  expect(outputs).toEqual(expect.arrayContaining(['app.js.br', 'app.js.gz', 'index.html.br', 'docs/page-1.html.gz',
+    'precompressor-manifest.json.pcindex']));
   if (deltaEncoders().length > 0) expect(outputs.some((n) => /\.[0-9a-f]{16}\.dc[bz]$/.test(n))).toBe(true);
 
   const mw = serveStatic(dir, { unlisted: true, watch: false });

@@ -1,5 +1,5 @@
 // The dictionaries room's door: deploy deltas, the site dictionary, and the store of earlier versions.
 
-export { addDeltas } from './deploy-deltas.js';
+export { addDeltas, deltasTouch } from './deploy-deltas.js';
 /** @typedef {import('./deploy-deltas.js').DeltaSummary} DeltaSummary */
-export { addSiteDictionary, keepSiteDictionary, summaryOf } from './site-dictionary.js';
+export { addSiteDictionary, isPage, keepSiteDictionary, summaryOf } from './site-dictionary.js';

@@ -1,7 +1,6 @@
 // The pass room's door: one compression pass, its steps and its report.
 
-export { assertManifestTarget } from './guards.js';
 export { cacheSummary, failureOf, finishOutputs, removeOutputs } from './outputs.js';
 export { planPass, planWalked } from './plan-step.js';
-export { Pass, pass, precompress } from './precompress.js';
+export { Pass, pass, precompress, precompressWarm, precompressWhole } from './precompress.js';
 /** @typedef {import('./precompress.js').PassHooks} PassHooks */

@@ -1,21 +1,24 @@
-import { buildManifest, writeManifest } from '../../manifest.js';
+import { buildManifest, writeManifest } from '../../manifest/manifest.js';
 import { addDeltas } from '../dictionaries/index.js';
 import { addSiteDictionary, summaryOf } from '../dictionaries/index.js';
 import { variantPath } from '../../encodings.js';
 import { removeIfPresent, removeTemp } from '../../fs-atomic.js';
 import { sameSettings } from '../plan/index.js';
 import { absPath } from '../../paths.js';
+import { identityOf, sameIdentity, writeIndex } from './warm-index.js';
 
 /**
  * The last steps of a pass (lib/compress/pass/precompress.js): what it removes, and the manifest.
- * @typedef {import('../../manifest.js').Manifest} Manifest
+ * @typedef {import('../../manifest/manifest.js').Manifest} Manifest
  * @typedef {{ opts: import('../../options.js').Options, report: import('./report.js').Report,
  *   settings: Manifest['settings'], tool: string, previous: Manifest | null, failed: Set<string>,
  *   removals: { rel: string, why: string }[],
  *   decisions: import('../plan/index.js').Decision[], decided: number, fresh: number,
- *   encodingsOf(rel: string): readonly string[], found: Map<string, { dev?: number, ino?: number }> }} PassResult
+ *   encodingsOf(rel: string): readonly string[], found: Map<string, { dev?: number, ino?: number }>,
+ *   manifestIdentity?: import('./warm-index.js').Identity | null, written?: boolean }} PassResult
  *   decisions: the held files' (`hold`); decided: how many decisions were made, all but the fresh ones
- *   (`fresh` counts those); found: what the walk found at each path that may be removed
+ *   (`fresh` counts those); found: what the walk found at each path that may be removed; manifestIdentity: the
+ *   previous manifest's file as read (lib/compress/pass/warm-index.js); written: this pass wrote the manifest
  */
 
 /**
@@ -97,6 +100,7 @@ export async function writeIfChanged(pass, manifest, deltasChanged) {
   if (!deltasChanged && sameManifest(previous, manifest)) return /** @type {Manifest} */ (previous);
   try {
     await writeManifest(opts.manifest, manifest);
+    pass.written = true;
   } catch (err) {
     pass.report.fail(failureOf(opts.manifest, err));
   }
@@ -105,7 +109,7 @@ export async function writeIfChanged(pass, manifest, deltasChanged) {
 
 /**
  * After the compressions: the removals, the site dictionary and deltas, the manifest and the report.
- * @param {PassResult & { entries: Map<string, import('../../manifest.js').FileEntry>,
+ * @param {PassResult & { entries: Map<string, import('../../manifest/manifest.js').FileEntry>,
  *   deltasOnDisk: Map<string, number>, owners: { user: Set<string> },
  *   cache: ReturnType<typeof import('../cache/index.js').createCacheRun>,
  *   remote: import('./remote-run.js').RemoteRun | null }} pass
@@ -119,8 +123,7 @@ export async function finishOutputs(pass) {
   const site = await addSiteDictionary(input);
   // The pages' variants against the site dictionary are delta files that addDeltas() must leave.
   const onDisk = new Map([...input.onDisk].filter(([rel]) => !site.keep.has(rel)));
-  const deltas = await addDeltas({ ...input, onDisk });
-  site.apply(pass.entries);
+  const deltas = await addDeltas({ ...input, onDisk, siteApply: site.apply });
   const siteDictionary = site.path === null ? null : { path: site.path, hash: /** @type {string} */ (site.hash) };
   const changed = deltas.changed || site.changed;
   const manifest = untouched(pass, changed) ? pass.previous : await writeIfChanged(pass,
@@ -136,6 +139,26 @@ export async function finishOutputs(pass) {
 }
 
 /**
+ * finishOutputs(), then the warm index of the manifest on disk, when it is the pass's (written by
+ * it, or the previous one standing and still the file that was read); the index is a cache, never
+ * a reason to fail: a write that fails leaves a warning.
+ * @param {Parameters<typeof finishOutputs>[0]} pass
+ */
+export async function finishIndexed(pass) {
+  const out = await finishOutputs(pass);
+  if (pass.opts.dryRun) return out;
+  const now = identityOf(pass.opts.manifest);
+  const stands = out.manifest === pass.previous && sameIdentity(pass.manifestIdentity ?? null, now);
+  if (pass.written || stands) {
+    await writeIndex(pass.opts, out.manifest, now).catch((err) => {
+      out.report.warnings.push({ path: pass.opts.manifest, message: `warm index not written (${err.message})` });
+    });
+  }
+  return out;
+}
+
+/**
+ * The report's `cache`: the local cache's figures, and the remote's when there is one.
  * @param {{ cache: ReturnType<typeof import('../cache/index.js').createCacheRun>,
  *   remote: import('./remote-run.js').RemoteRun | null }} pass
  */
@@ -150,7 +173,7 @@ const idleDeltas = () =>
 
 /**
  * The last step of a shard: its variants are in the caches, all it is for.
- * @param {PassResult & { entries: Map<string, import('../../manifest.js').FileEntry>,
+ * @param {PassResult & { entries: Map<string, import('../../manifest/manifest.js').FileEntry>,
  *   cache: ReturnType<typeof import('../cache/index.js').createCacheRun>,
  *   remote: import('./remote-run.js').RemoteRun | null,
  *   shard: import('../../types.js').ShardSummary | null }} pass

@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { readManifest } from '../../manifest.js';
+import { readManifest } from '../../manifest/manifest.js';
 import { walk } from '../plan/index.js';
 import { eligibility } from '../plan/index.js';
 import { decodedAgainst } from '../plan/index.js';
@@ -8,6 +8,7 @@ import { canDecode } from '../encoders/index.js';
 import { FolderPlan } from '../plan/index.js';
 import { tempOwnerGone } from '../../fs-atomic.js';
 import { relInside, absPath } from '../../paths.js';
+import { identityOf, indexRelOf, sameIdentity } from './warm-index.js';
 
 /**
  * Bytes found by a cold run's walk, its largest file left out, before it starts the workers: about
@@ -18,7 +19,7 @@ const WARM_AFTER_BYTES = 192 * 1024;
 /**
  * @typedef {{ opts: import('../../options.js').Options, report: import('./report.js').Report, settings: object,
  *   tool: string, warm: () => void, afterWalk?: () => void | Promise<void>,
- *   onFresh: (rel: string, prev: import('../../manifest.js').FileEntry) => void }} PlanContext
+ *   onFresh: (rel: string, prev: import('../../manifest/manifest.js').FileEntry) => void }} PlanContext
  *   warm: start the workers (a cold run: they load their modules while the folder is walked);
  *   afterWalk: a test's hook, once the folder is walked; onFresh: a file with nothing to do (its
  *   previous entry stands), as the walk finds it
@@ -33,21 +34,24 @@ const WARM_AFTER_BYTES = 192 * 1024;
 export async function planPass(ctx, holdOut) {
   const { opts } = ctx;
   let unreadable = null;
-  /** @type {import('../../manifest.js').Manifest | null} */
+  /** @type {import('../../manifest/manifest.js').Manifest | null} */
   let previous = null;
+  let manifestIdentity = identityOf(opts.manifest);
   try {
     previous = await readManifest(opts.manifest);
   } catch (err) {
     unreadable = err;
   }
+  if (!sameIdentity(manifestIdentity, identityOf(opts.manifest))) manifestIdentity = null; // changed as it was read
   // A cold run starts the workers once the walk has found more than a small pass's bytes, so that
   // they load while the rest is walked; a small pass is done without them (cache-first.js).
   let warmable = previous === null && !opts.dryRun;
   let found = 0;
   let largest = 0;
   const plan = folderPlan(ctx, holdOut, previous);
+  const ours = indexRelOf(relInside(opts.root, opts.manifest));
   const onFolder = (/** @type {import('../plan/index.js').WalkEntry[]} */ files) => {
-    plan.folder(files);
+    plan.folder(withoutIndex(files, ours));
     if (!warmable) return;
     for (const f of files) {
       found += f.size;
@@ -60,27 +64,35 @@ export async function planPass(ctx, holdOut) {
   };
   const walked = await walk(opts.root, { dotfiles: opts.dotfiles, onFolder });
   await ctx.afterWalk?.();
-  return finishPlan(ctx, plan, walked, unreadable);
+  return finishPlan(ctx, plan, walked, unreadable, manifestIdentity);
 }
+
+/**
+ * A folder's files without the warm index (lib/compress/pass/warm-index.js): ours, like the manifest.
+ * @param {import('../plan/index.js').WalkEntry[]} files
+ * @param {string | null} indexRel
+ */
+const withoutIndex = (files, indexRel) =>
+  (indexRel !== null && files.some((f) => f.rel === indexRel) ? files.filter((f) => f.rel !== indexRel) : files);
 
 /**
  * The plan of files found another way than by the walk (watch mode's), decided as one folder.
  * @param {PlanContext} ctx
  * @param {{ has(rel: string): boolean }} holdOut
- * @param {import('../../manifest.js').Manifest | null} previous
+ * @param {import('../../manifest/manifest.js').Manifest | null} previous
  * @param {import('../plan/index.js').WalkResult} walked
  * @param {unknown} [unreadable] why the previous manifest could not be read
  */
 export async function planWalked(ctx, holdOut, previous, walked, unreadable = null) {
   const plan = folderPlan(ctx, holdOut, previous);
-  plan.folder(walked.files);
+  plan.folder(withoutIndex(walked.files, indexRelOf(relInside(ctx.opts.root, ctx.opts.manifest))));
   return finishPlan(ctx, plan, walked, unreadable);
 }
 
 /**
  * @param {PlanContext} ctx
  * @param {{ has(rel: string): boolean }} holdOut
- * @param {import('../../manifest.js').Manifest | null} previous
+ * @param {import('../../manifest/manifest.js').Manifest | null} previous
  */
 function folderPlan(ctx, holdOut, previous) {
   const { opts } = ctx;
@@ -106,7 +118,7 @@ const LOOK_ALIKE_MAX = 1024 * 1024;
  * The decode check of a file at a variant path: ours when it decodes to its source, or to a content
  * recorded with such a variant (a folder moved with its variants); else the user's.
  * @param {import('../../options.js').Options} opts
- * @param {import('../../manifest.js').Manifest | null} previous
+ * @param {import('../../manifest/manifest.js').Manifest | null} previous
  */
 function checker(opts, previous) {
   /** @type {Map<string, Map<string, number>> | null} made on the first check */
@@ -128,8 +140,9 @@ function checker(opts, previous) {
  * @param {FolderPlan} plan
  * @param {import('../plan/index.js').WalkResult} walked
  * @param {unknown} unreadable
+ * @param {import('./warm-index.js').Identity | null} [manifestIdentity] the previous manifest's file, as read
  */
-async function finishPlan(ctx, plan, walked, unreadable) {
+async function finishPlan(ctx, plan, walked, unreadable, manifestIdentity = null) {
   const { opts, report } = ctx;
   for (const rel of walked.outside) report.warn(rel, 'symlink resolves outside the folder (or is dangling): not taken');
   for (const { rel, why } of walked.leftOut) report.warn(rel, why);
@@ -147,6 +160,6 @@ async function finishPlan(ctx, plan, walked, unreadable) {
   for (const rel of plan.orphans) removals.push({ rel, why: 'orphan' });
   return {
     previous: plan.ctx.previous, owners: { user: plan.user, blocked: plan.blocked }, deltasOnDisk: plan.deltas,
-    decisions: plan.decisions, fresh: plan.fresh, removals, found: plan.found, links: plan.links,
+    decisions: plan.decisions, fresh: plan.fresh, removals, found: plan.found, links: plan.links, manifestIdentity,
   };
 }

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import pLimit from 'p-limit';
 import { normalizeOptions, settingsOf } from '../../options.js';
-import { entryOf } from '../../manifest.js';
+import { entryOf } from '../../manifest/manifest.js';
 import { variantPath } from '../../encodings.js';
 import { hashFile } from '../variants/index.js';
 import { checkEncoders } from '../encoders/index.js';
@@ -10,11 +10,13 @@ import { createReport } from './report.js';
 import { absPath, relInside } from '../../paths.js';
 import { createCacheRun } from '../cache/index.js';
 import { reidentify } from '../variants/index.js';
-import { retryWhileChanged } from '../../flow.js';
-import { assertManifestTarget, assertNotSystemDir } from './guards.js';
+import { retryWhileChanged } from '../../util/flow.js';
+import { assertManifestTarget, assertNotSystemDir } from '../plan/index.js';
 import { Compressions } from './compressions.js';
 import { planPass } from './plan-step.js';
-import { failureOf, finishOutputs, finishShard } from './outputs.js';
+import { failureOf, finishIndexed, finishOutputs, finishShard } from './outputs.js';
+import { warmRun } from './warm-run.js';
+import { releaseHeldFolders } from '../../held-folder.js';
 import { sliceOf } from '../plan/index.js';
 import { createRemoteRun } from './remote-run.js';
 import { costOf } from './file-tasks.js';
@@ -31,7 +33,41 @@ const TOOL = `precompressor@${VERSION}`;
  * @returns {Promise<import('../../types.js').Report>}
  */
 export async function precompress(dir, options = {}) {
-  return (await pass(dir, options, new Set())).report;
+  const opts = prepared(dir, options);
+  return await warmRun(opts, TOOL, settingsOf(opts)) ?? (await passOf(opts, new Set(), {}, INDEXED)).report;
+}
+
+/**
+ * precompress() on a folder where nothing changed (lib/compress/pass/warm-run.js): its report, or null
+ * when something did (the command line then runs the whole pass on a thread: precompressWhole()).
+ * @param {string} dir
+ * @param {import('../../types.js').PrecompressOptions} options
+ */
+export async function precompressWarm(dir, options) {
+  const opts = prepared(dir, options);
+  return warmRun(opts, TOOL, settingsOf(opts));
+}
+
+/**
+ * precompress() without trying a warm run first (precompressWarm() said it is not one).
+ * @param {string} dir
+ * @param {import('../../types.js').PrecompressOptions} options
+ */
+export async function precompressWhole(dir, options) {
+  return (await passOf(prepared(dir, options), new Set(), {}, INDEXED)).report;
+}
+
+/**
+ * The options of a pass, checked, with the root on its real path.
+ * @param {string} dir
+ * @param {object} options
+ */
+function prepared(dir, options) {
+  const opts = normalizeOptions(dir, options);
+  checkEncoders(opts);
+  if (!opts.allowSystemDir) assertNotSystemDir(opts.root);
+  assertManifestTarget(opts.manifest);
+  return inRealRoot(opts);
 }
 
 /**
@@ -44,11 +80,18 @@ export async function precompress(dir, options = {}) {
  * @param {PassSteps} [steps]
  */
 export async function pass(dir, options, holdOut, hooks = {}, steps = WHOLE) {
-  const opts = normalizeOptions(dir, options);
-  checkEncoders(opts);
-  if (!opts.allowSystemDir) assertNotSystemDir(opts.root);
-  assertManifestTarget(opts.manifest);
-  const run = new Pass(inRealRoot(opts), hooks, opts.shard ? { ...steps, finish: finishShard } : steps);
+  return passOf(prepared(dir, options), holdOut, hooks, steps);
+}
+
+/**
+ * pass() with its options prepared.
+ * @param {import('../../options.js').Options} opts
+ * @param {{ has(rel: string): boolean }} holdOut
+ * @param {PassHooks} hooks
+ * @param {PassSteps} steps
+ */
+async function passOf(opts, holdOut, hooks, steps) {
+  const run = new Pass(opts, hooks, opts.shard ? { ...steps, finish: finishShard } : steps);
   try {
     await run.plan(holdOut);
     return await run.execute();
@@ -81,6 +124,8 @@ function inRealRoot(opts) {
  */
 /** @type {PassSteps} */
 const WHOLE = { plan: planPass, finish: finishOutputs };
+/** @type {PassSteps} a whole pass that leaves the warm index of its manifest (precompress()'s) */
+const INDEXED = { plan: planPass, finish: finishIndexed };
 
 /**
  * @typedef {{ onJobStart?: (task: import('../variants/index.js').CompressTask) => void,
@@ -89,7 +134,7 @@ const WHOLE = { plan: planPass, finish: finishOutputs };
  *   `afterWalk` runs once the folder is walked, before anything is read or written (tests change the tree there)
  * @typedef {import('../plan/index.js').WalkEntry} WalkedFile
  * @typedef {import('../../options.js').Encoding} Encoding
- * @typedef {import('../../manifest.js').Manifest} Manifest
+ * @typedef {import('../../manifest/manifest.js').Manifest} Manifest
  * @typedef {import('../plan/index.js').Decision} Decision
  * @typedef {import('../variants/index.js').TaskResult} TaskResult
  */
@@ -98,7 +143,7 @@ const WHOLE = { plan: planPass, finish: finishOutputs };
  * The state of one pass: what was found and decided, the work in flight, and what it produced.
  */
 export class Pass {
-  /** @type {Map<string, import('../../manifest.js').FileEntry>} */ entries = new Map();
+  /** @type {Map<string, import('../../manifest/manifest.js').FileEntry>} */ entries = new Map();
   /** @type {Set<string>} */ failed = new Set();
   /** @type {Map<string, WalkedFile>} what the walk found at each path that may be removed */
   found = new Map();
@@ -118,6 +163,9 @@ export class Pass {
   owners = { user: new Set(), blocked: new Map() };
   /** @type {import('../../types.js').ShardSummary | null} a shard's slice (`--shard`) */
   shard = null;
+  /** @type {import('./warm-index.js').Identity | null} the previous manifest's file, as read */
+  manifestIdentity = null;
+  /** this pass wrote the manifest */ written = false;
 
   /**
    * @param {import('../../options.js').Options} opts
@@ -145,7 +193,7 @@ export class Pass {
     const ctx = {
       opts: this.opts, report: this.report, settings: this.settings, tool: TOOL,
       warm: () => this.work.warm(), afterWalk: this.hooks.afterWalk,
-      onFresh: (/** @type {string} */ rel, /** @type {import('../../manifest.js').FileEntry} */ prev) => {
+      onFresh: (/** @type {string} */ rel, /** @type {import('../../manifest/manifest.js').FileEntry} */ prev) => {
         this.entries.set(rel, prev);
         this.report.count('unchanged');
       },
@@ -220,6 +268,7 @@ export class Pass {
   async close() {
     this.remote?.close();
     await this.work.close();
+    releaseHeldFolders();
   }
 }
 

@@ -1,6 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import { estimatedCost } from '../plan/index.js';
-import { entryOf } from '../../manifest.js';
+import { entryOf } from '../../manifest/manifest.js';
 import { ENCODINGS } from '../../encodings.js';
 
 /** @type {Record<string, 'notSmaller' | 'compressedFormat' | 'excluded' | 'empty' | 'unchanged'>} */
@@ -118,7 +118,7 @@ export class Report {
   /**
    * A file's variants are in place; `fromCache`: all of them were taken from the cache.
    * @param {string} path
-   * @param {import('../../manifest.js').FileEntry} entry
+   * @param {import('../../manifest/manifest.js').FileEntry} entry
    * @param {boolean} [fromCache]
    */
   compressed(path, entry, fromCache = false) {
@@ -135,12 +135,22 @@ export class Report {
     this.emit(false);
   }
 
-  /** @param {import('../../manifest.js').Manifest} manifest */
+  /** @param {import('../../manifest/manifest.js').Manifest} manifest */
   finish(manifest) {
+    const unlisted = this.failures.filter((f) => entryOf(manifest, f.path) === undefined).length;
+    const entries = Object.values(manifest.files);
+    return this.finishWith(entries.length + unlisted, bytesOf(entries, this.opts.encodings));
+  }
+
+  /**
+   * The report, from the number of files scanned and the bytes of the manifest's entries (bytesOf()).
+   * @param {number} scanned
+   * @param {ReturnType<typeof bytesOf>} bytes
+   */
+  finishWith(scanned, bytes) {
     this.emit(true);
     const { opts, counts, failures } = this;
-    const files = Object.values(manifest.files);
-    counts.scanned = files.length + failures.filter((f) => entryOf(manifest, f.path) === undefined).length;
+    counts.scanned = scanned;
     counts.failed = failures.length;
     return {
       ok: failures.length === 0,
@@ -150,7 +160,7 @@ export class Report {
       encodings: [...opts.encodings],
       durationMs: Math.round(performance.now() - this.startedAt),
       files: counts,
-      bytes: bytesOf(files, opts.encodings),
+      bytes,
       failures,
       warnings: this.warnings,
       changes: this.changes.sort(byPath),
@@ -160,10 +170,10 @@ export class Report {
 
 /**
  * Bytes of the sources and of each encoding's variants over the manifest's entries.
- * @param {import("../../manifest.js").FileEntry[]} entries
+ * @param {Iterable<import("../../manifest/manifest.js").FileEntry>} entries
  * @param {readonly string[]} encodings
  */
-function bytesOf(entries, encodings) {
+export function bytesOf(entries, encodings) {
   /** @type {Record<string, number> & { original: number, compressible: number }} */
   const bytes = { original: 0, compressible: 0 };
   // The default encodings always have a figure; others when asked for.

@@ -6,9 +6,8 @@ import { Site } from '../site/index.js';
 import { whenSending } from './socket-turn.js';
 
 /**
- * serveStatic: the serving core (core.js) on node:http and connect-style middleware. This adapter
- * only writes decisions: next() or next(err) for what is not ours, the head and body of a reply
- * (a file range streamed through its checked descriptor), and nothing once the client has gone.
+ * serveStatic: the serving core on node:http and connect-style middleware; this adapter only writes
+ * the core's decisions.
  */
 
 /** Bytes per read of a streamed file: fewer trips through libuv's pool (docs/benchmarks.md, "Serving"). */
@@ -49,7 +48,6 @@ export function serveStatic(root, options = {}) {
 }
 
 /**
- * Response already closed by the client: do not start writing (and leak nothing).
  * @param {Res} res
  */
 export function isGone(res) {
@@ -109,9 +107,8 @@ function writeReply(c, r) {
 const express4Apps = new WeakMap();
 
 /**
- * Is this request's app Express 4? Its express.static (send 0.19, mime 1.x) writes the charset in
- * upper case (`text/html; charset=UTF-8`). Express 4's app holds `_router` once a middleware is
- * mounted; Express 5's never does (its router is `router`).
+ * Is this request's app Express 4, whose express.static writes `charset=UTF-8`? Its app holds
+ * `_router` once a middleware is mounted; Express 5's never does.
  * @param {Req} req
  */
 function onExpress4(req) {
@@ -135,13 +132,9 @@ function express4Head(head) {
 }
 
 /**
- * Stream bytes [start, end] of an open descriptor into the response. The descriptor is closed
- * when the stream ends, fails, or the client goes away. If the file shrank under us, fewer bytes
- * than Content-Length arrive and the connection is destroyed instead of ending a short response.
- * When `stat` (the fstat taken before the headers) is given, the last chunk is held back until a
- * second fstat shows the same size and mtime: a file rewritten in place while it was read
- * (whose bytes may mix two versions) gets its connection destroyed before the body is complete,
- * so no client ever takes a short or mixed body as complete.
+ * Stream bytes [start, end] of an open descriptor into the response, then close it. A file that shrank
+ * or, with `stat`, was rewritten in place meanwhile (a second fstat before the last chunk) has its
+ * connection destroyed: no client takes a short or mixed body as complete.
  * @param {Res} res
  * @param {number} fd
  * @param {number} start

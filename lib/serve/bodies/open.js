@@ -4,14 +4,8 @@ import { isTempPath } from '../../fs-atomic.js';
 import { isInside, relInside, hasDotSegment } from '../../paths.js';
 
 /**
- * Opening a file to serve it, when whoever can write the served folder may swap a folder for a
- * symlink, or a file for a FIFO, at any moment. A path checked before open() proves nothing about
- * what open() reaches, so the check is made on the descriptor:
- * - O_NOFOLLOW: the last segment is never a symlink (paths opened here are already resolved);
- * - O_NONBLOCK: opening a FIFO returns at once (it is then refused as not a regular file), where a
- *   blocking open would hold one of libuv's threads until a writer comes;
- * - realOf(): the real path of the descriptor itself (/proc/self/fd on Linux; elsewhere the real
- *   path of the name, accepted only when it leads to the same dev/ino as the descriptor).
+ * Opening a file to serve it where a folder may be swapped for a symlink, or a file for a FIFO, at any
+ * moment: no final symlink, no waiting on a FIFO, and the real path checked on the descriptor itself.
  */
 
 const C = fs.constants;
@@ -40,7 +34,6 @@ function hasProcFd() {
 const DELETED = ' (deleted)';
 
 /**
- * The link text of /proc/self/fd/N, without the suffix Linux adds once the file is unlinked.
  * @param {string} link
  */
 function procPath(link) {
@@ -50,8 +43,7 @@ function procPath(link) {
 const sameFile = (/** @type {fs.Stats} */ a, /** @type {fs.Stats} */ b) => a.dev === b.dev && a.ino === b.ino;
 
 /**
- * The real path of the file open on `fd` (opened from `file`, fstat'd as `st`), or null when it
- * cannot be established.
+ * The real path of the file open on `fd` (opened from `file`, fstat'd as `st`), or null.
  * @param {number} fd
  * @param {string} file
  * @param {fs.Stats} st
@@ -64,9 +56,7 @@ export function realOf(fd, file, st, cb) {
 }
 
 /**
- * Without procfs: the real path of the name, accepted only when it leads to the file open (same
- * dev/ino as `st`, its fstat). A name swapped back and forth between open() and here leads to
- * another file, and gives null.
+ * Without procfs: the real path of the name, accepted only when it leads to the file open (same dev/ino).
  * @param {string} file
  * @param {fs.Stats} st
  * @param {(real: string | null) => void} cb
@@ -96,9 +86,7 @@ function realOfSync(fd, file, st) {
 }
 
 /**
- * Whether `real` (a real path) may be served from the root whose real path is `realRoot`:
- * inside it, no segment below it starting with a dot unless dotfiles are allowed (a symlink
- * `env.txt` → `.env` is judged by its target too), not the manifest, not one of our temp files.
+ * May `real` be served from `realRoot`: inside it, not a dotfile unless allowed, not the manifest or a temp?
  * @param {string | null} realRoot
  * @param {string} real
  * @param {{ dotfiles: string, manifestReal: string | null }} rules
@@ -111,8 +99,7 @@ export function servableReal(realRoot, real, rules) {
 }
 
 /**
- * The whole `size` bytes of the file open on `fd` (fstat'd as `st` before), or null when it
- * ended early or its size or mtime changed meanwhile (fstat'd again after the read).
+ * The whole `size` bytes of the file open on `fd`, or null when it changed meanwhile (fstat'd again).
  * @param {number} fd
  * @param {number} size
  * @param {fs.Stats} st

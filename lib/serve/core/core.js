@@ -9,10 +9,8 @@ import { OPEN_FLAGS, realOf } from '../bodies/index.js';
 import { absPath } from '../../paths.js';
 
 /**
- * The serving core: one request, described plainly (method, URL, headers, the response headers set
- * so far), in; one decision out (a reply with its status, headers and body source, "not ours", a
- * rejection, an error). It opens and checks the files it answers with; writing is the adapters'
- * (node:http in middleware.js, Web fetch in fetch.js, Fastify in fastify.js).
+ * The serving core: a request described plainly in, one decision out (a reply, "not ours", an error).
+ * It opens and checks the files it answers with; writing is the adapters'.
  */
 
 /**
@@ -21,7 +19,6 @@ import { absPath } from '../../paths.js';
  */
 
 /**
- * One request being decided.
  * @template [X=any]
  * @template {RequestInfo} [Q=RequestInfo]
  * @template {ResponseHeaders} [R=ResponseHeaders]
@@ -57,9 +54,8 @@ export function decide(c) {
 }
 
 /**
- * Serve what `p` resolves to. On a path's first request its files are checked first
- * (lib/serve/site/site.js); a listed file found missing is then resolved again, as later requests
- * resolve it (`extensions`, a folder), at most `left` times (each time one path fewer to try).
+ * Serve what `p` resolves to; a listed file found missing at its first check is resolved again, as
+ * later requests will, at most `left` times.
  * @param {Call} c
  * @param {import('../http/index.js').PathOk} p
  * @param {number} left
@@ -108,14 +104,10 @@ function fail(c, error) {
 }
 
 /**
- * Open `file` (never through a final symlink, never waiting on a FIFO), fstat it, and answer
- * with `repOf(stat)` through that descriptor, so the headers describe the bytes sent. With
- * `checkReal` (files served by path: stale entries, unlisted files), the descriptor's own real
- * path must also be servable, so a folder swapped for a symlink between lookup and open sends
- * nothing; entries are checked by `repOf` against the dev/ino recorded at their check instead.
- * When the file is gone, not a regular file, not servable, or `repOf` rejects it (null), calls
- * `onMissing(err)` instead; when the client has gone away, decides `gone`. The descriptor is
- * closed on every path but a reply that streams it (its adapter closes it).
+ * Open `file` (no final symlink, no FIFO wait), fstat it, and answer with `repOf(stat)` through that
+ * descriptor, so the headers describe the bytes sent. With `checkReal` (files served by path) its real
+ * path must be servable too: a folder swapped for a symlink sends nothing. `onMissing(err)` when it
+ * is not to be sent; the descriptor is closed unless a reply streams it.
  * @param {Call} c
  * @param {{ path: string, vary: boolean }} target
  * @param {string} file
@@ -170,7 +162,6 @@ function answer(c, entry, rep, fd, st) {
 }
 
 /**
- * The file at `target.file` from disk with fstat-based headers (stale entries, unlisted files).
  * @param {Call} c
  * @param {{ file: string, path: string, type: string, vary: boolean }} target
  * @param {() => void} onMissing
@@ -181,8 +172,7 @@ function serveFromDisk(c, target, onMissing) {
 }
 
 /**
- * A path's entry: stale → from disk; else the negotiated representation, from memory or streamed
- * (and checked against the table on open: a mismatch turns the entry stale and starts over).
+ * A path's entry: stale → from disk; else the negotiated representation, from memory or streamed.
  * @param {Call} c
  * @param {import('../site/index.js').Entry} entry
  */
@@ -204,8 +194,7 @@ function serveEntry(c, entry) {
   // the very file its check saw (dev/ino): not another one reached through a folder swapped for a symlink
   const unchanged = (/** @type {fs.Stats} */ st) => st.ino === rep.ino && st.dev === rep.dev && st.size === rep.size &&
     (rep.encoding !== 'identity' || st.mtimeMs === rep.mtimeMs);
-  // a body up to memoryFileLimit not held yet is read whole through the checked descriptor and joins
-  // the body cache, when its entry is kept (watched): else it is streamed, never read whole per request
+  // a body up to memoryFileLimit is held once read, when its entry is kept: else streamed, never read whole
   const fill = rep.size <= s.opts.memoryFileLimit && s.bodies.fits(rep.size) && delta === null &&
     s.entries.holds(entry);
   openAndRespond(c, entry, rep.file, (st) => (unchanged(st) ? rep : null), () => {
@@ -215,8 +204,7 @@ function serveEntry(c, entry) {
 }
 
 /**
- * Read a representation's body through its checked descriptor into the body cache, and answer
- * from it; a body that no longer matches the entry turns the entry stale and starts over.
+ * Read a body through its checked descriptor into the body cache, and answer from it.
  * @param {Call} c
  * @param {import('../site/index.js').Entry} entry
  * @param {import('../site/index.js').Rep} rep
@@ -277,8 +265,7 @@ function spaShell(c, entry) {
 }
 
 /**
- * A miss on disk: with `fallthrough: false` (and no SPA shell), the 404 carries the system error
- * express.static's stat of that path gives (a root too long for the OS: ENAMETOOLONG).
+ * A miss on disk: with `fallthrough: false`, the 404 carries the system error express.static's stat gives.
  * @param {Call} c
  * @param {import('../http/index.js').PathOk} p
  */

@@ -3,15 +3,14 @@ import ms from 'ms';
 import { optionError } from '../../errors.js';
 import { MANIFEST_NAME, fillOptions } from '../../options.js';
 import { ENCODING_NAMES, isEncoding } from '../../encodings.js';
-import { MAX_MANIFEST_BYTES } from '../../manifest.js';
+import { MAX_MANIFEST_BYTES } from '../../manifest/manifest.js';
 import { INDEX_FILES } from '../../site-policy.js';
 
 /** serve-static caps max-age at one year; so do we. */
 const MAX_MAX_AGE_MS = 365 * 24 * 60 * 60 * 1000;
 
 /**
- * Every option of `serveStatic(root, options)` with its default. The README table mirrors this.
- * Names and units follow express.static / serve-static (maxAge in milliseconds).
+ * Every option of `serveStatic(root, options)` with its default; names and units are express.static's.
  */
 export const SERVE_DEFAULTS = Object.freeze({
   manifest: null, // <root>/precompressor-manifest.json; false = no manifest, stat-based serving only
@@ -46,11 +45,8 @@ export const SERVE_DEFAULTS = Object.freeze({
 
 
 /**
- * Parse `maxAge` as express.static does (send): a number of milliseconds, or a string read by the
- * `ms` package that send itself uses ("1d", "2 days", "1y", "500ms", "100"), clamped to
- * [0, one year]; Infinity is one year, negative values are 0, and null or false (express.static's
- * "unset") are 0. Returns NaN for what express.static would silently turn into 0 (NaN, "abc", an
- * object), so that a typo fails at startup instead.
+ * Parse `maxAge` as send does (milliseconds, or `ms` text such as "1d"), clamped to [0, one year];
+ * NaN for what send would silently make 0 ("abc"), so that a typo fails at startup.
  * @param {unknown} value
  * @returns {number}
  */
@@ -99,9 +95,7 @@ function byteCount(o, k, min = 0) {
 }
 
 /**
- * A name or a list of names (`false` for none). With `subpaths`, a name may be a relative path
- * below the folder (`sub/index.html`, as express.static's `index` allows), never with `..`, `.`
- * or empty segments.
+ * A name or a list of names (`false` for none); with `subpaths`, a path below the folder (never `..`).
  * @param {Record<string, any>} o
  * @param {string} k
  * @param {{ strip: boolean, subpaths: boolean }} how
@@ -147,9 +141,8 @@ function spaOf(spa) {
 }
 
 /**
- * Validate and fill the options of `serveStatic(root, options)`. Returns a frozen object;
- * nothing downstream re-checks or re-defaults. `cacheControl` comes back as the header value
- * (or null), computed once from `cacheControl`, `maxAge` and `immutable`.
+ * Validate and fill the options of `serveStatic(root, options)`; `cacheControl` comes back as the
+ * header value, computed once.
  * @param {string} root
  * @param {object | null} [options]
  * @returns {Readonly<ServeOptions>}
@@ -217,15 +210,8 @@ export function normalizeServeOptions(root, options = {}) {
 }
 
 /**
- * The limits of the preview server, in milliseconds (0 turns a timeout off). Without them, clients
- * that never read a response held their sockets (and the descriptor of the file being sent) for
- * ever, until the process ran out of descriptors.
- * - timeout: a socket with no progress either way for this long is closed, a download its client
- *   stopped reading included (node:http's server.timeout; off by default in Node);
- * - headersTimeout / requestTimeout: the whole request head / request must arrive within these;
- * - keepAliveTimeout: an idle kept-alive connection is closed after this;
- * - maxConnections: connections beyond this are closed at once (room is left, under the common
- *   limit of 1024 descriptors, for one streamed file per connection).
+ * The limits of the preview server, in milliseconds (0 turns a timeout off; docs/serve.md): without
+ * them, clients that never read held their sockets and files open until descriptors ran out.
  */
 export const PREVIEW_LIMITS = Object.freeze({
   timeout: 30_000, headersTimeout: 20_000, requestTimeout: 30_000, keepAliveTimeout: 5_000, maxConnections: 500,

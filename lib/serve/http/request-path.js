@@ -1,18 +1,8 @@
 import encodeUrl from 'encodeurl';
 
 /**
- * Request target → safe relative path. Pure: no file system, no URL class (which would silently
- * normalise `..` and `%2e%2e` away). The path is percent-decoded exactly once, segment by segment.
- *
- * Rejected (status in parentheses):
- * - malformed percent-encoding, invalid or overlong UTF-8, lone surrogates (400)
- * - NUL bytes, raw or encoded (400)
- * - encoded slashes and backslashes (`%2F`, `%5C`) and raw backslashes (400): a decoded `/` would
- *   change the path's segments after routers and guards have seen them
- * - `.` segments and empty segments (`//`) in the middle (400): the path must already be canonical
- * - `..` segments, raw or encoded (403)
- * - on Windows (`windows: true`): `:` (alternate data streams, drive letters), and segments ending
- *   in `.` or space, which Windows strips (400)
+ * Request target → safe relative path, decoded once segment by segment (pure; no URL class, which
+ * would normalise `..` away). What is rejected, and why: docs/express-static.md.
  */
 
 /**
@@ -75,7 +65,6 @@ export function parseRequestPath(url, opts = {}) {
 }
 
 /**
- * Index of the first `?` or `#` of a request target, or its length.
  * @param {string | string[]} url
  */
 function endOfPath(url) {
@@ -105,13 +94,8 @@ function fail(status, reason) {
 }
 
 /**
- * Location for the trailing-slash redirect of a folder, as express.static builds it: the original
- * URL's path (so a mount prefix is kept) plus `/`, the query kept, leading slashes collapsed to
- * one (so that `//evil.example/dir` cannot become a protocol-relative redirect to another origin),
- * then `encodeurl` (UTF-8 percent-encoding of what may not appear raw, existing escapes kept).
- * Unlike express.static, the scheme and host of an absolute-form request target are dropped and
- * backslashes are encoded (browsers read `/\\host` as `//host`), so the redirect always stays on
- * the same origin.
+ * Location for the trailing-slash redirect of a folder, as express.static builds it, but always on
+ * the same origin: leading slashes collapsed, an absolute form's host dropped, backslashes encoded.
  * @param {string} originalUrl
  */
 export function folderRedirectLocation(originalUrl) {
@@ -121,8 +105,7 @@ export function folderRedirectLocation(originalUrl) {
 }
 
 /**
- * The path and the query (with its `?`) of a request target, without the scheme and host of the
- * absolute form and without a fragment. An empty path is `/`.
+ * The path and the query of a request target, without an absolute form's host or a fragment.
  * @param {string} url
  */
 export function splitUrl(url) {

@@ -1,13 +1,9 @@
-import { invalidManifest } from '../../manifest.js';
+import { invalidManifest } from '../../manifest/manifest.js';
 import { DELTA_NAMES, ENCODING_NAMES } from '../../encodings.js';
 
 /**
- * A manifest's bytes, taken a piece at a time, made into what serveStatic keeps of them: the layout
- * writeManifest() gives (lib/serve/manifest-index/line-scan.js reads it: the head, then one line per file) with
- * only what serving reads. White space and the fields the server does not read (unknown ones,
- * `tool`, `generatedAt`) are dropped as they stream by, never held, so a padded manifest costs no
- * more than its entries (#27: a 384 MB padded manifest grew the server tenfold on reload). Values
- * are copied as their JSON text, not parsed; a path's entry is parsed when first asked for.
+ * A manifest's bytes, a piece at a time, made into writeManifest()'s layout with only what serving
+ * reads: the rest is dropped as it streams by, so padding costs nothing (#27).
  */
 
 /**
@@ -21,7 +17,7 @@ const pick = (keys, any = 'drop') => ({
   keys: new Map(Object.entries(keys)), any,
   raw: Object.entries(keys).map(([k, spec]) => ({ bytes: Buffer.from(k), spec })),
 });
-/** @type {Pick} what serving reads of a file's entry (lib/manifest.js FileEntry) */
+/** @type {Pick} what serving reads of a file's entry (lib/manifest/manifest.js FileEntry) */
 const ENTRY = pick({
   size: 'keep', mtimeMs: 'keep', hash: 'keep', type: 'keep', skipped: 'keep', hashed: 'keep',
   variants: pick({}, pick({ size: 'keep' })),
@@ -44,15 +40,14 @@ const [FIRST_LINE, NEXT_LINE, KEY_END] = [Buffer.from('  "'), Buffer.from(',\n  
 const [LINE, COMMA_LINE] = [Buffer.from('  '), Buffer.from(',\n  ')];
 
 /**
- * An open object or array: what is kept of it, where its kept text goes, and what comes next:
- * 'first' (a key, a value in an array, or the end), 'key', 'colon', 'value', 'next' (a comma or the end).
+ * An open object or array: what is kept of it, where its kept text goes, and what comes next.
  * @typedef {{ spec: Spec, array: boolean, out: Out | null, at: 'first' | 'key' | 'colon' | 'value' | 'next',
  *   count: number, vspec: Spec, vout: Out | null }} Frame  vspec, vout: those of the member under way
  */
 
 /**
- * A file's line as writeManifest() writes it, with nothing but the fields serving reads (in any
- * order): matched natively and copied whole, the common case; anything else goes through JsonScan.
+ * A file's line as writeManifest() writes it, with only fields serving reads: copied whole (the common
+ * case); anything else goes through JsonScan.
  */
 const STR = String.raw`"(?:[^"\\\x00-\x1f]|\\(?:["\\/bfnrt]|u[0-9a-fA-F]{4}))*"`;
 const NUM = String.raw`-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?`;
@@ -70,7 +65,6 @@ const PLAIN_LINE = new RegExp(String.raw`
 
 /** @typedef {{ bytes: Buffer, checkAll: boolean }} Compact  a manifest's kept text; checkAll: see end() */
 
-/** A growing byte buffer. */
 class Out {
   /** @param {number} size @param {number} [from] bytes left free at the start */
   constructor(size, from = 0) {
@@ -100,8 +94,8 @@ class Out {
 }
 
 /**
- * A JSON text taken a piece at a time: its kept text (by each container's Spec) written to the
- * containers' outputs, white space dropped. `member()` decides what is kept of each member.
+ * A JSON text taken a piece at a time, its kept text written to the containers' outputs; `member()`
+ * decides what is kept.
  */
 class JsonScan {
   /** @type {Frame[]} */
@@ -296,8 +290,7 @@ export class ManifestCompactor extends JsonScan {
   }
 
   /**
-   * The end of the file: the kept text, in writeManifest()'s layout, and whether every entry must
-   * be checked at once (the text was not writeManifest()'s).
+   * The end: the kept text, and whether every entry must be checked at once (not writeManifest()'s text).
    * @returns {Compact}
    */
   end() {
@@ -317,8 +310,7 @@ export class ManifestCompactor extends JsonScan {
     } else {
       text = Buffer.concat([lead, out.buf.subarray(HEAD_ROOM, out.n)]);
     }
-    // writeManifest()'s files hold `\n  "path": {…}` per line and `\n ` before their end, no other white
-    // space: any other text (another layout, padding) has every entry checked at once, as before (#27)
+    // any text but writeManifest()'s layout (padding) has every entry checked at once (#27)
     const checkAll = this.filesSpaces !== 4 * this.entries + 2;
     // far less kept than read (a padded file): hold only what is kept
     return { bytes: text.length < out.buf.length / 2 ? Buffer.from(text) : text, checkAll };
@@ -356,7 +348,6 @@ function stringDone(scan) {
 
 
 /**
- * A byte outside strings and words, not white space.
  * @param {JsonScan} scan
  * @param {number} c
  * @param {number} i
@@ -443,7 +434,6 @@ function specOf(of, key) {
 }
 
 /**
- * Are the raw bytes in `key` those of `bytes`?
  * @param {Out} key
  * @param {Buffer} bytes
  */

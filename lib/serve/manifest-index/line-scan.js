@@ -1,14 +1,11 @@
 import { isAlwaysInternal } from '../../site-policy.js';
-import { manifestText, parseManifest, validateHead } from '../../manifest.js';
+import { manifestText, parseManifest, validateHead } from '../../manifest/manifest.js';
 import { keyHash, hashByte, FNV_SEED } from './key-table.js';
 import { LineFolders } from './line-folders.js';
 
 /**
- * Reading the lines of a manifest as writeManifest() writes it (the head, ` "files": {`, one line
- * per file, ` }`, `}`) without parsing them: where each line starts, the FNV-1a hash and length
- * of its path, and the folders of the paths (LineFolders, lib/serve/manifest-index/line-folders.js). A manifest
- * in another layout is parsed and validated whole, then written in this one in memory
- * (lib/serve/manifest-index/manifest-index.js keeps the result).
+ * The lines of a manifest as writeManifest() writes them, read without parsing: where each starts, its
+ * path's hash and length, the folders. Another layout is parsed whole and written in this one.
  */
 
 const FILES_LINE = Buffer.from('\n "files": {\n');
@@ -25,14 +22,12 @@ const TEMP_SLICE = 1 << 23;
 export const EXCLUDED = -2;
 
 /**
- * Scan a manifest's bytes, as a generator that yields between slices of `slice` lines (and of
- * the search for temp paths), so that a reload lets requests in. Throws the manifest's error when
- * its head (or, in another layout, the whole) is invalid.
+ * Scan a manifest's bytes, yielding between slices so that a reload lets requests in.
  * @param {Buffer} bytes
  * @param {string} file for messages
  * @param {string | null} manifestRel the manifest's own path (never served)
  * @param {number} slice lines between two yields
- * @returns {Generator<void, { scan: LineScan, head: import('../../manifest.js').Manifest }, void>}
+ * @returns {Generator<void, { scan: LineScan, head: import('../../manifest/manifest.js').Manifest }, void>}
  */
 export function* scanManifest(bytes, file, manifestRel, slice) {
   for (let attempt = 0; attempt < 2; attempt++) {
@@ -103,8 +98,7 @@ export class LineScan {
   }
 
   /**
-   * Index the line that starts at `p`; the start of the next line, or -1 when the text is not
-   * in the layout.
+   * Index the line that starts at `p`; the start of the next line, or -1 when not in the layout.
    * @param {number} p
    */
   line(p) {
@@ -150,7 +144,6 @@ export class LineScan {
 
   /**
    * Could the plain path of `len` bytes at `at` be one we never serve (the manifest, a temp)?
-   * A cheap test first: most paths are neither.
    * @param {number} len
    * @param {number} at
    */
@@ -186,8 +179,7 @@ export class LineScan {
 }
 
 /**
- * Where the lines of a manifest in one line per file are, and its head validated; null when the
- * bytes are not in that layout. Throws when the head is invalid.
+ * Where the lines of a manifest are, its head validated; null when not in that layout.
  * @param {Buffer} bytes
  * @param {string} file
  */
@@ -208,8 +200,7 @@ function linesOf(bytes, file) {
 }
 
 /**
- * A manifest in another layout: parsed and validated whole (throws as readManifest() does), then
- * written in one line per file.
+ * A manifest in another layout, parsed and validated whole, written in one line per file.
  * @param {Buffer} bytes
  * @param {string} file
  */

@@ -1,22 +1,17 @@
 import { isAlwaysInternal } from '../../site-policy.js';
-import { entryProblem, invalidManifest, validateSiteDictionary } from '../../manifest.js';
+import { entryProblem, invalidManifest, validateSiteDictionary } from '../../manifest/manifest.js';
 import { KeyTable } from './key-table.js';
 import { scanManifest, EXCLUDED } from './line-scan.js';
 
 /**
- * The manifest as the server keeps it: its bytes as writeManifest() wrote them (one line per
- * file), where each line starts (lib/serve/manifest-index/line-scan.js) and a hash table from each line's path
- * to the line (KeyTable). Start-up parses the head and hashes each line's path, nothing else; a
- * line is parsed and validated when its path is first asked for, and an invalid one is never
- * served. A manifest in another layout is parsed and validated whole, then kept in this layout.
+ * The manifest as the server keeps it: its lines and a hash table from each path to its line. A line
+ * is parsed and validated when its path is first asked for; an invalid one is never served.
  */
 
-/** @typedef {{ entry: import('../../manifest.js').FileEntry } | { problem: string }} Parsed */
+/** @typedef {{ entry: import('../../manifest/manifest.js').FileEntry } | { problem: string }} Parsed */
 
 /**
- * How a reload is cut up (runIndexAsync()): lines scanned or added to the table between two
- * yields, and the wait at each yield (the next turn of the event loop, after I/O). Tests and
- * benchmarks set them; start-up runs in one piece.
+ * How a reload is cut up (runIndexAsync()): lines between two yields, and the wait at each.
  */
 export const reloadSlices = {
   lines: 1 << 15,
@@ -27,7 +22,7 @@ export const reloadSlices = {
 export class ManifestIndex {
   /**
    * @param {import('./line-scan.js').LineScan} lines scanned
-   * @param {import('../../manifest.js').Manifest} head validated
+   * @param {import('../../manifest/manifest.js').Manifest} head validated
    * @param {string} file for messages
    */
   constructor(lines, head, file) {
@@ -57,9 +52,7 @@ export class ManifestIndex {
   }
 
   /**
-   * Index a manifest's bytes, as a generator that yields between batches of lines (run it with
-   * runIndex() or runIndexAsync()). Throws the manifest's error when its head, its layout or its
-   * site dictionary's entry is invalid.
+   * Index a manifest's bytes, yielding between batches of lines (runIndex(), runIndexAsync()).
    * @param {Buffer} bytes
    * @param {string} file
    * @param {string | null} manifestRel
@@ -156,7 +149,6 @@ export class ManifestIndex {
 }
 
 /**
- * Build an index synchronously (serveStatic's construction).
  * @param {Generator<void, ManifestIndex, void>} steps
  */
 export function runIndex(steps) {

@@ -2,13 +2,12 @@ import fs from 'node:fs/promises';
 import { isTempPath } from '../../fs-atomic.js';
 import { ENCODINGS, stemOf, suffixEncoding } from '../../encodings.js';
 import { absPath, hasDotSegment } from '../../paths.js';
-import { deltaStem } from '../../manifest.js';
+import { deltaStem } from '../../manifest/manifest.js';
+import { MANIFEST_INDEX_SUFFIX } from '../../options.js';
 
 /**
- * The start-up audit of a served folder: what a user would otherwise learn from a 404 on `/` or
- * an uncompressed response with no word said. Files on disk that the manifest does not list
- * (typically written after the pass: a framework's pages, an adapter's copy) and variants whose
- * size does not match it (another tool's compression over ours) are told once, in one message.
+ * The start-up audit of a served folder: files the manifest does not list and variants of another
+ * size, told once, in one message, not learnt from a 404 on `/`.
  */
 
 /** How many names a message lists before "and N more". */
@@ -20,8 +19,7 @@ const SHOWN = 5;
  */
 
 /**
- * The files of `rels` that are neither listed, nor our variants or deltas of a listed file, nor
- * the manifest, a temp or (unless allowed) a dotfile (pure).
+ * The files of `rels` that are neither listed nor internal (the manifest and its warm index included; pure).
  * @param {string[]} rels POSIX paths relative to the root
  * @param {Record<string, unknown> | ((rel: string) => boolean)} listed the manifest's files (and the site
  *   dictionary), or a test of them
@@ -31,6 +29,7 @@ export function unlistedOf(rels, listed, o) {
   const isListed = typeof listed === 'function' ? listed : (/** @type {string} */ rel) => Object.hasOwn(listed, rel);
   return rels.filter((rel) => {
     if (isListed(rel) || rel === o.manifestRel || isTempPath(rel)) return false;
+    if (o.manifestRel !== null && rel === `${o.manifestRel}${MANIFEST_INDEX_SUFFIX}`) return false; // its warm index
     if (!o.dotfiles && hasDotSegment(rel)) return false;
     const variant = suffixEncoding(rel);
     if (variant && isListed(stemOf(rel, variant))) return false;
@@ -86,11 +85,7 @@ export function auditMessage(root, { unlisted, mismatched, changed, servesUnlist
 }
 
 /**
- * What in the folder does not match its manifest, found by walking it one folder at a time in the
- * background (never holding more than one folder's names): files not listed, variants of listed
- * files whose size differs from the manifest (or missing), listed files whose size
- * changed. `index` tells whether a path is listed, and gives its manifest entry (parsed: asked
- * once per listed file); an entry that is invalid goes to `o.onInvalid`.
+ * What in the folder does not match its manifest, walked one folder at a time in the background.
  * @param {string} root
  * @param {{ has(rel: string): boolean, parsed(rel: string): import('../manifest-index/index.js').Parsed | null }} index
  * @param {{ manifestRel: string | null, dotfiles: boolean, extra: Set<string>,
@@ -124,9 +119,7 @@ export async function auditFolder(root, index, o) {
 }
 
 /**
- * The start-up audit of a served site: its folder walked against its manifest's index, and the
- * one message (null when the folder is as its manifest says); the invalid entries of files found
- * go to `onInvalid` as they are found.
+ * The start-up audit of a served site: the one message, or null.
  * @param {Readonly<import('../http/index.js').ServeOptions>} opts
  * @param {import('../manifest-index/index.js').ManifestIndex} index
  * @param {(rel: string, problem: string) => void} onInvalid
@@ -142,7 +135,7 @@ export async function auditSite(opts, index, onInvalid) {
  * One listed file present on disk: has it changed, and do its variants have the listed sizes?
  * @param {string} root
  * @param {string} rel
- * @param {import('../../manifest.js').FileEntry} e
+ * @param {import('../../manifest/manifest.js').FileEntry} e
  * @param {Set<string>} names the files of its folder
  * @param {{ mismatched: Mismatch[], changed: string[] }} found
  */

@@ -1,14 +1,12 @@
-import { deltaPath } from '../../manifest.js';
+import { deltaPath } from '../../manifest/manifest.js';
 import { IMMUTABLE_CACHE_CONTROL } from '../../site-policy.js';
 import { DELTA_NAMES } from '../../encodings.js';
 
 /** @typedef {import('../../encodings.js').DeltaEncoding} DeltaEncoding */
 
 /**
- * Serving deploy deltas (RFC 9842): the `Use-As-Dictionary` header of files with a family, and
- * the choice of a delta for a request that offers a dictionary. Pure: request headers and the
- * table entry in, a representation (or null) out. The delta files are checked against the
- * manifest with the other variants (lib/serve/site/load.js) and on open (size), never per request.
+ * Serving deploy deltas (RFC 9842), pure: `Use-As-Dictionary`, and the choice of a delta for a request
+ * that offers a dictionary.
  */
 
 /** Vary of every response of a file that has deltas. */
@@ -54,9 +52,7 @@ export function acceptedDeltas(header) {
 const BYTE_SEQUENCE = /^[ \t]*:([A-Za-z0-9+/]{43}=):[ \t]*(?:;[ \t]*[a-z*][a-z0-9_.*-]*(?:=[^;,]*)?[ \t]*)*$/;
 
 /**
- * The SHA-256 an `Available-Dictionary` value names: an RFC 8941 byte sequence `:<base64>:` of
- * 32 bytes (parameters tolerated). Returns its canonical base64, or null for anything else
- * (absent, a list, another length, non-canonical base64).
+ * The canonical base64 of the SHA-256 an `Available-Dictionary` value names (RFC 8941 `:<base64>:`), or null.
  * @param {string | string[] | undefined} header
  * @returns {string | null}
  */
@@ -69,10 +65,8 @@ export function parseAvailableDictionary(header) {
 }
 
 /**
- * May this request get a delta? RFC 9842's check for Fetch clients: a request from another site
- * (`Sec-Fetch-Site` cross-site or same-site) gets one only in `cors` mode, where the page can
- * read the response anyway. No Sec-Fetch-Site (non-browser clients), same-origin and none
- * (typed in, bookmarks) are allowed.
+ * May this request get a delta? RFC 9842: from another site, only in `cors` mode (the page can read
+ * the response anyway).
  * @param {import('node:http').IncomingHttpHeaders} headers
  */
 export function fetchAllowsDelta(headers) {
@@ -82,9 +76,8 @@ export function fetchAllowsDelta(headers) {
 }
 
 /**
- * The delta to send for this request, or null: the request offers a dictionary by hash
- * (`Available-Dictionary`), accepts dcb or dcz explicitly, passes the Sec-Fetch check, and this
- * file has a delta against that very dictionary. The smaller of dcb and dcz when both qualify.
+ * The delta to send for this request, or null: the smaller of dcb and dcz against the dictionary it
+ * offers, accepted explicitly.
  * @template R
  * @param {import('node:http').IncomingHttpHeaders} headers
  * @param {Map<string, { dcb?: R & { size: number }, dcz?: R & { size: number } }>} deltas
@@ -125,7 +118,7 @@ export function optionsForHashed(opts) {
 /**
  * Per delta of an entry, the file name to look for beside it and its manifest record.
  * @param {string} base base name of the file
- * @param {import('../../manifest.js').FileEntry} src
+ * @param {import('../../manifest/manifest.js').FileEntry} src
  * @returns {{ dict: string, encoding: DeltaEncoding, name: string, size: number, hash: string }[]}
  */
 export function deltaFilesOf(base, src) {

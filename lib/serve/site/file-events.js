@@ -2,19 +2,12 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { isInside } from '../../paths.js';
 import { suffixEncoding, stemOf } from '../../encodings.js';
-import { deltaStem } from '../../manifest.js';
+import { deltaStem } from '../../manifest/manifest.js';
 
 /**
- * File-system watchers for the middleware: one non-recursive `fs.watch` per folder that holds a
- * served file, plus the manifest's folder. Watchers are not persistent (they never keep the
- * process alive) and are set up synchronously, so a change made after `serveStatic()` returns is
- * reported. Events are only hints: the middleware re-checks the disk before trusting anything.
- * A watched folder replaced by a rename (`mv dist.new dist`) keeps its watcher on the old folder,
- * so that event is checked (dev/ino): the watchers there and below are dropped and a reload
- * (onManifest) re-reads the manifest and watches the new folders, instead of staying stale for ever.
- * A folder that exists but cannot be watched (EACCES, the inotify limit: ENOSPC) goes to onFailure
- * on each attempt; `covers()` tells the folders watched now, the only ones whose files may be trusted
- * between events.
+ * The middleware's watchers, one `fs.watch` per folder of served files and the manifest's, set up
+ * synchronously; events are hints. A folder replaced by a rename (dev/ino) drops its watchers and
+ * reloads; `covers()` tells the folders watched now, the only ones trusted between events.
  *
  * @param {{
  *   manifest: string | null,
@@ -102,8 +95,7 @@ export function createWatcher({ manifest, onManifest, onFile, onFailure = () => 
 }
 
 /**
- * Watch the parent of the missing folder `dir` until a folder of that name is there, then call
- * `back` once (its parent missing too: never). Stops the wait `previous` first.
+ * Watch the parent of the missing folder `dir` until a folder of that name is there, then call `back` once.
  * @param {string} dir
  * @param {() => void} previous
  * @param {() => unknown} back
@@ -136,8 +128,7 @@ function awaitFolder(dir, previous, back) {
 }
 
 /**
- * The listed paths an event on `rel` may have made stale (pure): the file itself, the original of
- * a variant or delta; or, for `dir/*` (the platform did not name the file), the folder `dir`.
+ * The listed paths an event on `rel` may have made stale (pure); `dir/*`: a file the platform did not name.
  * @param {string} rel
  * @returns {string[] | string} the paths, or the folder ('' the root)
  */

@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { contentHash } from '../../manifest.js';
+import { contentHash } from '../../manifest/manifest.js';
 import { variantPath } from '../../encodings.js';
 import { absPath, isInside } from '../../paths.js';
 import { deltaFilesOf } from './dictionary.js';
@@ -8,33 +8,18 @@ import { OPEN_FLAGS, realOf, servableReal } from '../bodies/index.js';
 import { MANIFEST_NAME } from '../../options.js';
 
 /**
- * One listed path's files checked against the disk, on the path's first request (lib/serve/site/site.js)
- * and again after an event on its files, never at startup for every file:
- * - the file and each variant must exist and be regular files whose real path (symlinks and
- *   symlinked folders resolved) is inside the real root; otherwise the file (or the variant) is
- *   not served;
- * - the original's size must match the manifest, and its mtime or else its content (hashed once per
- *   file: lib/serve/site/content-hashes.js), else the entry is stale (served from disk with stat-based
- *   headers, identity only);
- * - a variant whose size differs from the manifest is dropped; a deploy delta too, and one whose
- *   bytes do not hash to the manifest's record (deltas are small; read once here, streamed later).
- * Bodies are not read here: the first response sent from disk fills the body cache
- * (Site#fill(), which hashes an original's bytes against the manifest).
+ * One listed path's files checked against the disk on its first request (docs/guarantees.md): regular
+ * files inside the real root, the original as listed (else stale), variants and deltas as listed (else dropped).
  */
 
 
 
 /**
- * The checks for one entry, as a generator of I/O requests: yields [op, path, arg], receives the
- * result. ops: 'realpath' → string | null; 'file' → { st, buf } | null: the file opened (never
- * through a final symlink, never waiting on a FIFO), fstat'd, refused unless the descriptor's own
- * real path is servable (`arg.rules`: inside the real root, not a dotfile, not the manifest), and
- * read when its size is `arg.read`. Reading and identifying through that one descriptor means a
- * folder swapped for a symlink meanwhile can neither put outside bytes in memory nor record an
- * outside file's dev/ino (which the per-request check compares against).
- * Returns the Check for buildEntry, or null when the file must not be served.
+ * The checks for one entry, as a generator of I/O requests (Op): each file is opened, identified and
+ * read through one descriptor whose real path must be servable, so a folder swapped for a symlink
+ * cannot bring outside bytes or an outside dev/ino. Null when the file must not be served.
  * @param {string} rel
- * @param {import('../../manifest.js').FileEntry} src
+ * @param {import('../../manifest/manifest.js').FileEntry} src
  * @param {{ root: string, realRoot: string | null, encodings: readonly string[], realDirs: Map<string, string | null>,
  *   dictionaries?: boolean, rules: { dotfiles: string, manifestReal: string | null },
  *   hashes?: import('./content-hashes.js').ContentHashes }} ctx hashes: where files whose mtime alone moved are hashed
@@ -54,8 +39,7 @@ export function* checkEntry(rel, src, ctx, memory) {
   const rules = { realRoot: ctx.realRoot, ...ctx.rules };
 
   /**
-   * Resolve a file in that folder (read when its size is `read`); null when missing, not a
-   * file, or not servable.
+   * Resolve a file in that folder (read when its size is `read`); null when not servable.
    * @param {string} name
    * @param {number} [read]
    * @returns {Generator<Op, { file: string, st: fs.Stats, buf: Buffer | null } | null, any>}
@@ -108,11 +92,10 @@ export function* checkEntry(rel, src, ctx, memory) {
 }
 
 /**
- * Is the original (opened, fstat'd, read when held in memory) the file the manifest lists? Its
- * size, then its bytes when read, else its mtime; when only the mtime moved (a copy that kept whole
- * seconds), its content hashed once per file (`hashes`). changed: its content hashed and unlike.
+ * Is the original the file the manifest lists: its size, then its bytes when read, else its mtime,
+ * else (only the mtime moved: a copy) its content hashed once. changed: hashed and unlike.
  * @param {{ file: string, st: fs.Stats, buf: Buffer | null }} orig
- * @param {import('../../manifest.js').FileEntry} src
+ * @param {import('../../manifest/manifest.js').FileEntry} src
  * @param {boolean} read its bytes were to be read (null: it shrank meanwhile)
  * @param {import('./content-hashes.js').ContentHashes} [hashes]
  * @returns {Generator<Op, { stale: boolean, changed: boolean }, any>}
@@ -176,8 +159,7 @@ export async function runAsync(gen) {
 }
 
 /**
- * The manifest the middleware never serves: its own, or with `manifest: false` the default one in
- * the root, which is ours all the same.
+ * The manifest the middleware never serves: its own, or with `manifest: false` the default one.
  * @param {Readonly<import('../http/index.js').ServeOptions>} opts
  */
 export function manifestToHide(opts) {

@@ -1,7 +1,7 @@
 import { PrecompressorError } from '../../errors.js';
-import { contentHash, readManifestPieces, readManifestPiecesSync } from '../../manifest.js';
+import { contentHash, readManifestPieces, readManifestPiecesSync } from '../../manifest/manifest.js';
 import { absPath, relInside } from '../../paths.js';
-import { singleFlight } from '../../flow.js';
+import { singleFlight } from '../../util/flow.js';
 import { createNegotiator } from '../http/index.js';
 import { realRootOf, manifestToHide } from './load.js';
 import { readWhole } from '../bodies/index.js';
@@ -15,11 +15,8 @@ import { ManifestCompactor } from '../manifest-index/index.js';
 import { auditSite } from './audit.js';
 
 /**
- * The served site: the one owner of the manifest (a ManifestIndex of its bytes), the entries
- * built from it (Entries), the bodies held in memory (BodyCache), the watchers (site-watch.js) and the reloads.
- * Nothing is checked at startup but the manifest's head and layout: a path's line is parsed and
- * its files checked on its first request. A watcher event or a failed check on open forgets the
- * entry; a rewritten manifest is indexed while the old one serves, then replaces it at once.
+ * The served site: the one owner of the manifest's index, its entries, the bodies held, the watchers
+ * and the reloads (a new manifest is indexed while the old one serves).
  */
 
 export class Site {
@@ -99,9 +96,7 @@ export class Site {
   }
 
   /**
-   * The whole body of `rep`, read through the descriptor `fd` already fstat'd as `st`, held in
-   * the body cache when it is still the file the entry describes (the same fstat after the
-   * read; an original's bytes must hash to the manifest's hash); null when it is not.
+   * The whole body of `rep` read through `fd`, held when it is still the file the entry describes.
    * @param {import('./table.js').Entry} entry
    * @param {import('./table.js').Rep} rep
    * @param {number} fd
@@ -150,8 +145,7 @@ export class Site {
   }
 
   /**
-   * Bodies and bytes held in memory, entries built, files hashed because their mtime alone moved, and
-   * the bytes kept of the manifest.
+   * What is held in memory, for diagnostics and benchmarks.
    */
   memory() {
     const { bodies, entries, parts } = this;
@@ -174,7 +168,6 @@ export class Site {
 }
 
 /**
- * What is kept of a manifest's bytes as they are read: only what serving reads (lib/serve/manifest-index/compact.js).
  * @param {string} file
  */
 const compact = (file) => (/** @type {number} */ size) => new ManifestCompactor(file, size);

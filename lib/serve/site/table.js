@@ -8,9 +8,8 @@ import { contentTypeOf, isImmutable, keptAsDictionary, lookupOrder } from '../..
 /** @typedef {import('../../encodings.js').Encoding} Encoding */
 
 /**
- * A listed path's entry with the response headers of every representation precomputed as flat
- * arrays for `res.writeHead(status, array)`, and the lookup of a request path. Pure: the disk
- * facts (which files exist, where symlinks lead) come in as a `check` from lib/serve/site/load.js.
+ * A listed path's entry with every representation's headers precomputed, and the lookup of a request
+ * path (pure: the disk facts come in as a `check` from load.js).
  */
 
 /**
@@ -24,7 +23,7 @@ import { contentTypeOf, isImmutable, keptAsDictionary, lookupOrder } from '../..
  *   body: held by the body cache (lib/serve/bodies/body-cache.js), which also keeps `used`, `prev` and `next`;
  *   linked: `head` with the site dictionary's Link, by URL depth (lib/serve/http/site-link.js)
  * @typedef {{
- *   rel: string, path: string, src: import('../../manifest.js').FileEntry, type: string,
+ *   rel: string, path: string, src: import('../../manifest/manifest.js').FileEntry, type: string,
  *   vary: boolean, mask: number, stale: boolean, identity: Rep, reps: Record<string, Rep>,
  *   memory: string[], varyValue: string, deltas: Map<string, { dcb?: Rep, dcz?: Rep }> | null,
  *   link: import('../http/index.js').SiteLink | null,
@@ -47,8 +46,7 @@ import { contentTypeOf, isImmutable, keptAsDictionary, lookupOrder } from '../..
  */
 
 /**
- * Append `add` (Accept-Encoding, or several comma-separated names) to an existing Vary value
- * without clobbering it or duplicating a name.
+ * Append `add` to a Vary value without duplicating a name.
  * @param {number | string | string[] | undefined | null} existing the header as res.getHeader() gives it
  * @param {string} [add]
  */
@@ -86,7 +84,6 @@ export function etagOf(hash, encoding, size, settingsTag) {
 }
 
 /**
- * Precompute the 200 and 304 header arrays of one representation.
  * @returns {Rep}
  * @param {string} encoding
  * @param {string} file
@@ -142,9 +139,9 @@ export function statRep(file, type, vary, st, opts) {
 }
 
 /**
- * Build one table entry. Without `check` every listed variant is taken as present (pure tests).
+ * Without `check` every listed variant is taken as present (pure tests).
  * @param {string} rel
- * @param {import('../../manifest.js').FileEntry} src
+ * @param {import('../../manifest/manifest.js').FileEntry} src
  * @param {TableContext} ctx
  * @param {Check} [check]
  * @returns {Entry}
@@ -203,8 +200,7 @@ export function buildEntry(rel, src, ctx, check) {
 
 /**
  * Resolve a parsed request path against the listed paths: exact path, folder index, `extensions`,
- * folder redirect. `find` gives a listed path's entry (or a promise of it while it is first
- * checked), undefined for a path not listed; `dirs` are the folders that hold listed files.
+ * folder redirect.
  * @template E
  * @param {{ find(rel: string): E | undefined, dirs: Set<string>, size: number, manifestRel: string | null }} site
  * @param {{ rel: string, slash: boolean }} p
@@ -261,8 +257,7 @@ function lookupStep(site, rel, step, opts) {
 }
 
 /**
- * The Vary header of a response of `entry` that carries no representation (412, 416),
- * appended to what is already set: built only on those paths, not per 200.
+ * The Vary header of a response of `entry` that carries no representation (412, 416).
  * @param {import('../http/index.js').ResponseHeaders} res
  * @param {{ vary: boolean }} entry
  */

@@ -9,22 +9,9 @@ import { internalKind, LOOKUP_ORDER } from '../../site-policy.js';
 const SEND_404 = new Set(['ENOENT', 'ENAMETOOLONG', 'ENOTDIR']);
 
 /**
- * Stat-based lookup of files that the manifest does not list (only with `unlisted`): a request
- * path → the real file to serve, a folder redirect, or null, with express.static's rules (index
- * files for a folder URL, a redirect for a folder without its slash, `extensions` only for a
- * path without one). A file is found only when its real path (symlinks resolved) is inside the
- * real root, is not one of our temp files and is not the manifest, reached under any name.
- *
- * The root may not exist yet (express.static starts all the same): its real path is then looked
- * up again per request until it exists.
- *
- * The manifest's real path is resolved once, at start and again on each `refresh()` (the
- * middleware calls it on every reload, which the watcher triggers when the manifest is written,
- * replaced or deleted). While the manifest does not exist it is resolved per request, so a
- * manifest that appears later is never served before the next reload.
- *
- * Our own outputs (isOurOutput(): variant and delta names the manifest does not list) are not files
- * of the site: never served by their own URL, like the temp files.
+ * Stat-based lookup of files the manifest does not list (`unlisted`), with express.static's rules; a
+ * file is found only when its real path is servable. The manifest's real path is resolved on each
+ * reload, and per request while it is missing, so a manifest that appears is never served.
  *
  * @param {Readonly<import('../http/index.js').ServeOptions>} opts
  * @param {string | null} initialRealRoot real path of `opts.root`, null when it does not exist
@@ -44,9 +31,7 @@ export function createUnlistedLookup(opts, initialRealRoot, isListed = () => fal
   const rules = { dotfiles: opts.dotfiles, manifestReal: null };
 
   /**
-   * May the file whose real path is `real` be served? Inside the real root, not a dotfile by its
-   * target (unless dotfiles are allowed), not a temp file, not one of our variants or deltas, not the
-   * manifest under any name.
+   * May the file whose real path is `real` be served: servableReal(), and not one of our outputs?
    * @param {string} real
    */
   async function allows(real) {
@@ -72,7 +57,6 @@ export function createUnlistedLookup(opts, initialRealRoot, isListed = () => fal
   }
 
   /**
-   * The first of `names` that is a file.
    * @param {string[]} names
    */
   async function firstFile(names) {
@@ -106,8 +90,7 @@ export function createUnlistedLookup(opts, initialRealRoot, isListed = () => fal
 }
 
 /**
- * The error send's stat gives for a miss at `p` (for a folder URL, at its last index file), when
- * it is one send answers 404 with (ENOENT, ENAMETOOLONG, ENOTDIR); else undefined.
+ * The error send's stat gives for a miss at `p`, when send answers 404 with it.
  * @param {Readonly<import('../http/index.js').ServeOptions>} opts
  * @param {{ rel: string, slash: boolean }} p
  * @returns {Promise<Error | undefined>}
@@ -127,8 +110,7 @@ async function missCause(opts, p) {
 }
 
 /**
- * What answers a path without a trailing slash, in the site policy's order (lib/site-policy.js), as
- * the listed paths are looked up: the file, a folder's redirect, the extensions.
+ * What answers a path without a trailing slash, in the site policy's order, as for listed paths.
  * @template F
  * @param {(F & { dir: boolean }) | null} hit what is at the path on disk
  * @param {string} rel
@@ -149,13 +131,11 @@ async function inOrder(hit, rel, opts, withExtension) {
 }
 
 /**
- * Is `rel` one of our outputs, by the site policy (lib/site-policy.js internalKind()): a variant
- * (`.br`, `.gz`, `.zst`) or a delta (`.<16 hex>.dcb|dcz`) name the manifest does not list as a file
- * of its own (listed, it is the user's file).
+ * Is `rel` a variant, delta or warm index name the manifest does not list (listed, it is the user's file)?
  * @param {string} rel
  * @param {(rel: string) => boolean} isListed
  */
 export function isOurOutput(rel, isListed) {
   const kind = internalKind(rel, { listed: isListed(rel), manifestRel: null, dotfiles: true });
-  return kind === 'variant' || kind === 'delta';
+  return kind === 'variant' || kind === 'delta' || kind === 'index';
 }

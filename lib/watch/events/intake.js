@@ -1,9 +1,10 @@
 import fs from 'node:fs';
 import { watch as chokidarWatch } from 'chokidar';
 import { TreeWatcher } from './tree-watch.js';
-import { PrecompressorError } from '../errors.js';
-import { isTempPath } from '../fs-atomic.js';
-import { relInside, hasDotSegment } from '../paths.js';
+import { PrecompressorError } from '../../errors.js';
+import { isTempPath } from '../../fs-atomic.js';
+import { MANIFEST_INDEX_SUFFIX } from '../../options.js';
+import { relInside, hasDotSegment } from '../../paths.js';
 
 /** Event intake: the folder's watcher, the paths it ignores, the events a batch is made of. */
 
@@ -30,7 +31,7 @@ export async function mustBeDirectory(root) {
 }
 
 /**
- * The paths no event is wanted for (pure): our temp files, the manifest, dot paths without dotfiles.
+ * The paths no event is wanted for (pure): our temp files, the manifest and its index, dot paths without dotfiles.
  * @param {string} root
  * @param {string | null} manifestRel
  * @param {boolean} dotfiles
@@ -40,7 +41,9 @@ export function ignoredBy(root, manifestRel, dotfiles) {
   return (abs) => {
     const rel = relInside(root, abs);
     if (rel === null) return false;
-    return isTempPath(rel) || rel === manifestRel || (!dotfiles && hasDotSegment(rel));
+    // the manifest's warm index too (lib/compress/pass/warm-index.js), written beside it by precompress()
+    return isTempPath(rel) || rel === manifestRel || rel === `${manifestRel}${MANIFEST_INDEX_SUFFIX}` ||
+      (!dotfiles && hasDotSegment(rel));
   };
 }
 

@@ -1,24 +1,24 @@
-import { pass } from '../compress/index.js';
-import { planWalked } from '../compress/index.js';
-import { statPaths } from '../compress/index.js';
-import { removeOutputs, failureOf, cacheSummary } from '../compress/index.js';
-import { addDeltas } from '../compress/index.js';
-import { keepSiteDictionary, summaryOf } from '../compress/index.js';
-import { buildManifest, deltaStem, deltasOf, ownSiteDictionary, SCHEMA_VERSION } from '../manifest.js';
-import { ENCODING_NAMES, variantPath, suffixEncoding, stemOf } from '../encodings.js';
+import { pass } from '../../compress/index.js';
+import { planWalked } from '../../compress/index.js';
+import { statPaths } from '../../compress/index.js';
+import { removeOutputs, failureOf, cacheSummary } from '../../compress/index.js';
+import { addDeltas } from '../../compress/index.js';
+import { keepSiteDictionary, summaryOf } from '../../compress/index.js';
+import { buildManifest, deltaStem, deltasOf, ownSiteDictionary, SCHEMA_VERSION } from '../../manifest/manifest.js';
+import { ENCODING_NAMES, variantPath, suffixEncoding, stemOf } from '../../encodings.js';
 
 /**
  * Watch mode's batch: a pass over the paths its events named and their relatives, decided as a whole
  * pass would against the manifest kept in memory; it never finds other files or chooses the site dictionary.
  *
  * @typedef {import('./manifest-records.js').ManifestRecords} ManifestRecords
- * @typedef {import('../compress/index.js').Pass} Pass
+ * @typedef {import('../../compress/index.js').Pass} Pass
  */
 
 /**
  * The paths a batch looks at for the paths its events named, with their relatives (pure).
  * @param {Iterable<string>} named
- * @param {{ entry(rel: string): import('../manifest.js').FileEntry | undefined }} records
+ * @param {{ entry(rel: string): import('../../manifest/manifest.js').FileEntry | undefined }} records
  * @returns {Set<string>}
  */
 export function batchPaths(named, records) {
@@ -99,8 +99,8 @@ async function finishBatch(p, rels, records, state) {
   const site = sd === undefined || dictEntry === undefined ? null : await keepSiteDictionary(input, sd, dictEntry);
   if (records.head.siteDictionary !== undefined && site === null) state.whole = true; // none, or not ours
   const keep = site?.keep ?? new Set();
-  const deltas = await addDeltas({ ...input, onDisk: new Map([...input.onDisk].filter(([rel]) => !keep.has(rel))) });
-  site?.apply(p.entries);
+  const onDisk = new Map([...input.onDisk].filter(([rel]) => !keep.has(rel)));
+  const deltas = await addDeltas({ ...input, onDisk, siteApply: site?.apply });
   const generatedAt = new Date().toISOString();
   const head = { ...records.head, schema: SCHEMA_VERSION, tool: p.tool, settings: p.settings, generatedAt };
   const changed = records.apply(rels, p.entries, head) || deltas.changed || (site?.changed ?? false) ||
