@@ -43,8 +43,13 @@ export const indexPathOf = (manifest) => `${manifest}${MANIFEST_INDEX_SUFFIX}`;
  * @returns {Identity | null}
  */
 export function identityOf(file) {
-  const st = fs.statSync(file, { throwIfNoEntry: false });
-  if (st === undefined || !st.isFile()) return null;
+  let st;
+  try {
+    st = fs.statSync(file); // throwIfNoEntry: false still throws ENOTDIR on Node 22.12
+  } catch {
+    return null; // the manifest's own read reports what is wrong
+  }
+  if (!st.isFile()) return null;
   return { dev: st.dev, ino: st.ino, size: st.size, mtimeMs: st.mtimeMs, ctimeMs: st.ctimeMs };
 }
 
