@@ -1,5 +1,5 @@
 // The encoding registry, the only place that names encodings (with negotiation); how the compressor
-// makes and checks one is its codec under the same name (lib/compress/encode.js).
+// makes and checks one is its codec under the same name (lib/compress/encoders/encode.js).
 
 /**
  * @typedef {import('./types.js').Encoding} Encoding a variant's encoding (a file beside its source)

@@ -1,4 +1,4 @@
 export { precompress } from './compress/index.js';
 export { serveStatic, startPreview } from './serve/index.js';
-export { watch } from './watch/watch.js';
+export { watch } from './watch/index.js';
 export { PrecompressorError } from './errors.js';

@@ -6,7 +6,7 @@ import { DEFAULT_ENCODINGS, ENCODINGS, ENCODING_NAMES, isEncoding } from './enco
 
 /**
  * @typedef {import('./encodings.js').Encoding} Encoding
- * @typedef {(progress: import('./format.js').Progress) => void} OnProgress
+ * @typedef {(progress: import('./util/format.js').Progress) => void} OnProgress
  * @typedef {Readonly<{ root: string, encodings: readonly Encoding[], brotliQuality: number, gzipLevel: number,
  *   zstdLevel: number, zopfli: boolean, include: readonly string[], exclude: readonly string[],
  *   skipExtensions: ReadonlySet<string>, minRatio: number, concurrency: number, manifest: string, dotfiles: boolean,

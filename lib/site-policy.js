@@ -140,7 +140,7 @@ function sfString(s) {
 /**
  * The `Use-As-Dictionary` value of a dictionary record; `match` is relative to the file's URL, so it
  * holds wherever the folder is mounted.
- * @param {import('./manifest.js').DictionaryEntry} d
+ * @param {import('./manifest/manifest.js').DictionaryEntry} d
  */
 export function useAsDictionary(d) {
   return `match=${sfString(d.match)}${d.dest ? `, match-dest=(${sfString(d.dest)})` : ''}`;

@@ -1,4 +1,6 @@
-import { formatBytes, formatDuration, deltaLine, cacheLine, siteDictionaryLine, printable } from '../lib/format.js';
+import {
+  formatBytes, formatDuration, deltaLine, cacheLine, siteDictionaryLine, printable,
+} from '../lib/util/format.js';
 import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import path from 'node:path';
@@ -15,7 +17,7 @@ import { PrecompressorError, optionError } from '../lib/errors.js';
 
 /**
  * The summary line(s) for a host's logger (pure).
- * @param {import('../lib/format.js').SummaryReport} report
+ * @param {import('../lib/util/format.js').SummaryReport} report
  * @param {boolean} verbose
  */
 export function summaryLines(report, verbose) {

@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { readManifest } from '../lib/manifest.js';
+import { readManifest } from '../lib/manifest/manifest.js';
 import { MANIFEST_NAME } from '../lib/options.js';
 import { hashSpanCollector } from './hash-names.js';
 import { compressFolder, splitIntegrationOptions } from './compress-folder.js';

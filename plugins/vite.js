@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { optionError } from '../lib/errors.js';
 import { normalizeOptions, splitOptions } from '../lib/options.js';
-import { printable } from '../lib/format.js';
+import { printable } from '../lib/util/format.js';
 import { hashSpanCollector } from './hash-names.js';
 import { compressFolder, loadCompressor, summaryLines } from './compress-folder.js';
 import { frameworkOf, FRAMEWORK_HINTS } from './frameworks.js';

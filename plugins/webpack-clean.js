@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { deltasOf, readManifestSync } from '../lib/manifest.js';
+import { deltasOf, readManifestSync } from '../lib/manifest/manifest.js';
 import { variantPath } from '../lib/encodings.js';
 
 /**
@@ -11,7 +11,7 @@ import { variantPath } from '../lib/encodings.js';
 
 /**
  * Paths (POSIX, relative to the folder) of the files the manifest records as ours. Pure.
- * @param {import('../lib/manifest.js').Manifest} manifest
+ * @param {import('../lib/manifest/manifest.js').Manifest} manifest
  * @param {string} manifestRel the manifest's own path in the folder ('' when outside it)
  */
 export function ownOutputs(manifest, manifestRel) {

@@ -1,6 +1,6 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { printable } from '../lib/format.js';
+import { printable } from '../lib/util/format.js';
 import { normalizeOptions } from '../lib/options.js';
 import { compressFolder, splitIntegrationOptions } from './compress-folder.js';
 import { keepOwnOutputs } from './webpack-clean.js';

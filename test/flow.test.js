@@ -1,4 +1,4 @@
-import { singleFlight, retryWhileChanged, isChanged } from '../lib/flow.js';
+import { singleFlight, retryWhileChanged, isChanged } from '../lib/util/flow.js';
 
 /** A promise and the functions that settle it. */
 function deferred() {

@@ -1,4 +1,4 @@
-import { formatBytes, formatBinaryBytes, formatDuration, formatProgress, formatSummary, printable, runningText, siteDictionaryLine } from '../lib/format.js';
+import { formatBytes, formatBinaryBytes, formatDuration, formatProgress, formatSummary, printable, runningText, siteDictionaryLine } from '../lib/util/format.js';
 import { batchLines } from '../lib/cli/watch.js';
 
 test('sizes and durations', () => {

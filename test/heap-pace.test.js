@@ -1,9 +1,9 @@
 import { execFileSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { collector, paceCollections, shouldCollect, workerCollectEvery } from '../lib/heap-pace.js';
+import { collector, paceCollections, shouldCollect, workerCollectEvery } from '../lib/util/heap-pace.js';
 
 const MB = 1024 * 1024;
-const paceModule = fileURLToPath(new URL('../lib/heap-pace.js', import.meta.url));
+const paceModule = fileURLToPath(new URL('../lib/util/heap-pace.js', import.meta.url));
 
 test('a collection is due once the heap holds 1.5 × what was live after the last one, plus 8 MB', () => {
   expect(shouldCollect(8 * MB, 0)).toBe(false);

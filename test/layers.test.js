@@ -43,10 +43,11 @@ function specifiersOf(source) {
   return PATTERNS.flatMap((re) => [...source.matchAll(re)].filter((m) => !inString(m.index)).map((m) => m[2]));
 }
 
-/** 'contract', 'index', 'plugins', 'bin', or the folder name under lib/. */
+/** 'util', 'contract', 'index', 'plugins', 'bin', or the folder name under lib/. */
 function layerOf(file) {
   if (file === 'lib/index.js') return 'index';
-  if (/^lib\/[^/]+\.js$/.test(file)) return 'contract';
+  if (/^lib\/[^/]+\.js$/.test(file) || file.startsWith('lib/manifest/')) return 'contract';
+  if (file.startsWith('lib/util/')) return 'util';
   const folder = /^lib\/([^/]+)\//.exec(file);
   if (folder) return folder[1];
   return file.split('/')[0]; // plugins, bin
@@ -55,13 +56,14 @@ function layerOf(file) {
 /** The layers a module of `layer` may import. */
 function allowedFrom(layer) {
   switch (layer) {
-    case 'contract': return ['contract'];
+    case 'util': return ['util'];
+    case 'contract': return ['contract', 'util'];
     case 'bin': return ['cli'];
-    case 'index': return ['contract', 'compress', 'serve', 'watch', 'servers'];
-    case 'cli': return ['contract', 'cli', 'compress', 'serve', 'watch', 'servers'];
-    case 'watch': return ['contract', layer, 'compress', 'serve'];
-    case 'plugins': return ['contract', layer, 'compress', 'serve', 'servers'];
-    default: return ['contract', layer];
+    case 'index': return ['contract', 'util', 'compress', 'serve', 'watch', 'servers'];
+    case 'cli': return ['contract', 'util', 'cli', 'compress', 'serve', 'watch', 'servers'];
+    case 'watch': return ['contract', 'util', layer, 'compress', 'serve'];
+    case 'plugins': return ['contract', 'util', layer, 'compress', 'serve', 'servers'];
+    default: return ['contract', 'util', layer];
   }
 }
 
@@ -85,9 +87,9 @@ test('the specifiers are read from every kind of import', () => {
     "const app = \"import('./generated.js').then(run);\";",
   ].join('\n');
   expect(specifiersOf(source)).toEqual(['node:fs', './a.js', '../c.js', './side.js', './d.js', '../e.js', './worker.js']);
-  expect(graph.get('lib/index.js')).toEqual(expect.arrayContaining(['lib/compress/index.js', 'lib/watch/watch.js', 'lib/errors.js']));
+  expect(graph.get('lib/index.js')).toEqual(expect.arrayContaining(['lib/compress/index.js', 'lib/watch/index.js', 'lib/errors.js']));
   expect(graph.get('lib/compress/variants/index.js')).toContain('lib/compress/variants/worker.js');
-  expect(modules).toEqual(expect.arrayContaining(['lib/manifest.js', 'lib/serve/adapters/middleware.js', 'lib/cli/cli.js', 'plugins/vite.js', 'bin/precompressor.js']));
+  expect(modules).toEqual(expect.arrayContaining(['lib/manifest/manifest.js', 'lib/serve/adapters/middleware.js', 'lib/cli/cli.js', 'plugins/vite.js', 'bin/precompressor.js']));
 });
 
 test('every relative import names an existing module', () => {
@@ -109,9 +111,11 @@ test('every import respects the layer rule (ARCHITECTURE.md)', () => {
 });
 
 test('the layer rule rejects what it should', () => {
-  expect(allowedFrom(layerOf('lib/format.js'))).not.toContain(layerOf('lib/compress/pass/report.js'));
+  expect(allowedFrom(layerOf('lib/util/format.js'))).not.toContain(layerOf('lib/compress/pass/report.js'));
   expect(allowedFrom(layerOf('lib/serve/site/table.js'))).not.toContain(layerOf('lib/compress/encoders/encode.js'));
-  expect(allowedFrom(layerOf('lib/cache/store.js'))).toEqual(['contract', 'cache']);
+  expect(allowedFrom(layerOf('lib/cache/store.js'))).toEqual(['contract', 'util', 'cache']);
+  expect(allowedFrom(layerOf('lib/util/format.js'))).not.toContain(layerOf('lib/errors.js'));
+  expect(allowedFrom(layerOf('lib/manifest/manifest.js'))).not.toContain(layerOf('lib/serve/index.js'));
   expect(allowedFrom(layerOf('lib/watch/watch.js'))).not.toContain(layerOf('lib/cli/cli.js'));
   expect(allowedFrom(layerOf('plugins/vite.js'))).not.toContain(layerOf('lib/index.js'));
 });
@@ -183,7 +187,8 @@ function doorViolations(g, doored) {
 /** `g` with each module replaced by its folder (lib/index.js, the public API, stands apart from the contract floor), self-imports left out. */
 function folderGraph(g) {
   const folders = new Map();
-  const folderOf = (file) => (file === 'lib/index.js' ? file : path.posix.dirname(file));
+  // lib/manifest/ is on the contract floor with lib/*.js
+  const folderOf = (file) => (file === 'lib/index.js' ? file : path.posix.dirname(file).replace(/^lib\/manifest$/, 'lib'));
   for (const [from, tos] of g) {
     const a = folderOf(from);
     const set = folders.get(a) ?? new Set();
@@ -195,7 +200,7 @@ function folderGraph(g) {
 
 test('every wing made of rooms, and each room, has a door (index.js)', () => {
   const doored = dooredFolders(modules);
-  expect([...doored]).toEqual(expect.arrayContaining(['lib/compress', 'lib/compress/pass', 'lib/compress/cache']));
+  expect([...doored]).toEqual(expect.arrayContaining(['lib/compress', 'lib/compress/pass', 'lib/serve', 'lib/serve/site', 'lib/watch']));
   expect([...doored].filter((d) => !modules.includes(`${d}/index.js`))).toEqual([]);
 });
 
@@ -225,4 +230,21 @@ test('the door and room rules reject what they should (a synthetic house)', () =
   ]);
   expect(findCycles(folderGraph(g))).toEqual(['lib/w → lib/w/a → lib/w/b → lib/w', 'lib/w/a → lib/w/b → lib/w/a']);
   expect(doorViolations(new Map([['lib/w/a/x.js', ['lib/w/b/index.js', 'lib/paths.js']]]), doored)).toEqual([]);
+});
+
+test('no folder of lib/ holds more than 12 modules', () => {
+  const counts = new Map();
+  for (const file of jsFiles('lib')) counts.set(path.posix.dirname(file), (counts.get(path.posix.dirname(file)) ?? 0) + 1);
+  expect([...counts].filter(([, n]) => n > 12)).toEqual([]);
+});
+
+// ARCHITECTURE.md is the map (#26): every module is on it, named by its folder and file
+// (`pass/precompress.js`, `lib/errors.js`); a door (index.js) is named by the rule that makes it.
+test('ARCHITECTURE.md names every module of lib/', () => {
+  const map = fs.readFileSync(path.join(root, 'ARCHITECTURE.md'), 'utf8');
+  const named = (file) => {
+    const short = file.split('/').slice(-2).join('/');
+    return new RegExp(`(?<![\\w-])${short.replace(/[.]/g, '\\.')}`).test(map);
+  };
+  expect(jsFiles('lib').filter((f) => !f.endsWith('/index.js') && !named(f))).toEqual([]);
 });

@@ -1,7 +1,7 @@
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { buildManifest, writeManifest, readManifest, readManifestSync, manifestText } from '../lib/manifest.js';
+import { buildManifest, writeManifest, readManifest, readManifestSync, manifestText } from '../lib/manifest/manifest.js';
 
 /** @param {Record<string, object>} files */
 const manifestOf = (files) => buildManifest({ tool: 'precompressor@0.0.0', settings: { encodings: ['br', 'gzip'] }, files });

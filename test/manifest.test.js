@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import path from 'node:path';
 import { execFileSync } from 'node:child_process';
-import { readManifest, readManifestSync, validateManifest, MAX_MANIFEST_BYTES } from '../lib/manifest.js';
+import { readManifest, readManifestSync, validateManifest, MAX_MANIFEST_BYTES } from '../lib/manifest/manifest.js';
 import { tempDir } from './helpers/tmp.js';
 
 /**

@@ -1,5 +1,5 @@
 import { normalizeOptions } from '../options.js';
-import { formatBinaryBytes, formatDuration, printable } from '../format.js';
+import { formatBinaryBytes, formatDuration, printable } from '../util/format.js';
 import { clear, info, prune } from '../compress/index.js';
 import { withFlagNames } from './options.js';
 

@@ -1,6 +1,6 @@
 import { fastCompressArgv } from './fast-args.js';
 import { CLI_FLAGS, CLI_OUTPUT_FLAGS, apiOptionsFromArgv, withFlagNames } from './options.js';
-import { formatProgress, formatSummary, printable } from '../format.js';
+import { formatProgress, formatSummary, printable } from '../util/format.js';
 import { precompressForCli } from './compress-thread.js';
 
 const SERVE_ABOUT = 'Preview a compressed folder with serveStatic (its own options: serve --help)';
@@ -111,7 +111,7 @@ async function runCompress(argv, stdout, stderr) {
   let lastPlain = 0;
   const onProgress = quiet
     ? undefined
-    : (/** @type {import('../format.js').Progress} */ p) => {
+    : (/** @type {import('../util/format.js').Progress} */ p) => {
         if (tty) stderr.write(`\r\x1b[2K${formatProgress(p, 24)}`);
         else if (p.elapsedMs - lastPlain >= 2000 && p.filesDone < p.filesTotal) {
           lastPlain = p.elapsedMs;

@@ -2,7 +2,7 @@ import { once } from 'node:events';
 import { parentPort } from 'node:worker_threads';
 import { precompressWhole } from '../compress/index.js';
 import { errorData } from '../errors.js';
-import { collector, paceCollections } from '../heap-pace.js';
+import { collector, paceCollections } from '../util/heap-pace.js';
 
 /**
  * The pass thread of compress-thread.js: its modules load as it starts; then one whole pass (the

@@ -41,7 +41,7 @@ export function fewEntries(dir, limit = SMALL_TREE) {
  * a large one's whole pass.
  * @param {string} dir
  * @param {import('../types.js').PrecompressOptions} options plain data (what the command line sets)
- * @param {((p: import('../format.js').Progress) => void) | undefined} onProgress
+ * @param {((p: import('../util/format.js').Progress) => void) | undefined} onProgress
  * @param {{ changes?: boolean }} [want] changes: the report's list of changes (one object per file
  *   changed: on a big first build, a copy of 10^5 objects made for the thread); else it comes empty
  * @returns {Promise<import('../types.js').Report>}

@@ -1,5 +1,5 @@
 import { writeServerConfigs, SERVERS } from '../servers/write.js';
-import { printable } from '../format.js';
+import { printable } from '../util/format.js';
 
 /**
  * `precompressor config nginx|caddy <dir> --out <folder>`: write a server's configuration of a

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import { SERVE_DEFAULTS, PREVIEW_LIMITS } from '../serve/index.js';
 import { commaList } from '../options.js';
 import { withFlagNames } from './options.js';
-import { printable } from '../format.js';
+import { printable } from '../util/format.js';
 import { PREVIEW_EXTENSIONS } from '../site-policy.js';
 
 /**

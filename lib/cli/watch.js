@@ -1,6 +1,6 @@
-import { watch } from '../watch/watch.js';
-import { printable } from '../format.js';
-import { singleFlight } from '../flow.js';
+import { watch } from '../watch/index.js';
+import { printable } from '../util/format.js';
+import { singleFlight } from '../util/flow.js';
 import { afterBuild } from './config.js';
 
 /**

@@ -4,8 +4,8 @@
 export { clear, info, prune } from './cache/index.js';
 export { addDeltas, keepSiteDictionary, summaryOf } from './dictionaries/index.js';
 export {
-  Pass, assertManifestTarget, cacheSummary, failureOf, finishOutputs, pass, planPass, planWalked,
+  Pass, cacheSummary, failureOf, finishOutputs, pass, planPass, planWalked,
   precompress, precompressWarm, precompressWhole, removeOutputs
 } from './pass/index.js';
 /** @typedef {import('./pass/index.js').PassHooks} PassHooks */
-export { statPaths } from './plan/index.js';
+export { assertManifestTarget, statPaths } from './plan/index.js';

@@ -45,7 +45,7 @@ export function extensionOf(rel) {
 }
 
 /**
- * @param {import('../manifest.js').Manifest} manifest
+ * @param {import('../manifest/manifest.js').Manifest} manifest
  * @param {{ manifestRel: string | null }} o the manifest's site path when it is inside the folder
  * @returns {SiteFacts}
  */

@@ -2,7 +2,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { PrecompressorError } from '../errors.js';
 import { MANIFEST_NAME } from '../options.js';
-import { readManifest } from '../manifest.js';
+import { readManifest } from '../manifest/manifest.js';
 import { writeAtomic } from '../fs-atomic.js';
 import { isInside, relInside } from '../paths.js';
 import { siteFacts } from './site-facts.js';

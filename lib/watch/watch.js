@@ -1,22 +1,22 @@
 import { EventEmitter } from 'node:events';
 import { normalizeOptions } from '../options.js';
 import { relInside } from '../paths.js';
-import { singleFlight } from '../flow.js';
-import { UnsettledFiles } from './unsettled.js';
+import { singleFlight } from '../util/flow.js';
+import { UnsettledFiles } from './events/index.js';
 import { splitWatchOptions } from './watch-options.js';
-import { isFileEvent, mustBeDirectory, ignoredBy, openTreeWatcher } from './intake.js';
-import { EventQueue } from './event-queue.js';
-import { PassRunner } from './pass-runner.js';
-import { eventDistrust, WHY } from './pass-choice.js';
+import { isFileEvent, mustBeDirectory, ignoredBy, openTreeWatcher } from './events/index.js';
+import { EventQueue } from './events/index.js';
+import { PassRunner } from './passes/index.js';
+import { eventDistrust, WHY } from './passes/index.js';
 
 export { WATCH_DEFAULTS, splitWatchOptions } from './watch-options.js';
-export { isOwnOutput, OwnOutputs } from './own-outputs.js';
-export { MANY_EVENTS, eventsTrusted } from './pass-choice.js';
+export { isOwnOutput, OwnOutputs } from './passes/index.js';
+export { MANY_EVENTS, eventsTrusted } from './passes/index.js';
 
 // Watch mode: a whole pass first, then one batch per debounced set of events, never two at once; this
 // module wires the pieces of lib/watch/ together.
 
-/** @typedef {import('./unsettled.js').FileEvent} FileEvent */
+/** @typedef {import('./events/index.js').FileEvent} FileEvent */
 
 /**
  * Watch `dir` (docs/watch.md). Throws a PrecompressorError for bad options; a folder missing or that
@@ -40,7 +40,7 @@ export class Watcher extends EventEmitter {
   /** @type {UnsettledFiles} files whose writes have not settled: every pass leaves them as they were */
   #unsettled;
   #runner;
-  /** @type {import('chokidar').FSWatcher | import('./tree-watch.js').TreeWatcher | null} */ #fsw = null;
+  /** @type {import('chokidar').FSWatcher | import('./events/index.js').TreeWatcher | null} */ #fsw = null;
   #closed = false;
   /** @type {Promise<void> | null} */ #closing = null;
   #manifestRel;

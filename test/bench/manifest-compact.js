@@ -9,7 +9,7 @@ import fsp from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { manifestTextOf, readManifestBytesSync, readManifestPiecesSync } from '../../lib/manifest.js';
+import { manifestTextOf, readManifestBytesSync, readManifestPiecesSync } from '../../lib/manifest/manifest.js';
 import { ManifestCompactor } from '../../lib/serve/manifest-index/compact.js';
 import { ManifestIndex, runIndex } from '../../lib/serve/manifest-index/manifest-index.js';
 

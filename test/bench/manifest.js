@@ -17,7 +17,7 @@ import { fmt, fmtInt, markdownTable, timed } from './util.js';
 
 const self = fileURLToPath(import.meta.url);
 const repoRoot = path.resolve(path.dirname(self), '../..');
-const manifestUrl = pathToFileURL(path.join(repoRoot, 'lib/manifest.js')).href;
+const manifestUrl = pathToFileURL(path.join(repoRoot, 'lib/manifest/manifest.js')).href;
 
 /** In a child: write (`write <file> <n>`) or read (`read <file>`) and print the time in ms. */
 async function child(mode, file, n) {

@@ -18,7 +18,7 @@ const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../
 const { values: args, positionals } = parseArgs({ allowPositionals: true, options: { files: { type: 'string', default: '1000000' }, 'on-disk': { type: 'string', default: '1000' } } });
 const [dir] = positionals;
 if (!dir) throw new Error('usage: node test/bench/scale-listed.js <dir> [--files N] [--on-disk N]');
-const { writeManifest, buildManifest, contentHash } = await import(pathToFileURL(path.join(repoRoot, 'lib/manifest.js')).href);
+const { writeManifest, buildManifest, contentHash } = await import(pathToFileURL(path.join(repoRoot, 'lib/manifest/manifest.js')).href);
 const n = Number(args.files);
 const onDisk = Number(args['on-disk']);
 /** @type {Map<string, object>} */

@@ -2,7 +2,7 @@ import crypto from 'node:crypto';
 import zlib from 'node:zlib';
 import { familyOf, escapeUrlPattern, dictionaryHashOf, deltaEncoders, encodeDelta, verifyDelta, dczMaxWindow, dczWindowLog } from '../../lib/compress/dictionaries/delta-encode.js';
 import { decodeDelta } from '../helpers/delta.js';
-import { contentHash, deltaPath, deltaStem } from '../../lib/manifest.js';
+import { contentHash, deltaPath, deltaStem } from '../../lib/manifest/manifest.js';
 
 describe('familyOf: versions of one asset by the name with its hash taken out', () => {
   test.each([

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { precompress } from '../../lib/compress/pass/precompress.js';
 import { deltaEncoders, dictionaryHashOf } from '../../lib/compress/dictionaries/delta-encode.js';
 import { decodeDelta } from '../helpers/delta.js';
-import { deltaPath, readManifest, validateManifest } from '../../lib/manifest.js';
+import { deltaPath, readManifest, validateManifest } from '../../lib/manifest/manifest.js';
 import { tempDir, writeTree, textOf, noiseOf } from '../helpers/tmp.js';
 
 const encoders = deltaEncoders();
@@ -40,13 +40,13 @@ withEncoders('a second build gets deltas against the first: recorded, decoding t
   const old = bundle(1);
   const r = await build(2);
   expect(r.ok).toBe(true);
-  const m = /** @type {import('../../lib/manifest.js').Manifest} */ (await readManifest(path.join(out, 'precompressor-manifest.json')));
+  const m = /** @type {import('../../lib/manifest/manifest.js').Manifest} */ (await readManifest(path.join(out, 'precompressor-manifest.json')));
   expect(m.schema).toBe(3);
   const rel = 'assets/index-V2xxxxx1.js';
   const e = m.files[rel];
   expect(e.dictionary).toEqual({ hash: dictionaryHashOf(e.hash), match: 'index-*.js', dest: 'script', hashed: true });
   const dictKey = Object.keys(e.deltas ?? {})[0];
-  expect(dictKey).toBe(dictionaryHashOf((await import('../../lib/manifest.js')).contentHash(Buffer.from(old))));
+  expect(dictKey).toBe(dictionaryHashOf((await import('../../lib/manifest/manifest.js')).contentHash(Buffer.from(old))));
   expect(Object.keys(e.deltas ?? {})).toHaveLength(1);
   expect(Object.keys(/** @type {any} */ (e.deltas)[dictKey]).sort()).toEqual([...encoders].sort());
   for (const enc of encoders) {

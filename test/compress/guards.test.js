@@ -3,7 +3,7 @@ import fsSync from 'node:fs';
 import path from 'node:path';
 import { execFileSync } from 'node:child_process';
 import { precompress } from '../../lib/compress/pass/precompress.js';
-import { systemDirReason } from '../../lib/compress/pass/guards.js';
+import { systemDirReason } from '../../lib/compress/plan/guards.js';
 import { fileURLToPath } from 'node:url';
 import { tempDir, writeTree, textOf } from '../helpers/tmp.js';
 import { runCommand } from '../helpers/spawn.js';

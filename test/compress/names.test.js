@@ -2,7 +2,7 @@ import fsSync from 'node:fs';
 import path from 'node:path';
 import { execFileSync } from 'node:child_process';
 import { precompress } from '../../lib/compress/pass/precompress.js';
-import { readManifest, pathProblem } from '../../lib/manifest.js';
+import { readManifest, pathProblem } from '../../lib/manifest/manifest.js';
 import { serveStatic } from '../../lib/serve/adapters/middleware.js';
 import { tempDir, writeTree, textOf } from '../helpers/tmp.js';
 

@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { precompress } from '../../lib/compress/pass/precompress.js';
 import { lookupSync } from '../../lib/compress/cache/entry-files.js';
 import { normalizeOptions } from '../../lib/options.js';
-import { contentHash } from '../../lib/manifest.js';
+import { contentHash } from '../../lib/manifest/manifest.js';
 import { variantKey } from '../../lib/compress/pass/remote-run.js';
 import { decodeActionResult, encodeActionResult } from '../../lib/compress/cache/action-result.js';
 import { shownUrl } from '../../lib/compress/cache/http-cache.js';

@@ -3,7 +3,7 @@ import path from 'node:path';
 import crypto from 'node:crypto';
 import { precompress } from '../../lib/compress/pass/precompress.js';
 import { deltaEncoders, dictionaryHashOf } from '../../lib/compress/dictionaries/delta-encode.js';
-import { contentHash, readManifest } from '../../lib/manifest.js';
+import { contentHash, readManifest } from '../../lib/manifest/manifest.js';
 import { sketchOf, similarity, pairByContent, MIN_SIMILARITY } from '../../lib/compress/dictionaries/similarity.js';
 import { tempDir, writeTree, textOf, noiseOf } from '../helpers/tmp.js';
 

@@ -2,7 +2,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { precompress } from '../../lib/compress/pass/precompress.js';
 import { deltaEncoders } from '../../lib/compress/dictionaries/delta-encode.js';
-import { siteDictionaryPath } from '../../lib/manifest.js';
+import { siteDictionaryPath } from '../../lib/manifest/manifest.js';
 import { tempDir } from '../helpers/tmp.js';
 import { writeSite } from '../helpers/site.js';
 

@@ -80,4 +80,4 @@ maybe('ng build && precompressor dist/my-app/browser: hashed bundles immutable a
   } finally {
     await again.stop();
   }
-});
+}, 240_000); // two real builds and Chromium

@@ -3,7 +3,7 @@ import fsp from 'node:fs/promises';
 import path from 'node:path';
 import zlib from 'node:zlib';
 import { deltaEncoders } from '../../lib/compress/dictionaries/delta-encode.js';
-import { deltaPath } from '../../lib/manifest.js';
+import { deltaPath } from '../../lib/manifest/manifest.js';
 import { decodeDelta } from '../helpers/delta.js';
 import { runCommand } from '../helpers/spawn.js';
 import { BIN, makeApp, heavyBuildSkip, projectEnv, runIn, startServe, get, manifestOf } from '../helpers/framework-app.js';

@@ -4,7 +4,7 @@ import http from 'node:http';
 import path from 'node:path';
 import { deltaEncoders } from '../../lib/compress/dictionaries/delta-encode.js';
 import { serveStatic } from '../../lib/index.js';
-import { deltaPath } from '../../lib/manifest.js';
+import { deltaPath } from '../../lib/manifest/manifest.js';
 import { decodeDelta } from '../helpers/delta.js';
 import { recordedBrowser } from '../helpers/servers.js';
 import { runCommand } from '../helpers/spawn.js';

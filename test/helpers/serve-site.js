@@ -4,7 +4,7 @@ import path from 'node:path';
 import zlib from 'node:zlib';
 import crypto from 'node:crypto';
 import http from 'node:http';
-import { manifestText } from '../../lib/manifest.js';
+import { manifestText } from '../../lib/manifest/manifest.js';
 
 /**
  * Test helper for the serve tests: builds a site with its variants and a schema-1 manifest

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { execFileSync } from 'node:child_process';
 import { precompress } from '../../lib/compress/pass/precompress.js';
 import { serveStatic } from '../../lib/serve/adapters/middleware.js';
-import { readManifest } from '../../lib/manifest.js';
+import { readManifest } from '../../lib/manifest/manifest.js';
 import { tempDir, writeTree, textOf } from '../helpers/tmp.js';
 import { listen, request, decode } from '../helpers/serve-site.js';
 
@@ -32,7 +32,7 @@ async function tarCopyOf(files) {
   for (const rel of Object.keys(files)) await fs.utimes(path.join(src, rel), STAMP, STAMP);
   expect((await precompress(src, { deltas: false, encodings: ['br', 'gzip'] })).ok).toBe(true);
   execFileSync('sh', ['-c', 'tar -C "$1" -cf - . | tar -C "$2" -xf -', 'sh', src, dst]);
-  const manifest = /** @type {import('../../lib/manifest.js').Manifest} */ (await readManifest(path.join(dst, 'precompressor-manifest.json')));
+  const manifest = /** @type {import('../../lib/manifest/manifest.js').Manifest} */ (await readManifest(path.join(dst, 'precompressor-manifest.json')));
   return { dst, manifest };
 }
 

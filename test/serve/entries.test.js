@@ -4,7 +4,7 @@ import http from 'node:http';
 import { Site } from '../../lib/serve/site/site.js';
 import { serveStatic } from '../../lib/serve/adapters/middleware.js';
 import { normalizeServeOptions } from '../../lib/serve/http/options.js';
-import { manifestText } from '../../lib/manifest.js';
+import { manifestText } from '../../lib/manifest/manifest.js';
 import { hashOf, listen } from '../helpers/serve-site.js';
 import { tempDir } from '../helpers/tmp.js';
 

@@ -2,7 +2,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { serveStatic } from '../../lib/serve/adapters/middleware.js';
 import { ManifestIndex, runIndex, runIndexAsync, reloadSlices } from '../../lib/serve/manifest-index/manifest-index.js';
-import { manifestText } from '../../lib/manifest.js';
+import { manifestText } from '../../lib/manifest/manifest.js';
 import { pathsTouchedBy } from '../../lib/serve/site/file-events.js';
 import { BodyCache } from '../../lib/serve/bodies/body-cache.js';
 import { makeSite, decode, hashOf, serveSite, listen, request } from '../helpers/serve-site.js';

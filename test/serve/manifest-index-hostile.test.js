@@ -4,7 +4,7 @@ import crypto from 'node:crypto';
 import { ManifestIndex, runIndex } from '../../lib/serve/manifest-index/manifest-index.js';
 import { hashByte } from '../../lib/serve/manifest-index/key-table.js';
 import { serveStatic } from '../../lib/serve/adapters/middleware.js';
-import { manifestText } from '../../lib/manifest.js';
+import { manifestText } from '../../lib/manifest/manifest.js';
 import { makeSite, listen, request } from '../helpers/serve-site.js';
 
 // The server indexes a manifest's lines before validating them (lib/serve/manifest-index/line-scan.js): what a

@@ -2,7 +2,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { serveStatic } from '../../lib/serve/adapters/middleware.js';
 import { ManifestCompactor } from '../../lib/serve/manifest-index/compact.js';
-import { manifestText } from '../../lib/manifest.js';
+import { manifestText } from '../../lib/manifest/manifest.js';
 import { makeSite, listen, request, decode } from '../helpers/serve-site.js';
 
 // serveStatic keeps of a manifest only what serving reads: white space and fields it does not read

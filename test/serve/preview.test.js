@@ -152,7 +152,7 @@ test('at maxConnections a newcomer closes the connection idle longest, not one a
   }
 });
 
-test('a stalled download is reset after the timeout and one tick, before node:http\'s own timer would close it', async () => {
+test('a stalled download is reset by the stall watch, not closed by node:http\'s own timer', async () => {
   const site = await makeSite({ 'big.bin': Buffer.alloc(16 << 20, 'x') }, { noVariants: ['big.bin'] });
   const timeout = 1000;
   const p = await startPreview({ root: site.dir, timeout });
@@ -162,12 +162,9 @@ test('a stalled download is reset after the timeout and one tick, before node:ht
     const asked = new Promise((r) => p.server.once('request', (req) => r(req.socket)));
     client = stalledClient(port, '/big.bin');
     const socket = await asked;
-    // node:http's own timer re-arms once for a download whose client stopped reading (the kernel
-    // took bytes after the last write), closing it only after twice the timeout. The watch resets it
-    // by timeout + tickOf(timeout) = 1.25 s after it stalled; this timer, due after both, checks
-    // which came first (timers of one process run in the order they are due).
-    const destroyedAtCheck = await new Promise((r) => setTimeout(() => r(socket.destroyed), timeout * 1.75));
-    expect(destroyedAtCheck).toBe(true);
+    // Observe the close itself, not a clock: node:http's own timer (twice the timeout for a stalled
+    // download) would close with a FIN; only the stall watch resets, which the client's write tells below.
+    if (!socket.destroyed) await new Promise((r) => socket.once('close', r));
     // reset, not closed: the client's next write fails (a closed socket would take it). Reading
     // would not tell: older libuv (1.49, Node 22.12) reports a reset behind unread bytes as EOF
     const told = await new Promise((resolve) => {

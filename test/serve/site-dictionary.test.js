@@ -14,7 +14,7 @@ import { normalizeServeOptions } from '../../lib/serve/http/options.js';
 import { IncomingMessage, ServerResponse } from 'node:http';
 import { Socket } from 'node:net';
 import { parseRequestPath } from '../../lib/serve/http/request-path.js';
-import { validateManifest, deltaPath } from '../../lib/manifest.js';
+import { validateManifest, deltaPath } from '../../lib/manifest/manifest.js';
 import { listen, request } from '../helpers/serve-site.js';
 import { tempDir, writeTree } from '../helpers/tmp.js';
 import { writeSite } from '../helpers/site.js';

@@ -1,4 +1,4 @@
-import { EventQueue } from '../../lib/watch/event-queue.js';
+import { EventQueue } from '../../lib/watch/events/event-queue.js';
 
 test('a path keeps its last event; take() empties the queue in arrival order', () => {
   const q = new EventQueue(60_000, () => {});

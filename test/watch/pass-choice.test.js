@@ -1,4 +1,4 @@
-import { wholePassReason, batchOutcome, eventDistrust, WHY, MANY_EVENTS } from '../../lib/watch/pass-choice.js';
+import { wholePassReason, batchOutcome, eventDistrust, WHY, MANY_EVENTS } from '../../lib/watch/passes/pass-choice.js';
 
 // When a batch becomes a whole pass (docs/watch.md, "Batches and whole passes"): pure decisions.
 

@@ -3,7 +3,7 @@ import fsp from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { once } from 'node:events';
-import { TreeWatcher } from '../../lib/watch/tree-watch.js';
+import { TreeWatcher } from '../../lib/watch/events/tree-watch.js';
 
 // Watch mode's native events: one watcher per folder, never one per file (a site of 10^5 files
 // with its variants would need more inotify watches than a user may have).

@@ -7,14 +7,14 @@ import path from 'node:path';
 import zlib from 'node:zlib';
 import { fileURLToPath } from 'node:url';
 import { isOwnOutput, OwnOutputs, splitWatchOptions, watch, eventsTrusted, MANY_EVENTS } from '../../lib/watch/watch.js';
-import { ManifestRecords } from '../../lib/watch/manifest-records.js';
-import { batchPaths } from '../../lib/watch/batch.js';
-import { childFlags } from '../../lib/watch/whole-pass.js';
+import { ManifestRecords } from '../../lib/watch/passes/manifest-records.js';
+import { batchPaths } from '../../lib/watch/passes/batch.js';
+import { childFlags } from '../../lib/watch/passes/whole-pass.js';
 import { batchLines, watchCommand } from '../../lib/cli/watch.js';
 import { tempDir, textOf, noiseOf, writeTree } from '../helpers/tmp.js';
 import { writeSite } from '../helpers/site.js';
 import { deltaEncoders } from '../../lib/compress/dictionaries/delta-encode.js';
-import { deltaPath } from '../../lib/manifest.js';
+import { deltaPath } from '../../lib/manifest/manifest.js';
 
 // Real file-system events: every wait is for an event (a batch, an output line) with a deadline,
 // never a sleep that assumes how long the file system takes.

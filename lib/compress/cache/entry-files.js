@@ -4,7 +4,7 @@ import path from 'node:path';
 import crypto from 'node:crypto';
 import { createRequire } from 'node:module';
 import { READ_NOFOLLOW, isRealFolder, notRealFolder, tempPathFor, writeAtomicSync } from '../../fs-atomic.js';
-import { sha256 } from '../../manifest.js';
+import { sha256 } from '../../manifest/manifest.js';
 
 /**
  * The variant cache's entry files (docs/cache.md): content-addressed compressed bytes with a record,

@@ -5,7 +5,7 @@ import { dictionaryHashOf, deltaEncoders, encodeDelta, verifyDelta, DELTA_MAX_SI
 import { escapeUrlPattern, familyOf, inImmutableFolder, INDEX_FILES } from '../../site-policy.js';
 import { openDictionaryStore } from './dictionary-store.js';
 import { withRemote } from './dictionary-remote.js';
-import { contentHash, deltaPath, entryOf, sha256 } from '../../manifest.js';
+import { contentHash, deltaPath, entryOf, sha256 } from '../../manifest/manifest.js';
 import { writeAtomic, removeIfPresent } from '../../fs-atomic.js';
 import { extensionOf } from '../plan/index.js';
 import { walk } from '../plan/index.js';
@@ -62,7 +62,7 @@ export function deltaFamilyOf(rel, opts) {
 
 /**
  * @param {string} rel
- * @param {import('../../manifest.js').FileEntry} entry
+ * @param {import('../../manifest/manifest.js').FileEntry} entry
  * @param {Options} opts
  */
 function eligible(rel, entry, opts) {
@@ -71,7 +71,7 @@ function eligible(rel, entry, opts) {
 }
 
 /**
- * @param {import("../../manifest.js").FileEntry} entry
+ * @param {import("../../manifest/manifest.js").FileEntry} entry
  */
 function bare(entry) {
   const rest = { ...entry };
@@ -83,7 +83,7 @@ function bare(entry) {
 
 /**
  * Smallest ordinary representation: what a returning visitor downloads without deltas.
- * @param {import('../../manifest.js').FileEntry} entry
+ * @param {import('../../manifest/manifest.js').FileEntry} entry
  */
 function bestOrdinary(entry) {
   return Math.min(entry.size, ...Object.values(entry.variants).map((v) => v.size));
@@ -112,8 +112,8 @@ async function previousVersions(opts, previous, keys) {
 }
 
 /**
- * @typedef {{ opts: Options, entries: Map<string, import('../../manifest.js').FileEntry>,
- *   previous: import('../../manifest.js').Manifest | null, onDisk: Map<string, number>,
+ * @typedef {{ opts: Options, entries: Map<string, import('../../manifest/manifest.js').FileEntry>,
+ *   previous: import('../../manifest/manifest.js').Manifest | null, onDisk: Map<string, number>,
  *   report: { warn(p: string, m: string): void, change(p: string, a: string): void, fail(f: object): void },
  *   cache?: { task: import('../cache/index.js').From | null, add(s: ReturnType<typeof taskStats>): void },
  *   remote?: import('../cache/index.js').RemoteEntries | null,
@@ -125,7 +125,8 @@ async function previousVersions(opts, previous, keys) {
 /**
  * `siteApply` puts back the pages' records against the site dictionary (which this step drops)
  * before the entries are compared with what they were.
- * @param {DeltaInput & { siteApply?: (entries: Map<string, import('../../manifest.js').FileEntry>) => void }} input
+ * @param {DeltaInput & {
+ *   siteApply?: (entries: Map<string, import('../../manifest/manifest.js').FileEntry>) => void }} input
  * @returns {Promise<{ changed: boolean, summary: DeltaSummary }>}
  */
 export async function addDeltas(input) {
@@ -188,7 +189,7 @@ export async function addDeltas(input) {
 /**
  * For the files of a folder named only by a hash: each one's earlier version found by content, if close enough.
  * @param {Options} opts
- * @param {Map<string, import('../../manifest.js').FileEntry>} entries
+ * @param {Map<string, import('../../manifest/manifest.js').FileEntry>} entries
  * @param {string[]} rels this build's files of the folder
  * @param {{ hash: string, read: () => Promise<Buffer | null> }[]} dicts the folder's earlier versions
  * @returns {Promise<Map<string, { hash: string, read: () => Promise<Buffer | null> }[]>>}
@@ -201,7 +202,7 @@ async function pairedByContent(opts, entries, rels, dicts) {
   }
   const fresh = [];
   for (const rel of rels) {
-    const entry = /** @type {import('../../manifest.js').FileEntry} */ (entries.get(rel));
+    const entry = /** @type {import('../../manifest/manifest.js').FileEntry} */ (entries.get(rel));
     const data = earlier.length > 0 ? await readChecked(opts, rel, entry) : null;
     if (data !== null) fresh.push({ item: rel, size: data.length, sketch: sketchOf(data) });
   }
@@ -211,7 +212,7 @@ async function pairedByContent(opts, entries, rels, dicts) {
 }
 
 /**
- * @param {Map<string, import("../../manifest.js").FileEntry>} entries
+ * @param {Map<string, import("../../manifest/manifest.js").FileEntry>} entries
  */
 function dictionaryState(entries) {
   // One entry at a time: a copy of a big site's entries as pairs would be the pass's peak.
@@ -225,7 +226,7 @@ function dictionaryState(entries) {
 /**
  * An entry's family for deltas (null when it gets none) and whether its name is immutable when served.
  * @param {string} rel
- * @param {import("../../manifest.js").FileEntry} entry
+ * @param {import("../../manifest/manifest.js").FileEntry} entry
  * @param {Options} opts
  */
 function familyState(rel, entry, opts) {
@@ -238,7 +239,7 @@ function familyState(rel, entry, opts) {
 
 /**
  * Does the delta step change or use this entry (a family, or delta fields to drop or add)?
- * @param {import("../../manifest.js").FileEntry} entry
+ * @param {import("../../manifest/manifest.js").FileEntry} entry
  * @param {boolean} hashed
  * @param {unknown} fam
  */
@@ -249,7 +250,7 @@ const touches = (entry, hashed, fam) =>
  * Would the delta step change or use this entry? Those it would not, it leaves as they are: a pass
  * that changed no file may run it on the others alone (lib/compress/pass/warm-run.js).
  * @param {string} rel
- * @param {import("../../manifest.js").FileEntry} entry
+ * @param {import("../../manifest/manifest.js").FileEntry} entry
  * @param {Options} opts
  */
 export function deltasTouch(rel, entry, opts) {
@@ -261,7 +262,7 @@ export function deltasTouch(rel, entry, opts) {
  * Give every eligible entry its `dictionary` record (and drop the old delta fields of all).
  * @returns {{ members: Map<string, string[]>, byContent: Set<string> }} family key → this build's files
  *   in it; the keys of the families paired by content
- * @param {Map<string, import("../../manifest.js").FileEntry>} entries
+ * @param {Map<string, import("../../manifest/manifest.js").FileEntry>} entries
  * @param {Options} opts
  */
 function assignFamilies(entries, opts) {
@@ -292,11 +293,11 @@ function assignFamilies(entries, opts) {
  * @param {{ hash: string, read: () => Promise<Buffer | null> }[]} dicts
  */
 async function deltasFor(run, rel, dicts) {
-  const entry = /** @type {import('../../manifest.js').FileEntry} */ (run.entries.get(rel));
+  const entry = /** @type {import('../../manifest/manifest.js').FileEntry} */ (run.entries.get(rel));
   const prev = entryOf(run.previous, rel);
   const reusable = prev?.hash === entry.hash ? prev.deltas ?? {} : {};
   const best = bestOrdinary(entry);
-  /** @type {Record<string, import('../../manifest.js').DeltaEntry>} */
+  /** @type {Record<string, import('../../manifest/manifest.js').DeltaEntry>} */
   const deltas = {};
   let data = null;
   for (const [i, d] of dicts.entries()) {
@@ -325,7 +326,7 @@ async function deltasFor(run, rel, dicts) {
  * Count a file's delta in the summary, as servable only when a browser keeps the file as a dictionary
  * by default (a hashed name) and offers it for the new version (not a folder's `*.js`).
  * @param {DeltaSummary} summary
- * @param {import('../../manifest.js').FileEntry} entry
+ * @param {import('../../manifest/manifest.js').FileEntry} entry
  * @param {number} best its best ordinary representation
  * @param {number} smallest its smallest delta against the newest earlier version
  */
@@ -343,7 +344,7 @@ function count(summary, entry, best, smallest) {
 /**
  * @param {Options} opts
  * @param {string} rel
- * @param {import('../../manifest.js').FileEntry} entry
+ * @param {import('../../manifest/manifest.js').FileEntry} entry
  */
 export async function readChecked(opts, rel, entry) {
   const data = await fs.readFile(absPath(opts.root, rel)).catch(() => null);
@@ -362,7 +363,7 @@ export async function readChecked(opts, rel, entry) {
  */
 export async function encodeAll(run, rel, data, dict, dictKey, best) {
   const digest = crypto.createHash('sha256').update(dict).digest();
-  /** @type {import('../../manifest.js').DeltaEntry} */
+  /** @type {import('../../manifest/manifest.js').DeltaEntry} */
   const rec = {};
   for (const enc of run.encoders) {
     const { out, cached } = await cachedDelta(run, enc, data, dict, digest);
@@ -483,7 +484,7 @@ function dictionariesOf(store, key, fromPrevious, current, max) {
  * @param {Map<string, string[]>} members
  * @param {Store} store
  * @param {Map<string, string[]>} members
- * @param {Map<string, import("../../manifest.js").FileEntry>} entries
+ * @param {Map<string, import("../../manifest/manifest.js").FileEntry>} entries
  * @param {Options} opts
  */
 async function recordVersions(store, members, entries, opts) {
@@ -491,7 +492,7 @@ async function recordVersions(store, members, entries, opts) {
   const current = new Map();
   for (const [key, rels] of members) {
     for (const rel of rels) {
-      const e = /** @type {import('../../manifest.js').FileEntry} */ (entries.get(rel));
+      const e = /** @type {import('../../manifest/manifest.js').FileEntry} */ (entries.get(rel));
       const version = { hash: e.hash, bytes: () => fs.readFile(absPath(opts.root, rel)) };
       current.set(key, [...(current.get(key) ?? []), version]);
     }

@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { contentHash, sha256 } from '../../manifest.js';
+import { contentHash, sha256 } from '../../manifest/manifest.js';
 import { encodeActionResult } from '../cache/index.js';
 
 /**

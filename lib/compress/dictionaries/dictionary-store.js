@@ -2,7 +2,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import crypto from 'node:crypto';
 import { isRealFolder, notRealFolder, readRegularFile, writeAtomic } from '../../fs-atomic.js';
-import { contentHash } from '../../manifest.js';
+import { contentHash } from '../../manifest/manifest.js';
 import { DELTA_MAX_SIZE } from './delta-encode.js';
 
 /**

@@ -3,7 +3,7 @@ import pLimit from 'p-limit';
 import { chooseDictionary } from './choose-dictionary.js';
 import { deltaEncoders, dictionaryHashOf, DELTA_MAX_SIZE } from './delta-encode.js';
 import { encodeAll, readChecked } from './deploy-deltas.js';
-import { contentHash, deltaPath, entryOf, ownSiteDictionary, siteDictionaryPath } from '../../manifest.js';
+import { contentHash, deltaPath, entryOf, ownSiteDictionary, siteDictionaryPath } from '../../manifest/manifest.js';
 import { variantPath } from '../../encodings.js';
 import { absPath } from '../../paths.js';
 import { writeAtomic, removeIfPresent } from '../../fs-atomic.js';
@@ -50,7 +50,7 @@ const CHOICE_PAGES = 256;
 const SITE_MATCH = Object.freeze({ match: '*', dest: 'document' });
 
 /**
- * @typedef {import('../../manifest.js').FileEntry} FileEntry
+ * @typedef {import('../../manifest/manifest.js').FileEntry} FileEntry
  * @typedef {import('./deploy-deltas.js').DeltaInput} DeltaInput
  */
 
@@ -71,7 +71,7 @@ const bestOrdinary = (entry) =>
 /**
  * @param {import('./deploy-deltas.js').DeltaInput} input
  * @returns {Promise<{ keep: Set<string>, changed: boolean, summary: SiteDictionarySummary,
- *   apply: (entries: Map<string, import('../../manifest.js').FileEntry>) => void,
+ *   apply: (entries: Map<string, import('../../manifest/manifest.js').FileEntry>) => void,
  *   path: string | null, hash: string | null }>}
  */
 export async function addSiteDictionary(input) {
@@ -125,7 +125,7 @@ export async function addSiteDictionary(input) {
 /**
  * @param {string} rel the dictionary
  * @param {string} dictKey
- * @param {Map<string, import('../../manifest.js').DeltaEntry>} records
+ * @param {Map<string, import('../../manifest/manifest.js').DeltaEntry>} records
  */
 function applier(rel, dictKey, records) {
   return (/** @type {Map<string, FileEntry>} */ all) => {
@@ -142,7 +142,7 @@ function applier(rel, dictKey, records) {
  * The site-dictionary step of a watch batch: its pages' variants against the last whole pass's
  * dictionary; null when that file changed (a whole pass must choose again).
  * @param {import('./deploy-deltas.js').DeltaInput} input
- * @param {import('../../manifest.js').SiteDictionaryEntry} sd
+ * @param {import('../../manifest/manifest.js').SiteDictionaryEntry} sd
  * @param {FileEntry} dictEntry its entry in the manifest
  */
 export async function keepSiteDictionary(input, sd, dictEntry) {
@@ -206,7 +206,7 @@ async function choose(opts, pages, encoders, previous) {
  * @param {SiteDictionarySummary} summary
  */
 async function encodePages(run, pages, dict, dictKey, summary) {
-  /** @type {Map<string, import('../../manifest.js').DeltaEntry>} */
+  /** @type {Map<string, import('../../manifest/manifest.js').DeltaEntry>} */
   const records = new Map();
   const keep = new Set();
   const limit = pLimit(Math.max(2, Math.min(run.opts.concurrency, 4)));
@@ -225,7 +225,7 @@ async function encodePages(run, pages, dict, dictKey, summary) {
 
 /**
  * @param {SiteDictionarySummary} summary
- * @param {Map<string, import('../../manifest.js').DeltaEntry>} records
+ * @param {Map<string, import('../../manifest/manifest.js').DeltaEntry>} records
  * @param {Map<string, FileEntry>} entries
  * @param {number} written
  */
@@ -266,7 +266,7 @@ function reusable(input, page, entry, dictKey) {
 async function writeDictionary(input, rel, dict, hash) {
   const { opts, entries, report } = input;
   const abs = absPath(opts.root, rel);
-  /** @type {import('../../manifest.js').FileEntry} */
+  /** @type {import('../../manifest/manifest.js').FileEntry} */
   const entry = { size: dict.length, mtimeMs: 0, hash, variants: {} };
   if (!opts.dryRun) {
     await writeAtomic(abs, dict, { checkParent: true });

@@ -1,7 +1,7 @@
 import { createReadStream, createWriteStream } from 'node:fs';
 import { Transform, Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { createHasher } from '../../manifest.js';
+import { createHasher } from '../../manifest/manifest.js';
 import { decodeBufferSync } from './encode.js';
 import { codecOf } from './encode.js';
 

@@ -4,9 +4,9 @@ import { WORKER_URL } from '../variants/index.js';
 import { makeTempDir, removeTemp } from '../../fs-atomic.js';
 import { createPool } from '../pool/index.js';
 import { absPath } from '../../paths.js';
-import { retryWhileChanged } from '../../flow.js';
+import { retryWhileChanged } from '../../util/flow.js';
 import { Admission } from './admission.js';
-import { workerCollectEvery } from '../../heap-pace.js';
+import { workerCollectEvery } from '../../util/heap-pace.js';
 import { CacheFirst } from './cache-first.js';
 import { changedError, costOf, entryFrom, sameSource, splitTasks } from './file-tasks.js';
 
@@ -28,7 +28,7 @@ const ADMITTED = 64;
  * @typedef {import('../plan/index.js').WalkEntry} WalkedFile
  * @typedef {{ opts: import('../../options.js').Options, report: import('./report.js').Report,
  *   cache: ReturnType<typeof import('../cache/index.js').createCacheRun>,
- *   entries: Map<string, import('../../manifest.js').FileEntry>, failed: Set<string>,
+ *   entries: Map<string, import('../../manifest/manifest.js').FileEntry>, failed: Set<string>,
  *   fail(rel: string, err: unknown): void, encodingsOf(rel: string): readonly Encoding[], build: boolean }} PassState
  *   what the compression of a pass reads and records (lib/compress/pass/precompress.js); build: a whole
  *   folder's pass, not a watch batch (cache-first.js onThisThread())

@@ -51,7 +51,7 @@ export function entryFrom(results, encodings) {
   const [first] = results;
   /** @type {Record<string, number | null>} */
   const out = Object.assign({}, ...results.map((r) => r.out));
-  /** @type {import('../../manifest.js').FileEntry} */
+  /** @type {import('../../manifest/manifest.js').FileEntry} */
   const entry = { size: first.size, mtimeMs: first.mtimeMs, hash: first.hash, variants: {} };
   for (const enc of encodings) {
     const size = out[enc];

@@ -1,4 +1,4 @@
-import { buildManifest, writeManifest } from '../../manifest.js';
+import { buildManifest, writeManifest } from '../../manifest/manifest.js';
 import { addDeltas } from '../dictionaries/index.js';
 import { addSiteDictionary, summaryOf } from '../dictionaries/index.js';
 import { variantPath } from '../../encodings.js';
@@ -9,7 +9,7 @@ import { identityOf, sameIdentity, writeIndex } from './warm-index.js';
 
 /**
  * The last steps of a pass (lib/compress/pass/precompress.js): what it removes, and the manifest.
- * @typedef {import('../../manifest.js').Manifest} Manifest
+ * @typedef {import('../../manifest/manifest.js').Manifest} Manifest
  * @typedef {{ opts: import('../../options.js').Options, report: import('./report.js').Report,
  *   settings: Manifest['settings'], tool: string, previous: Manifest | null, failed: Set<string>,
  *   removals: { rel: string, why: string }[],
@@ -109,7 +109,7 @@ export async function writeIfChanged(pass, manifest, deltasChanged) {
 
 /**
  * After the compressions: the removals, the site dictionary and deltas, the manifest and the report.
- * @param {PassResult & { entries: Map<string, import('../../manifest.js').FileEntry>,
+ * @param {PassResult & { entries: Map<string, import('../../manifest/manifest.js').FileEntry>,
  *   deltasOnDisk: Map<string, number>, owners: { user: Set<string> },
  *   cache: ReturnType<typeof import('../cache/index.js').createCacheRun>,
  *   remote: import('./remote-run.js').RemoteRun | null }} pass
@@ -173,7 +173,7 @@ const idleDeltas = () =>
 
 /**
  * The last step of a shard: its variants are in the caches, all it is for.
- * @param {PassResult & { entries: Map<string, import('../../manifest.js').FileEntry>,
+ * @param {PassResult & { entries: Map<string, import('../../manifest/manifest.js').FileEntry>,
  *   cache: ReturnType<typeof import('../cache/index.js').createCacheRun>,
  *   remote: import('./remote-run.js').RemoteRun | null,
  *   shard: import('../../types.js').ShardSummary | null }} pass

@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { readManifest } from '../../manifest.js';
+import { readManifest } from '../../manifest/manifest.js';
 import { walk } from '../plan/index.js';
 import { eligibility } from '../plan/index.js';
 import { decodedAgainst } from '../plan/index.js';
@@ -19,7 +19,7 @@ const WARM_AFTER_BYTES = 192 * 1024;
 /**
  * @typedef {{ opts: import('../../options.js').Options, report: import('./report.js').Report, settings: object,
  *   tool: string, warm: () => void, afterWalk?: () => void | Promise<void>,
- *   onFresh: (rel: string, prev: import('../../manifest.js').FileEntry) => void }} PlanContext
+ *   onFresh: (rel: string, prev: import('../../manifest/manifest.js').FileEntry) => void }} PlanContext
  *   warm: start the workers (a cold run: they load their modules while the folder is walked);
  *   afterWalk: a test's hook, once the folder is walked; onFresh: a file with nothing to do (its
  *   previous entry stands), as the walk finds it
@@ -34,7 +34,7 @@ const WARM_AFTER_BYTES = 192 * 1024;
 export async function planPass(ctx, holdOut) {
   const { opts } = ctx;
   let unreadable = null;
-  /** @type {import('../../manifest.js').Manifest | null} */
+  /** @type {import('../../manifest/manifest.js').Manifest | null} */
   let previous = null;
   let manifestIdentity = identityOf(opts.manifest);
   try {
@@ -79,7 +79,7 @@ const withoutIndex = (files, indexRel) =>
  * The plan of files found another way than by the walk (watch mode's), decided as one folder.
  * @param {PlanContext} ctx
  * @param {{ has(rel: string): boolean }} holdOut
- * @param {import('../../manifest.js').Manifest | null} previous
+ * @param {import('../../manifest/manifest.js').Manifest | null} previous
  * @param {import('../plan/index.js').WalkResult} walked
  * @param {unknown} [unreadable] why the previous manifest could not be read
  */
@@ -92,7 +92,7 @@ export async function planWalked(ctx, holdOut, previous, walked, unreadable = nu
 /**
  * @param {PlanContext} ctx
  * @param {{ has(rel: string): boolean }} holdOut
- * @param {import('../../manifest.js').Manifest | null} previous
+ * @param {import('../../manifest/manifest.js').Manifest | null} previous
  */
 function folderPlan(ctx, holdOut, previous) {
   const { opts } = ctx;
@@ -118,7 +118,7 @@ const LOOK_ALIKE_MAX = 1024 * 1024;
  * The decode check of a file at a variant path: ours when it decodes to its source, or to a content
  * recorded with such a variant (a folder moved with its variants); else the user's.
  * @param {import('../../options.js').Options} opts
- * @param {import('../../manifest.js').Manifest | null} previous
+ * @param {import('../../manifest/manifest.js').Manifest | null} previous
  */
 function checker(opts, previous) {
   /** @type {Map<string, Map<string, number>> | null} made on the first check */

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import pLimit from 'p-limit';
 import { normalizeOptions, settingsOf } from '../../options.js';
-import { entryOf } from '../../manifest.js';
+import { entryOf } from '../../manifest/manifest.js';
 import { variantPath } from '../../encodings.js';
 import { hashFile } from '../variants/index.js';
 import { checkEncoders } from '../encoders/index.js';
@@ -10,8 +10,8 @@ import { createReport } from './report.js';
 import { absPath, relInside } from '../../paths.js';
 import { createCacheRun } from '../cache/index.js';
 import { reidentify } from '../variants/index.js';
-import { retryWhileChanged } from '../../flow.js';
-import { assertManifestTarget, assertNotSystemDir } from './guards.js';
+import { retryWhileChanged } from '../../util/flow.js';
+import { assertManifestTarget, assertNotSystemDir } from '../plan/index.js';
 import { Compressions } from './compressions.js';
 import { planPass } from './plan-step.js';
 import { failureOf, finishIndexed, finishOutputs, finishShard } from './outputs.js';
@@ -134,7 +134,7 @@ const INDEXED = { plan: planPass, finish: finishIndexed };
  *   `afterWalk` runs once the folder is walked, before anything is read or written (tests change the tree there)
  * @typedef {import('../plan/index.js').WalkEntry} WalkedFile
  * @typedef {import('../../options.js').Encoding} Encoding
- * @typedef {import('../../manifest.js').Manifest} Manifest
+ * @typedef {import('../../manifest/manifest.js').Manifest} Manifest
  * @typedef {import('../plan/index.js').Decision} Decision
  * @typedef {import('../variants/index.js').TaskResult} TaskResult
  */
@@ -143,7 +143,7 @@ const INDEXED = { plan: planPass, finish: finishIndexed };
  * The state of one pass: what was found and decided, the work in flight, and what it produced.
  */
 export class Pass {
-  /** @type {Map<string, import('../../manifest.js').FileEntry>} */ entries = new Map();
+  /** @type {Map<string, import('../../manifest/manifest.js').FileEntry>} */ entries = new Map();
   /** @type {Set<string>} */ failed = new Set();
   /** @type {Map<string, WalkedFile>} what the walk found at each path that may be removed */
   found = new Map();
@@ -193,7 +193,7 @@ export class Pass {
     const ctx = {
       opts: this.opts, report: this.report, settings: this.settings, tool: TOOL,
       warm: () => this.work.warm(), afterWalk: this.hooks.afterWalk,
-      onFresh: (/** @type {string} */ rel, /** @type {import('../../manifest.js').FileEntry} */ prev) => {
+      onFresh: (/** @type {string} */ rel, /** @type {import('../../manifest/manifest.js').FileEntry} */ prev) => {
         this.entries.set(rel, prev);
         this.report.count('unchanged');
       },

@@ -1,5 +1,5 @@
 import pLimit from 'p-limit';
-import { sha256 } from '../../manifest.js';
+import { sha256 } from '../../manifest/manifest.js';
 import { absPath } from '../../paths.js';
 import { zlibOptions } from '../encoders/index.js';
 import { brotliModeFor } from '../plan/index.js';

@@ -1,6 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import { estimatedCost } from '../plan/index.js';
-import { entryOf } from '../../manifest.js';
+import { entryOf } from '../../manifest/manifest.js';
 import { ENCODINGS } from '../../encodings.js';
 
 /** @type {Record<string, 'notSmaller' | 'compressedFormat' | 'excluded' | 'empty' | 'unchanged'>} */
@@ -118,7 +118,7 @@ export class Report {
   /**
    * A file's variants are in place; `fromCache`: all of them were taken from the cache.
    * @param {string} path
-   * @param {import('../../manifest.js').FileEntry} entry
+   * @param {import('../../manifest/manifest.js').FileEntry} entry
    * @param {boolean} [fromCache]
    */
   compressed(path, entry, fromCache = false) {
@@ -135,7 +135,7 @@ export class Report {
     this.emit(false);
   }
 
-  /** @param {import('../../manifest.js').Manifest} manifest */
+  /** @param {import('../../manifest/manifest.js').Manifest} manifest */
   finish(manifest) {
     const unlisted = this.failures.filter((f) => entryOf(manifest, f.path) === undefined).length;
     const entries = Object.values(manifest.files);
@@ -170,7 +170,7 @@ export class Report {
 
 /**
  * Bytes of the sources and of each encoding's variants over the manifest's entries.
- * @param {Iterable<import("../../manifest.js").FileEntry>} entries
+ * @param {Iterable<import("../../manifest/manifest.js").FileEntry>} entries
  * @param {readonly string[]} encodings
  */
 export function bytesOf(entries, encodings) {

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import { writeAtomicWith } from '../../fs-atomic.js';
 import { MANIFEST_INDEX_SUFFIX } from '../../options.js';
-import { deltaStem, deltasOf, sha256 } from '../../manifest.js';
+import { deltaStem, deltasOf, sha256 } from '../../manifest/manifest.js';
 import { suffixEncoding, suffixOf, stemOf } from '../../encodings.js';
 import { writtenAt, MTIME_SLACK_MS } from '../plan/index.js';
 import { deltasTouch, isPage } from '../dictionaries/index.js';
@@ -29,8 +29,8 @@ export const indexPathOf = (manifest) => `${manifest}${MANIFEST_INDEX_SUFFIX}`;
 
 /**
  * @typedef {{ dev: number, ino: number, size: number, mtimeMs: number, ctimeMs: number }} Identity
- * @typedef {import('../../manifest.js').Manifest} Manifest
- * @typedef {import('../../manifest.js').FileEntry} FileEntry
+ * @typedef {import('../../manifest/manifest.js').Manifest} Manifest
+ * @typedef {import('../../manifest/manifest.js').FileEntry} FileEntry
  * @typedef {import('../../options.js').Options} Options
  * @typedef {{ format: number, manifest: Identity, key: string, head: Omit<Manifest, 'files'>,
  *   encodings: string[], files: number, counts: Record<string, number>, bytes: Record<string, number>,
@@ -43,8 +43,13 @@ export const indexPathOf = (manifest) => `${manifest}${MANIFEST_INDEX_SUFFIX}`;
  * @returns {Identity | null}
  */
 export function identityOf(file) {
-  const st = fs.statSync(file, { throwIfNoEntry: false });
-  if (st === undefined || !st.isFile()) return null;
+  let st;
+  try {
+    st = fs.statSync(file); // throwIfNoEntry: false still throws ENOTDIR on Node 22.12
+  } catch {
+    return null; // the manifest's own read reports what is wrong
+  }
+  if (!st.isFile()) return null;
   return { dev: st.dev, ino: st.ino, size: st.size, mtimeMs: st.mtimeMs, ctimeMs: st.ctimeMs };
 }
 
@@ -260,7 +265,7 @@ export class WarmIndex {
     this.used = used;
     this.buf = buf;
     this.folders = folders;
-    /** when the manifest was written: no output of it is newer (lib/compress/ownership.js) */
+    /** when the manifest was written: no output of it is newer (lib/compress/plan/ownership.js) */
     this.at = writtenAt(/** @type {Manifest} */ (/** @type {unknown} */ (header.head)));
     /** each encoding of the header with its variants' suffix */
     this.suffixes = header.encodings.map((enc) => suffixOf(/** @type {any} */ (enc)));

@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import { TEMP_SUFFIX } from '../../fs-atomic.js';
-import { buildManifest, pathProblem, readManifest, writeManifest } from '../../manifest.js';
+import { buildManifest, pathProblem, readManifest, writeManifest } from '../../manifest/manifest.js';
 import { relInside } from '../../paths.js';
 import { createReport } from './report.js';
 import { createCacheRun } from '../cache/index.js';
@@ -62,12 +62,14 @@ export async function warmRun(opts, tool, settings) {
  * (as the whole pass would: every other file is fresh, its entry the previous one), and its index.
  * @param {Options} opts
  * @param {WarmIndex} index
- * @param {Map<string, import('../../manifest.js').FileEntry>} entries the entries the steps used, as they left them
- * @param {{ tool: string, settings: any, siteDictionary: import('../../manifest.js').SiteDictionaryEntry | null }} head
+ * @param {Map<string, import('../../manifest/manifest.js').FileEntry>} entries the entries the steps used, as they
+ *   left them
+ * @param {{ tool: string, settings: any,
+ *   siteDictionary: import('../../manifest/manifest.js').SiteDictionaryEntry | null }} head
  * @param {import('./report.js').Report} report
  */
 async function rewrite(opts, index, entries, head, report) {
-  const previous = /** @type {import('../../manifest.js').Manifest} */ (await readManifest(opts.manifest));
+  const previous = /** @type {import('../../manifest/manifest.js').Manifest} */ (await readManifest(opts.manifest));
   const files = new Map(Object.entries(previous.files));
   for (const [rel] of index.used) if (!entries.has(rel)) files.delete(rel);
   for (const [rel, e] of entries) files.set(rel, e);
@@ -99,7 +101,7 @@ function sameTreeOrNot(opts, index, deltas) {
 
 /**
  * Does the folder hold exactly the files the index lists, as it lists them? A walk as the pass's
- * (lib/compress/walk.js): a `readdir` per folder, an `lstat` per entry, dot names left out unless
+ * (lib/compress/plan/walk.js): a `readdir` per folder, an `lstat` per entry, dot names left out unless
  * `dotfiles`; it stops at the first difference. Fills `deltas` with the delta files found.
  * @param {Options} opts
  * @param {WarmIndex} index

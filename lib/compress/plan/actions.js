@@ -1,6 +1,6 @@
 import path from 'node:path';
 import picomatch from 'picomatch';
-import { entryOf, deltaStem } from '../../manifest.js';
+import { entryOf, deltaStem } from '../../manifest/manifest.js';
 import { variantPath, suffixEncoding, stemOf } from '../../encodings.js';
 import { codecOf } from '../encoders/index.js';
 import { recordedOurs } from './ownership.js';
@@ -44,7 +44,7 @@ export function brotliModeFor(rel) {
  * source is gone is an orphan to delete when the previous manifest recorded it, else a source.
  * @param {import('./walk.js').WalkEntry[]} files
  * @param {string | null} manifestRel the manifest's path relative to root, if inside it
- * @param {import('../../manifest.js').Manifest | null} [previous]
+ * @param {import('../../manifest/manifest.js').Manifest | null} [previous]
  * @param {{ has(rel: string): boolean }} [user] files of the user's at our output paths
  */
 export function classify(files, manifestRel, previous = null, user = new Set()) {
@@ -102,7 +102,7 @@ export function classify(files, manifestRel, previous = null, user = new Set()) 
  * A deploy delta (`<file>.<16 hex>.dcb|dcz`) of a file that exists, or that the previous manifest recorded.
  * @param {string} rel
  * @param {Set<string>} byRel
- * @param {import("../../manifest.js").Manifest | null} previous
+ * @param {import("../../manifest/manifest.js").Manifest | null} previous
  */
 function isDelta(rel, byRel, previous) {
   const stem = deltaStem(rel);
@@ -136,7 +136,7 @@ export function sameSettings(a, b) {
 
 /**
  * Do the variants on disk match exactly the ones a manifest entry records (same encodings and sizes)?
- * @param {import('../../manifest.js').FileEntry} entry
+ * @param {import('../../manifest/manifest.js').FileEntry} entry
  * @param {Map<string, number> | undefined} onDisk
  */
 export function variantsIntact(entry, onDisk) {
@@ -151,7 +151,7 @@ export function variantsIntact(entry, onDisk) {
  * `fresh` one as recorded; `verify` one whose stat changed (hash it); else `compress`. `blocked`: the
  * encodings it gets no variant of, a file of the user's being at that path.
  * @param {{ sources: import('./walk.js').WalkEntry[], variants: Map<string, Map<string, number>> }} classified
- * @param {import('../../manifest.js').Manifest | null} previous
+ * @param {import('../../manifest/manifest.js').Manifest | null} previous
  * @param {DecideContext} ctx
  * @returns {Decision[]}
  */
@@ -172,7 +172,7 @@ export function decide(classified, previous, ctx) {
  *   holdOut?: { has(rel: string): boolean }, encodings?: readonly string[],
  *   blocked?: Map<string, Set<string>> }} DecideContext
  * @typedef {import('./walk.js').WalkEntry} WalkEntry
- * @typedef {import('../../manifest.js').FileEntry} FileEntry
+ * @typedef {import('../../manifest/manifest.js').FileEntry} FileEntry
  * @typedef {{ file: WalkEntry, onDisk: Map<string, number> | undefined, blocked?: Set<string> } & (
  *   { action: 'hold', prev: FileEntry | undefined } |
  *   { action: 'skip', reason: 'excluded' | 'compressed-format' | 'empty' } |
@@ -182,7 +182,7 @@ export function decide(classified, previous, ctx) {
 /**
  * @param {WalkEntry} file
  * @param {Map<string, number> | undefined} onDisk
- * @param {import("../../manifest.js").Manifest | null} previous
+ * @param {import("../../manifest/manifest.js").Manifest | null} previous
  * @param {DecideContext} ctx
  * @param {boolean} compatible
  * @param {boolean} reuse
@@ -209,7 +209,7 @@ function decideOne(file, onDisk, previous, ctx, compatible, reuse) {
  * Did a file of the user's keep `rel` from having a variant that it may have now?
  * @param {string} rel
  * @param {FileEntry} prev
- * @param {import("../../manifest.js").Manifest | null} previous
+ * @param {import("../../manifest/manifest.js").Manifest | null} previous
  * @param {DecideContext} ctx
  */
 function unblocked(rel, prev, previous, ctx) {

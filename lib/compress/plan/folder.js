@@ -12,10 +12,10 @@ import { variantPath } from '../../encodings.js';
  * @typedef {import('./walk.js').WalkEntry} WalkEntry
  * @typedef {import('./actions.js').Decision} Decision
  * @typedef {import('./ownership.js').Claims} Claims
- * @typedef {{ manifestRel: string | null, previous: import('../../manifest.js').Manifest | null,
+ * @typedef {{ manifestRel: string | null, previous: import('../../manifest/manifest.js').Manifest | null,
  *   adoptable: (stem: WalkEntry, encoding: string) => boolean,
  *   decideCtx: Omit<import('./actions.js').DecideContext, 'blocked'>,
- *   onFresh: (rel: string, prev: import('../../manifest.js').FileEntry) => void }} FolderPlanContext
+ *   onFresh: (rel: string, prev: import('../../manifest/manifest.js').FileEntry) => void }} FolderPlanContext
  *   onFresh: a file with nothing to do (its previous entry stands)
  */
 

@@ -4,6 +4,7 @@ export { brotliModeFor, eligibility, estimatedCost, extensionOf, sameSettings } 
 /** @typedef {import('./actions.js').Decision} Decision */
 export { decodedAgainst } from './decodes-to.js';
 export { FolderPlan } from './folder.js';
+export { assertManifestTarget, assertNotSystemDir } from './guards.js';
 export { MTIME_SLACK_MS, recordedVariants, userFileMessage, writtenAt } from './ownership.js';
 /** @typedef {import('./ownership.js').Check} Check */
 export { sliceOf } from './shard.js';

@@ -1,4 +1,4 @@
-import { entryOf, deltaStem, deltasOf } from '../../manifest.js';
+import { entryOf, deltaStem, deltasOf } from '../../manifest/manifest.js';
 import { variantPath, suffixOf, suffixEncoding, stemOf } from '../../encodings.js';
 
 /** @typedef {import('../../encodings.js').Encoding} Encoding */
@@ -13,7 +13,7 @@ import { variantPath, suffixOf, suffixEncoding, stemOf } from '../../encodings.j
 export const MTIME_SLACK_MS = 1;
 
 /**
- * @param {import("../../manifest.js").Manifest | null} previous
+ * @param {import("../../manifest/manifest.js").Manifest | null} previous
  */
 export function writtenAt(previous) {
   const at = Date.parse(previous?.generatedAt ?? '');
@@ -31,7 +31,7 @@ function deltaStemOf(rel) {
 /**
  * Does the previous manifest record `file` as ours, with its size, and is it no newer?
  * @param {{ rel: string, size: number, mtimeMs: number }} file
- * @param {import('../../manifest.js').Manifest | null} previous
+ * @param {import('../../manifest/manifest.js').Manifest | null} previous
  * @param {number} [at] writtenAt(previous), when the caller asks for many files
  */
 export function recordedOurs(file, previous, at = writtenAt(previous)) {
@@ -63,7 +63,7 @@ export function recordedOurs(file, previous, at = writtenAt(previous)) {
  * Sort the files at our output paths into ours, to check (decode and compare), and the user's.
  * @param {import('./walk.js').WalkEntry[]} files
  * @param {string | null} manifestRel
- * @param {import('../../manifest.js').Manifest | null} previous
+ * @param {import('../../manifest/manifest.js').Manifest | null} previous
  * @param {{ adoptable: (stem: import('./walk.js').WalkEntry, encoding: string) => boolean }} ctx whether
  *   this pass would write that variant of that file (then a copy of ours found there may be adopted)
  * @returns {Claims}
@@ -96,7 +96,7 @@ export function claimsOf(files, manifestRel, previous, ctx) {
 /**
  * The content hashes (and sizes) of the sources of the variants the previous manifest records, by
  * encoding and size (`"br 1234"`).
- * @param {import('../../manifest.js').Manifest | null} previous
+ * @param {import('../../manifest/manifest.js').Manifest | null} previous
  * @returns {Map<string, Map<string, number>>}
  */
 export function recordedVariants(previous) {

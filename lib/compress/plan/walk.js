@@ -4,7 +4,7 @@ import path from 'node:path';
 import fg from 'fast-glob';
 import { PrecompressorError } from '../../errors.js';
 import { TEMP_SUFFIX } from '../../fs-atomic.js';
-import { pathProblem } from '../../manifest.js';
+import { pathProblem } from '../../manifest/manifest.js';
 import { absPath, relInside, hasDotSegment } from '../../paths.js';
 
 /**

@@ -55,7 +55,7 @@ class Pool {
   queue = new JobQueue();
   nextId = 0;
   closed = false;
-  /** each worker collects fully after this many tasks (lib/heap-pace.js), 0: never by count */
+  /** each worker collects fully after this many tasks (lib/util/heap-pace.js), 0: never by count */
   collectEvery = 0;
 
   /**

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { threadId } from 'node:worker_threads';
 import { encodeBuffer, encodeBufferSync, loadEncoder, zlibOptions } from '../encoders/index.js';
-import { contentHash } from '../../manifest.js';
+import { contentHash } from '../../manifest/manifest.js';
 import { removeIfPresentSync, writeAtomicSync } from '../../fs-atomic.js';
 import { openSourceSync } from './source.js';
 import { variantPath } from '../../encodings.js';

@@ -4,7 +4,7 @@ import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { PrecompressorError } from '../../errors.js';
 import { canStream, createEncoder, zlibOptions } from '../encoders/index.js';
-import { createHasher } from '../../manifest.js';
+import { createHasher } from '../../manifest/manifest.js';
 import { removeIfPresent, writeAtomicWith } from '../../fs-atomic.js';
 import { cacheKey, taskStats } from '../cache/index.js';
 import { takeVariantStreamed } from '../cache/index.js';
@@ -12,7 +12,7 @@ import { storeOf } from '../cache/index.js';
 import { copyDecoding } from '../encoders/index.js';
 import { performance } from 'node:perf_hooks';
 import { variantPath } from '../../encodings.js';
-import { retryWhileChanged } from '../../flow.js';
+import { retryWhileChanged } from '../../util/flow.js';
 import { openSource, reidentify } from './source.js';
 
 /**

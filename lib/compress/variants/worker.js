@@ -1,7 +1,7 @@
 import { parentPort } from 'node:worker_threads';
 import { compressBuffered } from './buffered.js';
 import { claimBatch } from '../pool/index.js';
-import { collector, paceCollections } from '../../heap-pace.js';
+import { collector, paceCollections } from '../../util/heap-pace.js';
 
 /**
  * Worker thread: compress a batch of files per message, one after another (buffered.js).
@@ -9,7 +9,7 @@ import { collector, paceCollections } from '../../heap-pace.js';
  * and is not capped by libuv's shared 4-thread pool.
  */
 
-// Paced where the process exposes gc() (the command line's pass does: lib/heap-pace.js), and in
+// Paced where the process exposes gc() (the command line's pass does: lib/util/heap-pace.js), and in
 // a big pass also every `collectEvery` files (workerCollectEvery()).
 const gc = collector({ expose: false });
 paceCollections(gc);

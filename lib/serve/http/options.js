@@ -3,7 +3,7 @@ import ms from 'ms';
 import { optionError } from '../../errors.js';
 import { MANIFEST_NAME, fillOptions } from '../../options.js';
 import { ENCODING_NAMES, isEncoding } from '../../encodings.js';
-import { MAX_MANIFEST_BYTES } from '../../manifest.js';
+import { MAX_MANIFEST_BYTES } from '../../manifest/manifest.js';
 import { INDEX_FILES } from '../../site-policy.js';
 
 /** serve-static caps max-age at one year; so do we. */

@@ -1,4 +1,4 @@
-import { invalidManifest } from '../../manifest.js';
+import { invalidManifest } from '../../manifest/manifest.js';
 import { DELTA_NAMES, ENCODING_NAMES } from '../../encodings.js';
 
 /**
@@ -17,7 +17,7 @@ const pick = (keys, any = 'drop') => ({
   keys: new Map(Object.entries(keys)), any,
   raw: Object.entries(keys).map(([k, spec]) => ({ bytes: Buffer.from(k), spec })),
 });
-/** @type {Pick} what serving reads of a file's entry (lib/manifest.js FileEntry) */
+/** @type {Pick} what serving reads of a file's entry (lib/manifest/manifest.js FileEntry) */
 const ENTRY = pick({
   size: 'keep', mtimeMs: 'keep', hash: 'keep', type: 'keep', skipped: 'keep', hashed: 'keep',
   variants: pick({}, pick({ size: 'keep' })),

@@ -1,4 +1,4 @@
-import { pathProblem } from '../../manifest.js';
+import { pathProblem } from '../../manifest/manifest.js';
 
 /**
  * The folders of the paths LineScan reads ('' the root). Lines come sorted, so a line's folder is

@@ -1,5 +1,5 @@
 import { isAlwaysInternal } from '../../site-policy.js';
-import { manifestText, parseManifest, validateHead } from '../../manifest.js';
+import { manifestText, parseManifest, validateHead } from '../../manifest/manifest.js';
 import { keyHash, hashByte, FNV_SEED } from './key-table.js';
 import { LineFolders } from './line-folders.js';
 
@@ -27,7 +27,7 @@ export const EXCLUDED = -2;
  * @param {string} file for messages
  * @param {string | null} manifestRel the manifest's own path (never served)
  * @param {number} slice lines between two yields
- * @returns {Generator<void, { scan: LineScan, head: import('../../manifest.js').Manifest }, void>}
+ * @returns {Generator<void, { scan: LineScan, head: import('../../manifest/manifest.js').Manifest }, void>}
  */
 export function* scanManifest(bytes, file, manifestRel, slice) {
   for (let attempt = 0; attempt < 2; attempt++) {

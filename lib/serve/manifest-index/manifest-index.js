@@ -1,5 +1,5 @@
 import { isAlwaysInternal } from '../../site-policy.js';
-import { entryProblem, invalidManifest, validateSiteDictionary } from '../../manifest.js';
+import { entryProblem, invalidManifest, validateSiteDictionary } from '../../manifest/manifest.js';
 import { KeyTable } from './key-table.js';
 import { scanManifest, EXCLUDED } from './line-scan.js';
 
@@ -8,7 +8,7 @@ import { scanManifest, EXCLUDED } from './line-scan.js';
  * is parsed and validated when its path is first asked for; an invalid one is never served.
  */
 
-/** @typedef {{ entry: import('../../manifest.js').FileEntry } | { problem: string }} Parsed */
+/** @typedef {{ entry: import('../../manifest/manifest.js').FileEntry } | { problem: string }} Parsed */
 
 /**
  * How a reload is cut up (runIndexAsync()): lines between two yields, and the wait at each.
@@ -22,7 +22,7 @@ export const reloadSlices = {
 export class ManifestIndex {
   /**
    * @param {import('./line-scan.js').LineScan} lines scanned
-   * @param {import('../../manifest.js').Manifest} head validated
+   * @param {import('../../manifest/manifest.js').Manifest} head validated
    * @param {string} file for messages
    */
   constructor(lines, head, file) {

@@ -2,7 +2,7 @@ import fs from 'node:fs/promises';
 import { isTempPath } from '../../fs-atomic.js';
 import { ENCODINGS, stemOf, suffixEncoding } from '../../encodings.js';
 import { absPath, hasDotSegment } from '../../paths.js';
-import { deltaStem } from '../../manifest.js';
+import { deltaStem } from '../../manifest/manifest.js';
 import { MANIFEST_INDEX_SUFFIX } from '../../options.js';
 
 /**
@@ -135,7 +135,7 @@ export async function auditSite(opts, index, onInvalid) {
  * One listed file present on disk: has it changed, and do its variants have the listed sizes?
  * @param {string} root
  * @param {string} rel
- * @param {import('../../manifest.js').FileEntry} e
+ * @param {import('../../manifest/manifest.js').FileEntry} e
  * @param {Set<string>} names the files of its folder
  * @param {{ mismatched: Mismatch[], changed: string[] }} found
  */

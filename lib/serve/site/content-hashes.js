@@ -1,5 +1,5 @@
 import fs from 'node:fs';
-import { createHasher } from '../../manifest.js';
+import { createHasher } from '../../manifest/manifest.js';
 import { OPEN_FLAGS } from '../bodies/index.js';
 
 /**

@@ -1,4 +1,4 @@
-import { deltaPath } from '../../manifest.js';
+import { deltaPath } from '../../manifest/manifest.js';
 import { IMMUTABLE_CACHE_CONTROL } from '../../site-policy.js';
 import { DELTA_NAMES } from '../../encodings.js';
 
@@ -118,7 +118,7 @@ export function optionsForHashed(opts) {
 /**
  * Per delta of an entry, the file name to look for beside it and its manifest record.
  * @param {string} base base name of the file
- * @param {import('../../manifest.js').FileEntry} src
+ * @param {import('../../manifest/manifest.js').FileEntry} src
  * @returns {{ dict: string, encoding: DeltaEncoding, name: string, size: number, hash: string }[]}
  */
 export function deltaFilesOf(base, src) {

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { isInside } from '../../paths.js';
 import { suffixEncoding, stemOf } from '../../encodings.js';
-import { deltaStem } from '../../manifest.js';
+import { deltaStem } from '../../manifest/manifest.js';
 
 /**
  * The middleware's watchers, one `fs.watch` per folder of served files and the manifest's, set up

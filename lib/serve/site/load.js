@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { contentHash } from '../../manifest.js';
+import { contentHash } from '../../manifest/manifest.js';
 import { variantPath } from '../../encodings.js';
 import { absPath, isInside } from '../../paths.js';
 import { deltaFilesOf } from './dictionary.js';
@@ -19,7 +19,7 @@ import { MANIFEST_NAME } from '../../options.js';
  * read through one descriptor whose real path must be servable, so a folder swapped for a symlink
  * cannot bring outside bytes or an outside dev/ino. Null when the file must not be served.
  * @param {string} rel
- * @param {import('../../manifest.js').FileEntry} src
+ * @param {import('../../manifest/manifest.js').FileEntry} src
  * @param {{ root: string, realRoot: string | null, encodings: readonly string[], realDirs: Map<string, string | null>,
  *   dictionaries?: boolean, rules: { dotfiles: string, manifestReal: string | null },
  *   hashes?: import('./content-hashes.js').ContentHashes }} ctx hashes: where files whose mtime alone moved are hashed
@@ -95,7 +95,7 @@ export function* checkEntry(rel, src, ctx, memory) {
  * Is the original the file the manifest lists: its size, then its bytes when read, else its mtime,
  * else (only the mtime moved: a copy) its content hashed once. changed: hashed and unlike.
  * @param {{ file: string, st: fs.Stats, buf: Buffer | null }} orig
- * @param {import('../../manifest.js').FileEntry} src
+ * @param {import('../../manifest/manifest.js').FileEntry} src
  * @param {boolean} read its bytes were to be read (null: it shrank meanwhile)
  * @param {import('./content-hashes.js').ContentHashes} [hashes]
  * @returns {Generator<Op, { stale: boolean, changed: boolean }, any>}

@@ -1,7 +1,7 @@
 import { PrecompressorError } from '../../errors.js';
-import { contentHash, readManifestPieces, readManifestPiecesSync } from '../../manifest.js';
+import { contentHash, readManifestPieces, readManifestPiecesSync } from '../../manifest/manifest.js';
 import { absPath, relInside } from '../../paths.js';
-import { singleFlight } from '../../flow.js';
+import { singleFlight } from '../../util/flow.js';
 import { createNegotiator } from '../http/index.js';
 import { realRootOf, manifestToHide } from './load.js';
 import { readWhole } from '../bodies/index.js';

@@ -23,7 +23,7 @@ import { contentTypeOf, isImmutable, keptAsDictionary, lookupOrder } from '../..
  *   body: held by the body cache (lib/serve/bodies/body-cache.js), which also keeps `used`, `prev` and `next`;
  *   linked: `head` with the site dictionary's Link, by URL depth (lib/serve/http/site-link.js)
  * @typedef {{
- *   rel: string, path: string, src: import('../../manifest.js').FileEntry, type: string,
+ *   rel: string, path: string, src: import('../../manifest/manifest.js').FileEntry, type: string,
  *   vary: boolean, mask: number, stale: boolean, identity: Rep, reps: Record<string, Rep>,
  *   memory: string[], varyValue: string, deltas: Map<string, { dcb?: Rep, dcz?: Rep }> | null,
  *   link: import('../http/index.js').SiteLink | null,
@@ -141,7 +141,7 @@ export function statRep(file, type, vary, st, opts) {
 /**
  * Without `check` every listed variant is taken as present (pure tests).
  * @param {string} rel
- * @param {import('../../manifest.js').FileEntry} src
+ * @param {import('../../manifest/manifest.js').FileEntry} src
  * @param {TableContext} ctx
  * @param {Check} [check]
  * @returns {Entry}

@@ -1,6 +1,6 @@
-import { deltaStem, deltasOf, ownSiteDictionary } from '../manifest.js';
-import { variantPath, suffixEncoding, stemOf } from '../encodings.js';
-import { isTempPath } from '../fs-atomic.js';
+import { deltaStem, deltasOf, ownSiteDictionary } from '../../manifest/manifest.js';
+import { variantPath, suffixEncoding, stemOf } from '../../encodings.js';
+import { isTempPath } from '../../fs-atomic.js';
 
 /** Which file-system events are watch mode's own writes, so that they start no batch. */
 
@@ -91,6 +91,6 @@ function listedOutput(records, rel) {
   }
   const enc = suffixEncoding(rel);
   const v = enc === undefined ? undefined : records.entry(stemOf(rel, enc))?.variants;
-  const e = /** @type {import('../encodings.js').Encoding} */ (enc);
+  const e = /** @type {import('../../encodings.js').Encoding} */ (enc);
   return v !== undefined && Object.hasOwn(v, e) ? v[e]?.size : undefined;
 }

@@ -1,7 +1,7 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { manifestTextOf } from '../manifest.js';
-import { writeAtomic } from '../fs-atomic.js';
+import { manifestTextOf } from '../../manifest/manifest.js';
+import { writeAtomic } from '../../fs-atomic.js';
 
 /**
  * A manifest kept between watch mode's batches: the head, and each entry as its JSON text (one
@@ -10,8 +10,8 @@ import { writeAtomic } from '../fs-atomic.js';
  * order, atomically, only when it changed. `stamp` is the manifest file as this process last wrote or read it, so that
  * one written by someone else meanwhile is noticed (the caller then runs a whole pass).
  *
- * @typedef {import('../manifest.js').Manifest} Manifest
- * @typedef {import('../manifest.js').FileEntry} FileEntry
+ * @typedef {import('../../manifest/manifest.js').Manifest} Manifest
+ * @typedef {import('../../manifest/manifest.js').FileEntry} FileEntry
  * @typedef {Omit<Manifest, 'files'>} Head
  * @typedef {{ size: number, mtimeMs: number, ino: number }} Stamp
  */

@@ -1,11 +1,11 @@
 import fs from 'node:fs';
 import { batchPass } from './batch.js';
 import { wholePass } from './whole-pass.js';
-import { absPath } from '../paths.js';
+import { absPath } from '../../paths.js';
 import { isOwnOutput, OwnOutputs } from './own-outputs.js';
 import { wholePassReason, batchOutcome, WHY } from './pass-choice.js';
 
-/** @typedef {import('./unsettled.js').FileEvent} FileEvent */
+/** @typedef {import('../events/index.js').FileEvent} FileEvent */
 
 /**
  * Runs watch mode's passes, a batch or a whole pass as pass-choice.js decides, and keeps what they
@@ -59,7 +59,7 @@ export class PassRunner {
    * records; or a whole pass, whose manifest becomes the records.
    * @param {{ event: FileEvent, path: string }[]} events
    * @param {boolean} initial
-   * @param {import('./unsettled.js').UnsettledFiles} unsettled
+   * @param {import('../events/index.js').UnsettledFiles} unsettled
    */
   async run(events, initial, unsettled) {
     const records = this.#ours.records;

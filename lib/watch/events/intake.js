@@ -1,10 +1,10 @@
 import fs from 'node:fs';
 import { watch as chokidarWatch } from 'chokidar';
 import { TreeWatcher } from './tree-watch.js';
-import { PrecompressorError } from '../errors.js';
-import { isTempPath } from '../fs-atomic.js';
-import { MANIFEST_INDEX_SUFFIX } from '../options.js';
-import { relInside, hasDotSegment } from '../paths.js';
+import { PrecompressorError } from '../../errors.js';
+import { isTempPath } from '../../fs-atomic.js';
+import { MANIFEST_INDEX_SUFFIX } from '../../options.js';
+import { relInside, hasDotSegment } from '../../paths.js';
 
 /** Event intake: the folder's watcher, the paths it ignores, the events a batch is made of. */
 

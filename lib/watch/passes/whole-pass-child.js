@@ -1,9 +1,9 @@
 import { once } from 'node:events';
 import { passWithLinks } from './pass-links.js';
-import { errorData } from '../errors.js';
+import { errorData } from '../../errors.js';
 
 /**
- * The child process of lib/watch/whole-pass.js: one whole pass, then the manifest as one JSON
+ * The child process of lib/watch/passes/whole-pass.js: one whole pass, then the manifest as one JSON
  * string per file and the report, sent back. The files held (still being written) are asked for
  * once the folder is walked, when a pass in the watcher's process would read them. Signals are
  * the watcher's to act on (it waits for this pass).

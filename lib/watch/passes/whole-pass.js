@@ -2,7 +2,7 @@ import { fork } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { passWithLinks } from './pass-links.js';
 import { ManifestRecords } from './manifest-records.js';
-import { errorFromData } from '../errors.js';
+import { errorFromData } from '../../errors.js';
 
 /**
  * Watch mode's whole pass (the first, and after events that cannot be trusted) in a child process
@@ -11,7 +11,7 @@ import { errorFromData } from '../errors.js';
  * it), and the watcher keeps only the manifest's records. Options that cannot be sent (an
  * `onProgress` function) run it in this process instead.
  *
- * @typedef {{ report: import('../types.js').Report, held: string[], records: ManifestRecords,
+ * @typedef {{ report: import('../../types.js').Report, held: string[], records: ManifestRecords,
  *   links: Set<string> }} WholePass
  *   links: the symlinks to files the walk found (see batchPass())
  */

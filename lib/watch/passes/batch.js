@@ -1,24 +1,24 @@
-import { pass } from '../compress/index.js';
-import { planWalked } from '../compress/index.js';
-import { statPaths } from '../compress/index.js';
-import { removeOutputs, failureOf, cacheSummary } from '../compress/index.js';
-import { addDeltas } from '../compress/index.js';
-import { keepSiteDictionary, summaryOf } from '../compress/index.js';
-import { buildManifest, deltaStem, deltasOf, ownSiteDictionary, SCHEMA_VERSION } from '../manifest.js';
-import { ENCODING_NAMES, variantPath, suffixEncoding, stemOf } from '../encodings.js';
+import { pass } from '../../compress/index.js';
+import { planWalked } from '../../compress/index.js';
+import { statPaths } from '../../compress/index.js';
+import { removeOutputs, failureOf, cacheSummary } from '../../compress/index.js';
+import { addDeltas } from '../../compress/index.js';
+import { keepSiteDictionary, summaryOf } from '../../compress/index.js';
+import { buildManifest, deltaStem, deltasOf, ownSiteDictionary, SCHEMA_VERSION } from '../../manifest/manifest.js';
+import { ENCODING_NAMES, variantPath, suffixEncoding, stemOf } from '../../encodings.js';
 
 /**
  * Watch mode's batch: a pass over the paths its events named and their relatives, decided as a whole
  * pass would against the manifest kept in memory; it never finds other files or chooses the site dictionary.
  *
  * @typedef {import('./manifest-records.js').ManifestRecords} ManifestRecords
- * @typedef {import('../compress/index.js').Pass} Pass
+ * @typedef {import('../../compress/index.js').Pass} Pass
  */
 
 /**
  * The paths a batch looks at for the paths its events named, with their relatives (pure).
  * @param {Iterable<string>} named
- * @param {{ entry(rel: string): import('../manifest.js').FileEntry | undefined }} records
+ * @param {{ entry(rel: string): import('../../manifest/manifest.js').FileEntry | undefined }} records
  * @returns {Set<string>}
  */
 export function batchPaths(named, records) {

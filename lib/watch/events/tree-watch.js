@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { EventEmitter } from 'node:events';
-import { PrecompressorError, watchFailureText } from '../errors.js';
+import { PrecompressorError, watchFailureText } from '../../errors.js';
 
 // A whole tree's events with one `fs.watch` per folder, not per file as chokidar (one inotify watch per
 // file went over the per-user limit at 100,000 files); chokidar's events, each an lstat of the name given.

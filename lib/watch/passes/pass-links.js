@@ -1,6 +1,6 @@
-import { pass } from '../compress/index.js';
-import { planPass } from '../compress/index.js';
-import { finishOutputs } from '../compress/index.js';
+import { pass } from '../../compress/index.js';
+import { planPass } from '../../compress/index.js';
+import { finishOutputs } from '../../compress/index.js';
 
 /**
  * Watch mode's whole pass: a pass that also says which files it found are symlinks (every
@@ -8,7 +8,7 @@ import { finishOutputs } from '../compress/index.js';
  * @param {string} root
  * @param {object} options
  * @param {{ has(rel: string): boolean }} holdOut
- * @param {import('../compress/index.js').PassHooks} [hooks]
+ * @param {import('../../compress/index.js').PassHooks} [hooks]
  */
 export async function passWithLinks(root, options, holdOut, hooks = {}) {
   /** @type {string[]} */

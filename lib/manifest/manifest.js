@@ -2,11 +2,11 @@ import fs from 'node:fs/promises';
 import fsSync from 'node:fs';
 import crypto from 'node:crypto';
 import path from 'node:path';
-import { PrecompressorError } from './errors.js';
+import { PrecompressorError } from '../errors.js';
 import { StringDecoder } from 'node:string_decoder';
-import { writeAtomic } from './fs-atomic.js';
-import { DELTA_NAMES, isDeltaEncoding, isEncoding } from './encodings.js';
-import { ManifestLines } from './manifest-lines.js';
+import { writeAtomic } from '../fs-atomic.js';
+import { DELTA_NAMES, isDeltaEncoding, isEncoding } from '../encodings.js';
+import { ManifestLines } from './lines.js';
 
 /**
  * Bump when the manifest's shape changes (docs/manifest.md): 2 added `dictionary` and `deltas`, 3
@@ -20,13 +20,13 @@ const READABLE_SCHEMAS = [1, 2, 3];
  * @typedef {{ hash: string, match: string, dest: string | null, hashed: boolean }} DictionaryEntry
  *   hash: SHA-256 of the identity bytes in standard base64, as `Available-Dictionary` carries it;
  *   match: URLPattern relative to the file's URL, for `Use-As-Dictionary`; dest: `match-dest` or null
- * @typedef {Partial<Record<import('./encodings.js').DeltaEncoding, { size: number, hash: string }>>} DeltaEntry
+ * @typedef {Partial<Record<import('../encodings.js').DeltaEncoding, { size: number, hash: string }>>} DeltaEntry
  * @typedef {{
  *   size: number,
  *   mtimeMs: number,
  *   hash: string,
  *   type?: string,
- *   variants: Partial<Record<import('./encodings.js').Encoding, VariantEntry>>,
+ *   variants: Partial<Record<import('../encodings.js').Encoding, VariantEntry>>,
  *   skipped?: 'excluded' | 'compressed-format' | 'not-smaller' | 'empty',
  *   hashed?: true,
  *   dictionary?: DictionaryEntry,
@@ -237,7 +237,7 @@ function dictionaryProblem(e, schema) {
  * Path of the delta of `rel` against the dictionary whose SHA-256 is `dictHash`.
  * @param {string} rel
  * @param {string} dictHash
- * @param {import('./encodings.js').DeltaEncoding} encoding
+ * @param {import('../encodings.js').DeltaEncoding} encoding
  */
 export function deltaPath(rel, dictHash, encoding) {
   return `${rel}.${Buffer.from(dictHash, 'base64').toString('hex').slice(0, 16)}.${encoding}`;
@@ -280,7 +280,7 @@ export function deltaStem(rel) {
  * @param {FileEntry | undefined} entry
  */
 export function deltasOf(rel, entry) {
-  /** @type {[string, import('./encodings.js').DeltaEncoding, string][]} */
+  /** @type {[string, import('../encodings.js').DeltaEncoding, string][]} */
   const out = [];
   for (const [dict, byEnc] of Object.entries(entry?.deltas ?? {})) {
     for (const enc of DELTA_NAMES) if (byEnc[enc]) out.push([dict, enc, deltaPath(rel, dict, enc)]);
@@ -687,7 +687,7 @@ function* entryTexts(files) {
 
 /**
  * manifestText() from the head and each entry's JSON text, in order (watch mode keeps its entries
- * as text: lib/watch/manifest-records.js).
+ * as text: lib/watch/passes/manifest-records.js).
  * @param {Omit<Manifest, 'files'>} head
  * @param {Iterable<[string, string]>} entries [path, JSON of its entry]
  * @returns {Generator<string>}

@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import { performance } from 'node:perf_hooks';
-import { absPath } from '../paths.js';
+import { absPath } from '../../paths.js';
 
 /** @typedef {'add' | 'change' | 'unlink' | 'unlinkDir'} FileEvent */
 
