@@ -99,6 +99,29 @@ export function request(port, reqPath, { method = 'GET', headers = {} } = {}) {
   });
 }
 
+/**
+ * GET each of `paths` through a middleware (404 when it passes on) on a server of its own, one after
+ * another; `pick` makes each answer's row. The middleware is closed (when it can be) with the server.
+ * @param {any} mw
+ * @param {string[]} paths
+ * @param {Record<string, string>} headers
+ * @param {(p: string, r: Awaited<ReturnType<typeof request>>) => unknown[]} pick
+ */
+export async function getEach(mw, paths, headers, pick) {
+  const srv = await listen((req, res) => mw(req, res, () => {
+    res.statusCode = 404;
+    res.end();
+  }));
+  try {
+    const out = [];
+    for (const p of paths) out.push(pick(p, await request(srv.port, p, { headers })));
+    return out;
+  } finally {
+    mw.close?.();
+    await srv.close();
+  }
+}
+
 /** Decode a body according to its Content-Encoding. */
 export function decode(res) {
   const enc = res.headers['content-encoding'];

@@ -2,7 +2,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { serveStatic } from '../../lib/serve/adapters/middleware.js';
 import { precompress } from '../../lib/compress/pass/precompress.js';
-import { listen, request } from '../helpers/serve-site.js';
+import { getEach } from '../helpers/serve-site.js';
 import { startServe } from '../helpers/framework-app.js';
 import { tempDir, writeTree, textOf } from '../helpers/tmp.js';
 
@@ -25,22 +25,7 @@ beforeAll(async () => {
 afterAll(() => fs.rm(work, { recursive: true, force: true }));
 
 async function answers(options, paths) {
-  const mw = serveStatic(dir, { watch: false, ...options });
-  const srv = await listen((req, res) => mw(req, res, () => {
-    res.statusCode = 404;
-    res.end();
-  }));
-  try {
-    const out = [];
-    for (const p of paths) {
-      const r = await request(srv.port, p, { headers: { 'accept-encoding': 'br' } });
-      out.push([p, r.status, r.headers.location ?? r.headers['content-encoding']]);
-    }
-    return out;
-  } finally {
-    mw.close();
-    await srv.close();
-  }
+  return getEach(serveStatic(dir, { watch: false, ...options }), paths, { 'accept-encoding': 'br' }, (p, r) => [p, r.status, r.headers.location ?? r.headers['content-encoding']]);
 }
 
 test("serveStatic keeps express.static's order by default: /about redirects to the folder", async () => {

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { serveStatic } from '../../lib/serve/adapters/middleware.js';
 import { precompress } from '../../lib/compress/pass/precompress.js';
 import { keptAsDictionary } from '../../lib/site-policy.js';
-import { listen, request } from '../helpers/serve-site.js';
+import { getEach } from '../helpers/serve-site.js';
 import { tempDir, writeTree, textOf, noiseOf } from '../helpers/tmp.js';
 
 // What the headers promise is what a browser gets: a hashed name is immutable whatever its size or
@@ -28,22 +28,7 @@ afterAll(() => fs.rm(work, { recursive: true, force: true }));
 
 /** GET each path through serveStatic(dir, options): [path, Cache-Control, Use-As-Dictionary]. */
 async function headersOf(options, paths) {
-  const mw = serveStatic(dir, { watch: false, ...options });
-  const srv = await listen((req, res) => mw(req, res, () => {
-    res.statusCode = 404;
-    res.end();
-  }));
-  try {
-    const out = [];
-    for (const p of paths) {
-      const r = await request(srv.port, p, { headers: { 'accept-encoding': 'br, gzip' } });
-      out.push([p, r.status, r.headers['cache-control'], r.headers['use-as-dictionary']]);
-    }
-    return out;
-  } finally {
-    mw.close();
-    await srv.close();
-  }
+  return getEach(serveStatic(dir, { watch: false, ...options }), paths, { 'accept-encoding': 'br, gzip' }, (p, r) => [p, r.status, r.headers['cache-control'], r.headers['use-as-dictionary']]);
 }
 
 const IMMUTABLE = 'public, max-age=31536000, immutable';
