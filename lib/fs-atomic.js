@@ -16,12 +16,28 @@ const C = fsSync.constants;
 export const READ_NOFOLLOW = C.O_RDONLY | (C.O_NOFOLLOW ?? 0) | (C.O_NONBLOCK ?? 0);
 
 /**
+ * `fs.statSync`/`lstatSync` that give undefined for a path that is not there, through a file on its
+ * way too: `throwIfNoEntry: false` still throws ENOTDIR on Node 22.12.
+ * @param {string} file
+ * @param {boolean} [link] lstat: the symlink itself
+ * @returns {import('node:fs').Stats | undefined}
+ */
+export function statIfThere(file, link = false) {
+  try {
+    return link ? fsSync.lstatSync(file) : fsSync.statSync(file);
+  } catch (err) {
+    if (['ENOENT', 'ENOTDIR'].includes(/** @type {NodeJS.ErrnoException} */ (err).code ?? '')) return undefined;
+    throw err;
+  }
+}
+
+/**
  * Is `dir` a folder itself, not a symlink to one? Checked right before a path operation in a store
  * others may write: a folder swapped for a symlink would take a write outside it.
  * @param {string} dir
  */
 export function isRealFolder(dir) {
-  return fsSync.lstatSync(dir, { throwIfNoEntry: false })?.isDirectory() ?? false;
+  return statIfThere(dir, true)?.isDirectory() ?? false;
 }
 
 /** The error of a write refused by isRealFolder(). @param {string} dir */
@@ -186,7 +202,7 @@ const ignoreMissing = (err) => {
  */
 export async function removeIfPresent(file, expect) {
   await atTarget(file, true, async (at) => {
-    const st = expect?.ino === undefined ? null : fsSync.lstatSync(at, { throwIfNoEntry: false });
+    const st = expect?.ino === undefined ? null : statIfThere(at, true);
     if (st && (st.ino !== expect?.ino || st.dev !== expect?.dev)) {
       throw new PrecompressorError('ERR_PRECOMPRESSOR_FILE', `${file} is not the file found there ` +
         '(replaced, or a folder on its path replaced by a symlink): not removed', { path: file });

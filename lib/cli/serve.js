@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import { SERVE_DEFAULTS, PREVIEW_LIMITS } from '../serve/index.js';
 import { commaList } from '../options.js';
+import { statIfThere } from '../fs-atomic.js';
 import { withFlagNames } from './options.js';
 import { printable } from '../util/format.js';
 import { PREVIEW_EXTENSIONS } from '../site-policy.js';
@@ -141,7 +142,7 @@ function cliMessage(err, dir, missingManifest) {
  */
 export async function serveCommand(argv, stdout, stderr) {
   const dir = String(argv.dir);
-  if (!fs.statSync(dir, { throwIfNoEntry: false })?.isDirectory()) {
+  if (!statIfThere(dir)?.isDirectory()) {
     stderr.write(`precompressor: no folder at ${printable(dir)}\n`);
     return 2;
   }

@@ -120,6 +120,9 @@ test('no manifest: exit 2 with the CLI flags that help; no folder: exit 2', asyn
   expect(r.stderr.trim()).toBe(`precompressor: No manifest at ${path.join(root, 'precompressor-manifest.json')}: run "precompressor ${root}" first, pass --manifest with its path, or --unlisted to serve the files without one`);
   const none = await run(['serve', path.join(root, 'nope'), '--port', '0']);
   expect([none.code, none.stderr.trim()]).toEqual([2, `precompressor: no folder at ${path.join(root, 'nope')}`]);
+  // a file on the way: ENOTDIR, which `throwIfNoEntry: false` still throws on Node 22.12
+  const through = await run(['serve', path.join(root, 'index.html', 'sub'), '--port', '0']);
+  expect([through.code, through.stderr.trim()]).toEqual([2, `precompressor: no folder at ${path.join(root, 'index.html', 'sub')}`]);
 });
 
 test('--manifest naming a FIFO or a device: exit 2 at once, nothing read from it', async () => {

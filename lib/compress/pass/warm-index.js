@@ -45,9 +45,9 @@ export const indexPathOf = (manifest) => `${manifest}${MANIFEST_INDEX_SUFFIX}`;
 export function identityOf(file) {
   let st;
   try {
-    st = fs.statSync(file); // throwIfNoEntry: false still throws ENOTDIR on Node 22.12
+    st = fs.statSync(file);
   } catch {
-    return null; // the manifest's own read reports what is wrong
+    return null; // whatever it is (gone, a file on the way, no access): the manifest's own read reports it
   }
   if (!st.isFile()) return null;
   return { dev: st.dev, ino: st.ino, size: st.size, mtimeMs: st.mtimeMs, ctimeMs: st.ctimeMs };

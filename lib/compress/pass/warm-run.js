@@ -1,5 +1,5 @@
 import fs from 'node:fs';
-import { TEMP_SUFFIX } from '../../fs-atomic.js';
+import { statIfThere, TEMP_SUFFIX } from '../../fs-atomic.js';
 import { buildManifest, pathProblem, readManifest, writeManifest } from '../../manifest/manifest.js';
 import { relInside } from '../../paths.js';
 import { createReport } from './report.js';
@@ -129,7 +129,7 @@ function sameTree(opts, index, deltas) {
     for (const name of names) {
       if (name.endsWith(TEMP_SUFFIX)) return false; // a temp to sweep, or a run under way
       if (!opts.dotfiles && name.charCodeAt(0) === 46) continue; // '.': never walked
-      const st = fs.lstatSync(`${base}${name}`, { throwIfNoEntry: false });
+      const st = statIfThere(`${base}${name}`, true);
       if (st === undefined) return false;
       if (st.isDirectory()) {
         todo.push(`${prefix}${name}`);

@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { isInside } from '../../paths.js';
+import { statIfThere } from '../../fs-atomic.js';
 import { suffixEncoding, stemOf } from '../../encodings.js';
 import { deltaStem } from '../../manifest/manifest.js';
 
@@ -56,7 +57,7 @@ export function createWatcher({ manifest, onManifest, onFile, onFailure = () => 
   /** Is `w` still on `dir`? Else drop it and those below, reload. @param {string} dir @param {fs.FSWatcher} w */
   function checkSelf(dir, w) {
     // synchronously: bodies of the old folder must not be sent a moment longer than needed
-    const now = fs.statSync(dir, { throwIfNoEntry: false });
+    const now = statIfThere(dir);
     const was = watchers.get(dir);
     if (closed || was?.w !== w || (now !== undefined && now.dev === was.dev && now.ino === was.ino)) return;
     for (const [d, x] of [...watchers]) {

@@ -1,7 +1,7 @@
-import fs from 'node:fs';
 import { batchPass } from './batch.js';
 import { wholePass } from './whole-pass.js';
 import { absPath } from '../../paths.js';
+import { statIfThere } from '../../fs-atomic.js';
 import { isOwnOutput, OwnOutputs } from './own-outputs.js';
 import { wholePassReason, batchOutcome, WHY } from './pass-choice.js';
 
@@ -50,7 +50,7 @@ export class PassRunner {
    */
   isOwn(rel, event) {
     const sizeOf = (/** @type {string} */ r) =>
-      fs.statSync(absPath(this.#root, r), { throwIfNoEntry: false })?.size ?? null;
+      statIfThere(absPath(this.#root, r))?.size ?? null;
     return isOwnOutput(rel, event, { manifestRel: this.#manifestRel, ours: this.#ours, sizeOf });
   }
 
