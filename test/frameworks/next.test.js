@@ -177,7 +177,8 @@ describe('Next.js export', () => {
     }
     console.log(`Next.js export: next build ${Math.round(first.ms)} / ${Math.round(second.ms)} ms, CLI ${Math.round(c1.ms)} / ${Math.round(c2.ms)} ms; ` +
       `changed hash-only chunks ${changed.length}, with a delta ${withDelta.length}; ${c2.output.match(/deltas: [^\n]*/)?.[0]}`);
-    expect(changed.filter((f) => marksOf(fs.readFileSync(path.join(out, f))) !== '').length).toBeGreaterThanOrEqual(4);
+    // several near-identical chunks changed, so that a wrong pair would show (Turbopack put the four components in 3 or 4)
+    expect(changed.filter((f) => marksOf(fs.readFileSync(path.join(out, f))) !== '').length).toBeGreaterThanOrEqual(3);
     expect(withDelta.length).toBeGreaterThanOrEqual(0.9 * changed.length);
 
     if (chromium === null) return;
