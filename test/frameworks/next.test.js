@@ -53,6 +53,9 @@ const appFiles = () => ({
 
 const apps = [];
 afterAll(() => Promise.all(apps.map((a) => fsp.rm(a, { recursive: true, force: true }))));
+/** @type {{ browser: { close(): Promise<void> } } | null} a browser a failed assertion left open: jest would not exit */
+let launched = null;
+afterAll(() => launched?.browser.close());
 
 const nextBuild = (root) => runIn(root, 'next/dist/bin/next', ['build']);
 
@@ -120,6 +123,7 @@ describe('Next.js export', () => {
         // A visitor opens / then /about/team: the shared chunks come from its cache, so the team
         // chunk is the last `*.js` it fetched, the dictionary it offers for that folder next time.
         chromium = await recordedBrowser(CHROMIUM, path.join(root, 'profile'));
+        launched = chromium;
         await chromium.page.goto(`${origin}/`, { waitUntil: 'networkidle0' });
         await chromium.page.goto(`${origin}/about/team`, { waitUntil: 'networkidle0' });
         const want = `:${m1.files[team1].dictionary.hash}:`;
@@ -200,6 +204,7 @@ describe('Next.js export', () => {
       console.log(`Next.js export in Chromium: ${team2} as ${encoding}, ${js.wire} B on the wire (br ${m2.files[team2].variants.br.size} B)`);
     } finally {
       await browser.close();
+      launched = null;
       await served.stop();
     }
   }, 240_000);
