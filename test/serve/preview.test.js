@@ -152,6 +152,26 @@ test('at maxConnections a newcomer closes the connection idle longest, not one a
   }
 });
 
+test('an idle connection is closed after the timeout, plainly: it has nothing waiting to be sent', async () => {
+  const site = await makeSite({ 'a.txt': 'a' });
+  const p = await startPreview({ root: site.dir, timeout: 200 });
+  const port = Number(new URL(p.url).port);
+  try {
+    const client = net.connect(port, '127.0.0.1');
+    // a FIN ends the stream; a reset would be an error
+    const how = await new Promise((resolve) => {
+      client.on('error', (err) => resolve(err.code));
+      client.on('end', () => resolve('end'));
+      client.resume();
+    });
+    expect(how).toBe('end');
+    client.destroy();
+  } finally {
+    await p.close();
+    await fs.rm(site.dir, { recursive: true, force: true });
+  }
+});
+
 test('a kept-alive connection is idle from its last answer, not from when it connected', async () => {
   const site = await makeSite({ 'a.txt': 'hello\n' });
   const p = await startPreview({ root: site.dir, maxConnections: 2 });
