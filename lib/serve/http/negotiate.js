@@ -30,7 +30,6 @@ export function createNegotiator(preference) {
   // the last header seen and its row: one comparison, not a hash of the header, when clients agree
   /** @type {string | null} */
   let lastHeader = null;
-  /** @type {(string | null | undefined)[]} */
   let lastRow = noHeader;
 
   /**
