@@ -32,10 +32,7 @@ export function createNegotiator(preference) {
   let lastHeader = null;
   let lastRow = noHeader;
 
-  /**
-   * The codings whose bit is set in `mask`, in server order, then identity.
-   * @param {number} mask
-   */
+  /** The codings whose bit is set in `mask`, in server order, then identity. @param {number} mask */
   function available(mask) {
     const list = [];
     for (let i = 0; i < order.length; i++) if (mask & (1 << i)) list.push(order[i]);
