@@ -8,7 +8,7 @@
  * has not changed for `timeout` is reset when bytes wait to be sent (a plain close would leave the
  * client, which reads nothing, never told, and the kernel holding them behind the FIN), else closed
  * as node:http's timer closes it. The watch is the only idle timer: `server.timeout` would re-arm
- * one on every request and write (about 0.5 µs a request under load, docs/benchmarks.md).
+ * one on every request and write (0.5-1.3 µs a request under load, docs/benchmarks.md).
  */
 
 /**
