@@ -57,6 +57,9 @@ class Pool {
   closed = false;
   /** each worker collects fully after this many tasks (lib/util/heap-pace.js), 0: never by count */
   collectEvery = 0;
+  /** a pump() is due at the next turn (pumpLater()); this pump() is that one */
+  later = false;
+  flushing = false;
 
   /**
    * @param {number} size
@@ -106,6 +109,12 @@ class Pool {
         this.runExclusive(slot, this.queue.shift());
         continue;
       }
+      // A busy worker gets a part of a batch only once this turn of the event loop has queued what it
+      // will: jobs queued one by one (files admitted as others end) would travel one per message.
+      if (!slot.idle && !this.flushing && !this.queue.holds(slot.room(this.batchCost))) {
+        this.pumpLater();
+        return;
+      }
       const worker = workerOf(slot, this.slots, this.queue);
       if (worker === null) return;
       if (worker === undefined) continue;
@@ -113,6 +122,21 @@ class Pool {
       for (const j of jobs) this.started(j);
       slot.send(worker, this.nextId++, jobs, this.collectEvery);
     }
+  }
+
+  /** pump() at the next turn of the event loop, once, sending partial batches too. */
+  pumpLater() {
+    if (this.later) return;
+    this.later = true;
+    setImmediate(() => {
+      this.later = false;
+      this.flushing = true;
+      try {
+        this.pump();
+      } finally {
+        this.flushing = false;
+      }
+    });
   }
 
   /**
