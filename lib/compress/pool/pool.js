@@ -51,13 +51,31 @@ function takeBack(slots, queue) {
   return back.length > 0;
 }
 
+/**
+ * Pump `pool` at the next turn of the event loop (once, however often asked), partial batches too.
+ * @param {Pool} pool
+ */
+function pumpLater(pool) {
+  if (pool.later) return;
+  pool.later = true;
+  setImmediate(() => {
+    pool.later = false;
+    pool.flushing = true;
+    try {
+      pool.pump();
+    } finally {
+      pool.flushing = false;
+    }
+  });
+}
+
 class Pool {
   queue = new JobQueue();
   nextId = 0;
   closed = false;
   /** each worker collects fully after this many tasks (lib/util/heap-pace.js), 0: never by count */
   collectEvery = 0;
-  /** a pump() is due at the next turn (pumpLater()); this pump() is that one */
+  /** pump() at the next turn (pumpLater()); this pump() is that one */
   later = false;
   flushing = false;
 
@@ -111,10 +129,7 @@ class Pool {
       }
       // A busy worker gets a part of a batch only once this turn of the event loop has queued what it
       // will: jobs queued one by one (files admitted as others end) would travel one per message.
-      if (!slot.idle && !this.flushing && !this.queue.holds(slot.room(this.batchCost))) {
-        this.pumpLater();
-        return;
-      }
+      if (!slot.idle && !this.flushing && !this.queue.holds(slot.room(this.batchCost))) return pumpLater(this);
       const worker = workerOf(slot, this.slots, this.queue);
       if (worker === null) return;
       if (worker === undefined) continue;
@@ -122,21 +137,6 @@ class Pool {
       for (const j of jobs) this.started(j);
       slot.send(worker, this.nextId++, jobs, this.collectEvery);
     }
-  }
-
-  /** pump() at the next turn of the event loop, once, sending partial batches too. */
-  pumpLater() {
-    if (this.later) return;
-    this.later = true;
-    setImmediate(() => {
-      this.later = false;
-      this.flushing = true;
-      try {
-        this.pump();
-      } finally {
-        this.flushing = false;
-      }
-    });
   }
 
   /**
