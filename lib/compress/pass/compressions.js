@@ -43,6 +43,8 @@ export class Compressions {
   queued = [];
   /** @type {Promise<string> | null} made on the first compression (see makeTempDir) */
   tempDir = null;
+  /** the estimated cost of the files planned (flush()): a file's share of it may split it (splitTasks()) */
+  plannedCost = Infinity;
 
   /**
    * @param {PassState} pass
@@ -116,7 +118,9 @@ export class Compressions {
   async compressOnce(file, now) {
     /** @type {TaskResult[]} */
     const results = [];
-    const done = splitTasks(file.size, { encodings: this.pass.encodingsOf(file.rel) }).map((t) => {
+    const encodings = this.pass.encodingsOf(file.rel);
+    const share = (costOf(file.size, encodings, this.opts) / this.plannedCost) * Math.max(1, this.opts.concurrency);
+    const done = splitTasks(file.size, { encodings }, share).map((t) => {
       const cost = costOf(file.size, t.encodings, this.opts);
       return new Promise((resolve) => {
         const submit = () => this.runTask(file, t.encodings, cost, results)
@@ -149,7 +153,8 @@ export class Compressions {
   flush() {
     if (!this.files.ordered) {
       const w = this.files.waiting;
-      this.first.plan(w.length, w.reduce((n, x) => n + x.cost, 0), w.reduce((n, x) => Math.max(n, x.cost), 0));
+      this.plannedCost = w.reduce((n, x) => n + x.cost, 0);
+      this.first.plan(w.length, this.plannedCost, w.reduce((n, x) => Math.max(n, x.cost), 0));
       this.pool.collectEvery = workerCollectEvery(this.files.waiting.length);
     }
     this.files.admit();
