@@ -214,10 +214,12 @@ export async function removeIfPresent(file, expect) {
 
 /**
  * @param {string} file
+ * @param {{ held?: boolean }} [opts] held: `file` names it through its folder held open already
  */
-export function removeIfPresentSync(file) {
+export function removeIfPresentSync(file, opts = {}) {
   try {
-    inHeldFolderSync(path.dirname(file), (dir) => fsSync.unlinkSync(path.join(dir, path.basename(file))));
+    if (opts.held) fsSync.unlinkSync(file);
+    else inHeldFolderSync(path.dirname(file), (dir) => fsSync.unlinkSync(path.join(dir, path.basename(file))));
   } catch (err) {
     ignoreMissing(err);
   }
