@@ -187,3 +187,17 @@ export async function inHeldFolder(dir, fn) {
     release(h);
   }
 }
+
+/**
+ * Run `fn` for several operations in the folder `dir` (a file's variants) with one check: where
+ * /proc/self/fd works, `at` names the folder held open and `held` is true (the operations through it
+ * need no check of their own); elsewhere `at` is `dir` and each operation checks it as usual.
+ * @template T
+ * @param {string} dir
+ * @param {(at: string, held: boolean) => Promise<T>} fn
+ * @returns {Promise<T>}
+ */
+export function inHeldFolderOnce(dir, fn) {
+  if (!procFdWorks()) return fn(dir, false);
+  return inHeldFolder(dir, (at) => fn(at, true));
+}

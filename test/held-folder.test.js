@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { inHeldFolder, inHeldFolderSync, procFdWorks, releaseHeldFolders } from '../lib/held-folder.js';
+import { inHeldFolder, inHeldFolderOnce, inHeldFolderSync, procFdWorks, releaseHeldFolders } from '../lib/held-folder.js';
 import { writeAtomicSync } from '../lib/fs-atomic.js';
 import { tempDir } from './helpers/tmp.js';
 
@@ -59,4 +59,21 @@ skip('a folder removed and made again: the next write goes into the new one', ()
   fs.mkdirSync(dir);
   writeAtomicSync(path.join(dir, 'b.br'), Buffer.from('b'), { checkParent: true });
   expect(fs.readdirSync(dir)).toEqual(['b.br']);
+});
+
+skip('several operations under one check: a folder swapped between them, the next lands in the folder held', async () => {
+  const dir = path.join(root, 'dir');
+  const elsewhere = path.join(root, 'elsewhere');
+  fs.mkdirSync(elsewhere);
+  await inHeldFolderOnce(dir, async (at, held) => {
+    expect(held).toBe(true);
+    writeAtomicSync(path.join(at, 'a.br'), Buffer.from('a'));
+    fs.renameSync(dir, path.join(root, 'moved'));
+    fs.symlinkSync(elsewhere, dir);
+    writeAtomicSync(path.join(at, 'b.br'), Buffer.from('b'));
+  });
+  expect(fs.readdirSync(elsewhere)).toEqual([]);
+  expect(fs.readdirSync(path.join(root, 'moved')).sort()).toEqual(['a.br', 'b.br']);
+  // The next hold checks again: refused.
+  await expect(inHeldFolderOnce(dir, async () => {})).rejects.toMatchObject({ code: 'ERR_PRECOMPRESSOR_FILE' });
 });

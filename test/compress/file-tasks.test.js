@@ -1,4 +1,4 @@
-import { SPLIT_THRESHOLD, entryFrom, joinResults, sameSource, splitTasks } from '../../lib/compress/pass/file-tasks.js';
+import { SPLIT_SHARE_MIN, SPLIT_THRESHOLD, entryFrom, joinResults, sameSource, splitTasks } from '../../lib/compress/pass/file-tasks.js';
 
 // A file's compression as tasks, and its manifest entry from their results (lib/compress/pass/file-tasks.js).
 
@@ -33,4 +33,11 @@ test('joinResults: one result from two tasks of a file; a file that changed betw
   const changed = { ...there, hash: 'sha256-b' };
   expect(sameSource([here, changed])).toBe(false);
   expect(() => joinResults(here, changed)).toThrow(expect.objectContaining({ changed: true }));
+});
+
+test('a file that is a core\'s share of the pass is split below the size threshold, a small one never', () => {
+  const opts = { encodings: /** @type {const} */ (['br', 'gzip']) };
+  expect(splitTasks(SPLIT_SHARE_MIN, opts, 1)).toEqual([{ encodings: ['br'] }, { encodings: ['gzip'] }]);
+  expect(splitTasks(SPLIT_SHARE_MIN, opts, 0.99)).toEqual([{ encodings: ['br', 'gzip'] }]);
+  expect(splitTasks(SPLIT_SHARE_MIN - 1, opts, 2)).toEqual([{ encodings: ['br', 'gzip'] }]);
 });

@@ -24,6 +24,23 @@ describe('createPool', () => {
     });
   });
 
+  test('small tasks queued one by one to a busy worker share a message', async () => {
+    const gate = new Int32Array(new SharedArrayBuffer(4));
+    await withPool(1, { batchCost: 10, aheadCost: 40 }, async (pool) => {
+      const first = pool.run({ n: 0, gate }, 4); // keeps the worker busy
+      const runs = [];
+      for (const n of [1, 2, 3, 4]) {
+        runs.push(pool.run({ n }, 2)); // as files admitted one after another: a turn of microtasks apart
+        await Promise.resolve();
+      }
+      Atomics.store(gate, 0, 1);
+      Atomics.notify(gate, 0);
+      const results = await Promise.all([first, ...runs]);
+      expect(results.map((r) => r.n)).toEqual([0, 1, 2, 3, 4]);
+      expect(results.slice(1).map((r) => r.batch)).toEqual([4, 4, 4, 4]);
+    });
+  });
+
   test('an error fails its own task only; the other tasks of its batch resolve', async () => {
     await withPool(1, { batchCost: 100, aheadCost: 100 }, async (pool) => {
       const settled = await Promise.allSettled([1, 2, 3].map((n) => pool.run({ n, fail: n === 2 }, 1)));

@@ -4,8 +4,9 @@ import { removeIfPresentSync, writeAtomicSync, writeAtomicWith } from '../../fs-
  * Taking a variant from the store into the output once its bytes decode to the source: whoever can
  * write the store can rewrite a record too. The proof runs where the source's bytes are (a worker).
  *
- * @typedef {{ target: string, keepBelow: number, mtime: Date, tempDir?: string | null }} Placement
- *   tempDir: a folder on the target's file system for the temp file
+ * @typedef {{ target: string, keepBelow: number, mtime: Date, tempDir?: string | null, held?: boolean }} Placement
+ *   tempDir: a folder on the target's file system for the temp file; held: `target` names the file
+ *   through its folder held open and checked by the caller (lib/held-folder.js inHeldFolderOnce())
  * @typedef {{ kept: number | null, encodeMs: number }} Taken kept: the variant's size, or null when not kept
  * @typedef {{ store: import('./variant-store.js').StoreDescriptor, read?: boolean, markedSince?: number }} From
  *   the pass's store; markedSince: when the previous run started (ms): an entry used since is not
@@ -27,7 +28,7 @@ function byRecord(stored, hasBytes, at) {
   if (stored === null) return null;
   if (stored.size < at.keepBelow) return hasBytes ? undefined : null;
   try {
-    removeIfPresentSync(at.target);
+    removeIfPresentSync(at.target, { held: at.held });
   } catch {
     return null; // the caller meets and reports it
   }
@@ -64,7 +65,7 @@ export async function takeVariant(store, from, key, at, stats) {
   const { bytes, size, encodeMs } = /** @type {import('./variant-store.js').Stored & { bytes: Buffer }} */ (stored);
   if (!at.proves(bytes)) return reject(store, key, stats);
   try {
-    writeAtomicSync(at.target, bytes, { mtime: at.mtime, tempDir: at.tempDir, checkParent: true });
+    writeAtomicSync(at.target, bytes, { mtime: at.mtime, tempDir: at.tempDir, checkParent: !at.held });
   } catch {
     return null; // an output that cannot be written: the caller encodes, and meets and reports the error itself
   }

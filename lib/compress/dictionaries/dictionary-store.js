@@ -1,7 +1,7 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import crypto from 'node:crypto';
-import { isRealFolder, notRealFolder, readRegularFile, writeAtomic } from '../../fs-atomic.js';
+import { isRealFolder, notRealFolder, readRegularFile, writeAtomicSync } from '../../fs-atomic.js';
 import { contentHash } from '../../manifest/manifest.js';
 import { DELTA_MAX_SIZE } from './delta-encode.js';
 
@@ -108,7 +108,8 @@ export async function openStore(dir) {
           const bytes = await v.bytes().catch(() => null);
           if (bytes === null || contentHash(bytes) !== v.hash) continue;
           assertReal();
-          await writeAtomic(file, bytes);
+          // Renamed into place but not fsync'd: read() checks an object against its name (its hash).
+          writeAtomicSync(file, bytes);
         }
         kept.push(v.hash);
       }
@@ -137,7 +138,8 @@ export async function openStore(dir) {
       }
       if (added === 0) return 0;
       assertReal();
-      await writeAtomic(path.join(dir, INDEX), JSON.stringify({ schema: STORE_SCHEMA, families }) + '\n');
+      // Not fsync'd either: an index cut by a power loss does not parse, and readIndex() starts afresh.
+      writeAtomicSync(path.join(dir, INDEX), Buffer.from(JSON.stringify({ schema: STORE_SCHEMA, families }) + '\n'));
       const listed = new Set(Object.values(families).flat().map(objectName));
       for (const name of await fs.readdir(objects)) {
         if (listed.has(name) || !isObjectName(name)) continue;

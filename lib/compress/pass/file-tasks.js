@@ -10,15 +10,21 @@ import { estimatedCost } from '../plan/index.js';
 /** Files below this size are compressed to all encodings in one task (one read, one hash). */
 export const SPLIT_THRESHOLD = 256 * 1024;
 
+/** A file of at least this size is split too when it is a core's share of the pass or more. */
+export const SPLIT_SHARE_MIN = 32 * 1024;
+
 /**
  * The tasks of one file: one for all encodings when the file is small, else one per encoding
- * so that a big file's encodings run in parallel.
+ * so that a big file's encodings run in parallel. A smaller file that holds a core's share of the
+ * pass's work is split as well: it would finish last, its gzip waiting behind its Brotli.
  * @param {number} size
  * @param {{ encodings: readonly Encoding[] }} opts
+ * @param {number} [share] the file's part of the pass's estimated cost, times the cores
  * @returns {{ encodings: Encoding[] }[]}
  */
-export function splitTasks(size, opts) {
-  if (size < SPLIT_THRESHOLD) return [{ encodings: [...opts.encodings] }];
+export function splitTasks(size, opts, share = 0) {
+  const split = size >= SPLIT_THRESHOLD || (size >= SPLIT_SHARE_MIN && share >= 1);
+  if (!split) return [{ encodings: [...opts.encodings] }];
   return opts.encodings.map((e) => ({ encodings: [e] }));
 }
 

@@ -51,12 +51,33 @@ function takeBack(slots, queue) {
   return back.length > 0;
 }
 
+/**
+ * Pump `pool` at the next turn of the event loop (once, however often asked), partial batches too.
+ * @param {Pool} pool
+ */
+function pumpLater(pool) {
+  if (pool.later) return;
+  pool.later = true;
+  setImmediate(() => {
+    pool.later = false;
+    pool.flushing = true;
+    try {
+      pool.pump();
+    } finally {
+      pool.flushing = false;
+    }
+  });
+}
+
 class Pool {
   queue = new JobQueue();
   nextId = 0;
   closed = false;
   /** each worker collects fully after this many tasks (lib/util/heap-pace.js), 0: never by count */
   collectEvery = 0;
+  /** pump() at the next turn (pumpLater()); this pump() is that one */
+  later = false;
+  flushing = false;
 
   /**
    * @param {number} size
@@ -106,6 +127,9 @@ class Pool {
         this.runExclusive(slot, this.queue.shift());
         continue;
       }
+      // A busy worker gets a part of a batch only once this turn of the event loop has queued what it
+      // will: jobs queued one by one (files admitted as others end) would travel one per message.
+      if (!slot.idle && !this.flushing && !this.queue.holds(slot.room(this.batchCost))) return pumpLater(this);
       const worker = workerOf(slot, this.slots, this.queue);
       if (worker === null) return;
       if (worker === undefined) continue;

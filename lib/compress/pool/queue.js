@@ -56,6 +56,20 @@ export class JobQueue {
     return jobs;
   }
 
+  /**
+   * Do the jobs queued fill a batch of `room` (a job that travels alone or exclusive work ends one)?
+   * @param {number} room
+   */
+  holds(room) {
+    let cost = 0;
+    for (const j of this.jobs) {
+      if (j.fn !== undefined || j.alone) return true;
+      cost += j.cost;
+      if (cost >= room) return true;
+    }
+    return false;
+  }
+
   /** @param {unknown} err */
   rejectAll(err) {
     for (const j of this.jobs.splice(0)) j.reject(err);

@@ -12,6 +12,7 @@ import { cacheKey, taskStats } from '../cache/index.js';
 import { takeVariant } from '../cache/index.js';
 import { storeOf } from '../cache/index.js';
 import { decodesToSync } from '../encoders/index.js';
+import { inHeldFolderOnce } from '../../held-folder.js';
 
 /**
  * A file compressed in memory, in a worker or (its variants all in the cache) on the main thread: read
@@ -96,6 +97,44 @@ async function encodeOne(buf, key, at, store, stats) {
 }
 
 /**
+ * Take each of `t`'s encodings that the cache holds, proven against `src`, into `out`, writing them
+ * through the file's folder held open once (one check for all its variants): the encodings it lacks.
+ * @param {import('./streamed.js').CompressTask} t
+ * @param {{ buf: Buffer, mtime: Date }} src
+ * @param {string} hash
+ * @param {import('../cache/index.js').VariantStore} store
+ * @param {ReturnType<typeof taskStats>} stats
+ * @param {Record<string, number | null>} out
+ * @returns {Promise<Array<import('../../encodings.js').Encoding>>}
+ */
+function takeCached(t, src, hash, store, stats, out) {
+  const from = /** @type {NonNullable<typeof t.cache>} */ (t.cache);
+  const size = src.buf.length;
+  return inHeldFolderOnce(path.dirname(t.abs), async (dir, held) => {
+    /** @type {Array<import('../../encodings.js').Encoding>} */
+    const missing = [];
+    for (const encoding of t.encodings) {
+      const key = cacheKey('variant', hash, [encoding, zlibOptions(encoding, { ...t, size })]);
+      const target = path.join(dir, path.basename(variantPath(t.abs, encoding)));
+      // A cached variant is written only once it decodes to the bytes just read (see take.js).
+      const at = {
+        target, held, keepBelow: size * t.minRatio, mtime: src.mtime, tempDir: ownTempDir(t.tempDir),
+        proves: (/** @type {Buffer} */ bytes) => decodesToSync(bytes, encoding, src.buf),
+      };
+      const hit = await takeVariant(store, from, key, at, stats);
+      if (hit === null) {
+        missing.push(encoding);
+        continue;
+      }
+      out[encoding] = hit.kept;
+      stats.hits++;
+      stats.cpuSavedMs += hit.encodeMs;
+    }
+    return missing;
+  });
+}
+
+/**
  * Read the file once, then write each of the task's encodings, from the cache or encoded and added to
  * it; with `cachedOnly`, those the cache cannot give are left in `missing`; with `offThread`, zlib runs
  * on libuv's pool, so that the files of a pass on the planning thread share the cores.
@@ -113,29 +152,22 @@ export async function compressBuffered(t, how = {}) {
   const cache = taskStats();
   /** @type {Record<string, number | null>} */
   const out = {};
+  const store = t.cache ? storeOf(t.cache.store) : null;
+  const left = store !== null && t.cache?.read ? await takeCached(t, src, hash, store, cache, out) : t.encodings;
   /** @type {Array<import('../../encodings.js').Encoding>} */
   const missing = [];
-  const store = t.cache ? storeOf(t.cache.store) : null;
-  for (const encoding of t.encodings) {
-    const target = variantPath(t.abs, encoding);
+  for (const encoding of left) {
+    if (how.cachedOnly) {
+      missing.push(encoding);
+      continue;
+    }
     const options = zlibOptions(encoding, { ...t, size });
     const key = store !== null ? cacheKey('variant', hash, [encoding, options]) : null;
-    const at = { target, keepBelow: size * t.minRatio, mtime: src.mtime, tempDir: ownTempDir(t.tempDir) };
-    // A cached variant is written only once it decodes to the bytes just read (see cache.js).
-    const proves = (/** @type {Buffer} */ bytes) => decodesToSync(bytes, encoding, src.buf);
-    const hit = key !== null && store !== null && t.cache?.read
-      ? await takeVariant(store, t.cache, key, { ...at, proves }, cache)
-      : null;
-    if (hit !== null) {
-      out[encoding] = hit.kept;
-      cache.hits++;
-      cache.cpuSavedMs += hit.encodeMs;
-    } else if (how.cachedOnly) {
-      missing.push(encoding);
-    } else {
-      const how1 = { ...at, encoding, options, offThread: how.offThread };
-      out[encoding] = await encodeOne(src.buf, key, how1, store, cache);
-    }
+    const at = {
+      target: variantPath(t.abs, encoding), keepBelow: size * t.minRatio, mtime: src.mtime,
+      tempDir: ownTempDir(t.tempDir), encoding, options, offThread: how.offThread,
+    };
+    out[encoding] = await encodeOne(src.buf, key, at, store, cache);
   }
   return { hash, size, mtimeMs: src.mtimeMs, out, cache, ...(missing.length > 0 ? { missing } : {}) };
 }
