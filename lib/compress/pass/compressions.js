@@ -16,6 +16,9 @@ const LONG_JOB_COST = 256 * 1024;
 
 const MAX_ATTEMPTS = 3;
 
+/** Trees of fewer files than this, compressed on the planning thread, get their temps beside the targets. */
+const TEMPS_BESIDE_BELOW = 1000;
+
 /** Files under way at once (their tasks submitted to the pool, or about to be): see Admission. */
 const ADMITTED = 64;
 
@@ -27,9 +30,11 @@ const ADMITTED = 64;
  * @typedef {{ opts: import('../../options.js').Options, report: import('./report.js').Report,
  *   cache: ReturnType<typeof import('../cache/index.js').createCacheRun>,
  *   entries: Map<string, import('../../manifest/manifest.js').FileEntry>, failed: Set<string>,
- *   fail(rel: string, err: unknown): void, encodingsOf(rel: string): readonly Encoding[], build: boolean }} PassState
+ *   fail(rel: string, err: unknown): void, encodingsOf(rel: string): readonly Encoding[], build: boolean,
+ *   fresh: number, decided: number }} PassState
  *   what the compression of a pass reads and records (lib/compress/pass/precompress.js); build: a whole
- *   folder's pass, not a watch batch (cache-first.js onThisThread())
+ *   folder's pass, not a watch batch (cache-first.js onThisThread()); fresh, decided: the files the walk
+ *   found unchanged, and the others (precompress.js)
  */
 
 /**
@@ -140,12 +145,23 @@ export class Compressions {
    */
   async runTask(file, encodings, cost, results) {
     if (this.pass.failed.has(file.rel)) return;
-    this.tempDir ??= makeTempDir(this.opts.root);
-    const task = taskOf(this.opts, this.cache.task, await this.tempDir, file, { encodings, cost });
+    const task = taskOf(this.opts, this.cache.task, await this.tempFolder(), file, { encodings, cost });
     const r = await compressFile(task, this.runner, cost);
     results.push(r);
     this.cache.add(r.cache);
     for (const enc of encodings) this.report.progress(r.size, enc);
+  }
+
+  /**
+   * The run's temp folder (see makeTempDir), made on the first compression; none on a pass done here
+   * over a small tree, where it saves nothing and costs two folders made and removed (#31).
+   * @returns {Promise<string | null>}
+   */
+  tempFolder() {
+    const { fresh, decided } = this.pass;
+    if (this.pass.build && this.first.small && fresh + decided < TEMPS_BESIDE_BELOW) return Promise.resolve(null);
+    this.tempDir ??= makeTempDir(this.opts.root);
+    return this.tempDir;
   }
 
   flush() {
@@ -281,7 +297,7 @@ function jobStarts(pass, hooks) {
  * The task that compresses `file` to `encodings` (pure).
  * @param {import('../../options.js').Options} opts
  * @param {CompressTask['cache']} cache
- * @param {string} tempDir
+ * @param {string | null} tempDir
  * @param {WalkedFile} file
  * @param {{ encodings: Encoding[], cost: number }} work
  * @returns {CompressTask}
