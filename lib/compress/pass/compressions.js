@@ -145,23 +145,15 @@ export class Compressions {
    */
   async runTask(file, encodings, cost, results) {
     if (this.pass.failed.has(file.rel)) return;
-    const task = taskOf(this.opts, this.cache.task, await this.tempFolder(), file, { encodings, cost });
+    // No run temp folder (see makeTempDir) for a small build done here: two folders made and removed for nothing.
+    const { build, fresh, decided } = this.pass;
+    const beside = build && this.first.small && fresh + decided < TEMPS_BESIDE_BELOW;
+    const tempDir = beside ? null : await (this.tempDir ??= makeTempDir(this.opts.root));
+    const task = taskOf(this.opts, this.cache.task, tempDir, file, { encodings, cost });
     const r = await compressFile(task, this.runner, cost);
     results.push(r);
     this.cache.add(r.cache);
     for (const enc of encodings) this.report.progress(r.size, enc);
-  }
-
-  /**
-   * The run's temp folder (see makeTempDir), made on the first compression; none on a pass done here
-   * over a small tree, where it saves nothing and costs two folders made and removed (#31).
-   * @returns {Promise<string | null>}
-   */
-  tempFolder() {
-    const { fresh, decided } = this.pass;
-    if (this.pass.build && this.first.small && fresh + decided < TEMPS_BESIDE_BELOW) return Promise.resolve(null);
-    this.tempDir ??= makeTempDir(this.opts.root);
-    return this.tempDir;
   }
 
   flush() {
