@@ -16,9 +16,7 @@ import { SPLIT_THRESHOLD, costOf, joinResults } from './file-tasks.js';
  *   resolve: (r: TaskResult) => void, reject: (err: unknown) => void }} Queued
  */
 
-/**
- * Passes with more files to compress than this use the pool at once.
- */
+/** Passes with more files to compress than this are not done on this thread whole (SMALL_PASS_COST). */
 const MAX_FILES = 2000;
 
 /**
@@ -114,7 +112,8 @@ export class CacheFirst {
   /**
    * @param {import('../../options.js').Options} opts
    * @param {{ read: boolean } | null} cache the pass's use of the cache (null: off)
-   * @param {{ run(task: CompressTask, cost?: number): Promise<TaskResult>, readonly spawned: boolean }} pool
+   * @param {{ run(task: CompressTask, cost?: number): Promise<TaskResult>, readonly spawned: boolean,
+   *   limit(n: number): void }} pool limit: how many workers get work (this thread takes a core's share)
    * @param {{ onStart?: (task: CompressTask) => void, build?: boolean }} [how] onStart: a task starts
    *   here on a pass done on this thread; build: a whole folder's pass (see onThisThread())
    */
@@ -127,8 +126,8 @@ export class CacheFirst {
   }
 
   /**
-   * The pass has `count` files to compress, of estimated `cost` (`largest` the largest file's): too
-   * many for this thread alone, or so little that the workers are not worth starting?
+   * The pass has `count` files to compress, of estimated `cost` (`largest` the largest file's): so
+   * little that the workers are not worth starting?
    * @param {number} count
    * @param {number} cost
    * @param {number} [largest]
@@ -137,7 +136,6 @@ export class CacheFirst {
     this.total = count;
     this.small = !this.pool.spawned && count <= MAX_FILES &&
       onThisThread({ cost, largest, cores: this.opts.concurrency, build: this.build });
-    if (count > MAX_FILES) this.on = false;
   }
 
   /**
@@ -216,10 +214,16 @@ export class CacheFirst {
     if (tried === PACE_SAMPLE) this.paceFrom = cpuMs();
     else if (tried % PACE_SAMPLE === 0 && this.paceFrom !== undefined) {
       this.spentMs = cpuMs() - this.paceFrom;
-      this.sharing ||= poolShares({ left: this.total - tried, tried: tried - PACE_SAMPLE, spentMs: this.spentMs });
+      const shares = poolShares({ left: this.total - tried, tried: tried - PACE_SAMPLE, spentMs: this.spentMs });
+      // This thread goes on taking: a core's share, so the pool uses one worker fewer.
+      if (shares && !this.sharing) this.pool.limit(this.opts.concurrency - 1);
+      this.sharing ||= shares;
     }
     // A cold cache: stop reading files twice (here, then in a worker) after a few.
-    if (this.misses > MISSES_ALLOWED + this.hits / 8) this.on = false;
+    if (this.on && this.misses > MISSES_ALLOWED + this.hits / 8) {
+      this.on = false;
+      this.pool.limit(Infinity);
+    }
     return r;
   }
 
