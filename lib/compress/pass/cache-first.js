@@ -60,8 +60,11 @@ const SHARE_AFTER_MS = 300;
 /** Files measured here before the pace is trusted. */
 const PACE_SAMPLE = 16;
 
-/** Tasks kept queued on the pool while it shares the files with this thread. */
-const POOL_AHEAD = 64;
+/**
+ * Tasks kept queued on the pool while it shares the files with this thread: half of the files under
+ * way at once (ADMITTED in compressions.js), so that the other half is this thread's to take.
+ */
+const POOL_AHEAD = 32;
 
 /**
  * CPU time of this thread (ms): the pace is measured in CPU time, which other processes do not stretch.

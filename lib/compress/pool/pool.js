@@ -134,7 +134,9 @@ class Pool {
       const job = /** @type {Job} */ (this.queue.head());
       /** @type {Slot | null} the emptiest slot that takes it */
       let slot = null;
-      for (const s of this.used) if (s.fits(job) && (slot === null || s.load() < slot.load())) slot = s;
+      for (const s of job.cost <= this.batchCost ? this.used : this.slots) {
+        if (s.fits(job) && (slot === null || s.load() < slot.load())) slot = s;
+      }
       if (slot === null) return;
       if (job.fn !== undefined) {
         this.runExclusive(slot, this.queue.shift());
@@ -153,7 +155,8 @@ class Pool {
   }
 
   /**
-   * Give work to `n` slots only (the caller takes a core's share of it itself), or to all again.
+   * Give small jobs (up to batchCost) to `n` slots only (the caller takes a core's share of them
+   * itself), or to all again; big ones go to any.
    * @param {number} n
    */
   limit(n) {
