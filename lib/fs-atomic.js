@@ -259,7 +259,15 @@ export function tempOwnerGone(name) {
  */
 export async function removeTemp(p) {
   if (!p.endsWith(TEMP_SUFFIX)) throw new Error(`Refusing to remove ${p}: not a temp file of ours`);
-  await atTarget(p, true, (at) => fs.rm(at, { force: true, recursive: true })).catch(ignoreMissing);
+  // Synchronous: a run's temp folder holds a few emptied folders (one per thread), and rm's walk on
+  // libuv's pool would take a hop per entry, queued behind the encodes still running there.
+  try {
+    const rm = (/** @type {string} */ dir) =>
+      fsSync.rmSync(path.join(dir, path.basename(p)), { force: true, recursive: true });
+    inHeldFolderSync(path.dirname(p), rm);
+  } catch (err) {
+    ignoreMissing(err);
+  }
 }
 
 let tempCounter = 0;

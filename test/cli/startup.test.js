@@ -82,6 +82,19 @@ const NOT_FOR_A_BUILD = [/^node:https?$/, /\/mime-types\//, /\/lib\/servers\//, 
   }
 });
 
+// A small cold build is done on the planning thread (lib/compress/pass/cache-first.js): the worker
+// pool and its heap pacing (node:v8, node:vm) are loaded only when a pass starts a worker.
+const NOT_FOR_A_SMALL_BUILD = [/\/lib\/compress\/pool\//, /\/lib\/util\/heap-pace\.js$/, /^node:v8$/, /^node:vm$/];
+
+(hasHooks ? test : test.skip)('a small cold build loads no worker pool', async () => {
+  const site = path.join(root, 'site');
+  await writeTree(site, { 'a.js': textOf(20_000, 1), 'b.css': textOf(5000, 2), 'index.html': textOf(3000, 3) });
+  const loaded = await loadedBy([BIN, site, '--quiet', '--cache-dir', path.join(root, 'vc')]);
+  expect(loaded.some((u) => u.endsWith('/lib/compress/pass/compressions.js'))).toBe(true);
+  expect(loaded.filter((u) => NOT_FOR_A_SMALL_BUILD.some((re) => re.test(u)))).toEqual([]);
+  await expect(fs.stat(path.join(site, 'a.js.br'))).resolves.toBeTruthy();
+});
+
 (hasHooks ? test : test.skip)('the Vite plugin loads the compressor only when asked (at buildStart), not with the config', async () => {
   const plugin = pathToFileURL(fileURLToPath(new URL('../../plugins/vite.js', import.meta.url))).href;
   const folder = pathToFileURL(fileURLToPath(new URL('../../plugins/compress-folder.js', import.meta.url))).href;

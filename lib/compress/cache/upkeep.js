@@ -21,13 +21,21 @@ const TAG_TEXT = `${TAG_SIGNATURE}\n` +
   '# This file is a cache directory tag created by precompressor (its variant cache).\n' +
   '# For information about cache directory tags, see https://bford.info/cachedir/\n';
 
-/** Mark `dir` as a cache (once). @param {string} dir */
+/**
+ * Mark `dir` as a cache (once).
+ * @param {string} dir
+ * @returns {Promise<boolean>} whether this call marked it (a cache begun by this run)
+ */
 export async function markCache(dir) {
   const tag = path.join(dir, CACHEDIR_TAG);
-  if ((await fsp.lstat(tag).catch(() => null)) !== null) return;
+  if ((await fsp.lstat(tag).catch(() => null)) !== null) return false;
   await fsp.mkdir(dir, { recursive: true });
   await writeAtomic(tag, TAG_TEXT);
+  return true;
 }
+
+/** The last run of a cache that this run began: it holds what the run wrote, with no scan to learn it. */
+const BEGUN = Object.freeze({ bytes: 0, runsSinceScan: 0 });
 
 /**
  * Throw unless `dir` carries our tag (or does not exist).
@@ -286,9 +294,9 @@ export function createCacheRun(opts) {
         return;
       }
       try {
-        await markCache(opts.cacheDir);
+        const begun = await markCache(opts.cacheDir);
         const file = path.join(opts.cacheDir, LAST_RUN);
-        const last = await fsp.readFile(file, 'utf8').then(JSON.parse, () => null);
+        const last = await fsp.readFile(file, 'utf8').then(JSON.parse, () => (begun ? BEGUN : null));
         const size = await sizeAfter(last, stats.written, opts, scan);
         const record = {
           at: new Date().toISOString(), started: started.toISOString(), ...stats,

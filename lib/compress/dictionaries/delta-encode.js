@@ -45,9 +45,9 @@ function probe(encoding) {
   const dict = Buffer.from('precompressor probes a dictionary: '.repeat(8) + crypto.randomBytes(48).toString('hex'));
   const data = Buffer.concat([dict.subarray(0, 200), Buffer.from('!'), dict.subarray(200)]);
   try {
-    const { compress, decompress } = deltaCodecOf(encoding);
-    const plain = compress(data, {});
-    const withDict = compress(data, { dictionary: dict });
+    const { compress, decompress, probeOptions } = deltaCodecOf(encoding);
+    const plain = compress(data, probeOptions);
+    const withDict = compress(data, { ...probeOptions, dictionary: dict });
     return withDict.length < plain.length / 2 && Buffer.compare(decompress(withDict, { dictionary: dict }), data) === 0;
   } catch {
     return false;

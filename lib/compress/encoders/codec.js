@@ -34,6 +34,7 @@ import { PrecompressorError } from '../../errors.js';
  * @property {(b: Buffer, o: DeltaOptions) => Buffer} decompress
  * @property {((b: Buffer, o: DeltaOptions) => Promise<Buffer>) | null} encode off this thread, or null (not here)
  * @property {(dict: Buffer) => DeltaOptions} scoreOptions quick options, to rank candidate dictionaries
+ * @property {DeltaOptions} probeOptions the cheapest options that still use a dictionary, to probe for one
  * @property {boolean} scoresFast the one to rank them with, when this Node has it
  */
 

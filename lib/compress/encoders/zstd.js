@@ -226,4 +226,5 @@ export const zstdDeltaCodec = {
   // Level 9 ranks candidate dictionaries as 19 would, in a fraction of the time.
   scoreOptions: (dict) => ({ dictionary: dict, params: { [C.ZSTD_c_compressionLevel]: 9 } }),
   scoresFast: true,
+  probeOptions: { params: { [C.ZSTD_c_compressionLevel]: 3 } },
 };

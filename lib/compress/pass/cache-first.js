@@ -112,7 +112,11 @@ export class CacheFirst {
   inPool = 0;
   /** @type {Queued[]} files waiting to be tried here */
   queue = [];
-  /** drain() loops running: one, or on a pass done here one per core (their encodes run on libuv's pool) */
+  /**
+   * drain() loops running: one, or on a pass done here one per core and one more (their encodes run on
+   * libuv's pool): while this thread writes a file's variants (creating a file blocks it), the other
+   * files' encodes keep the cores busy, and libuv keeps a thread for file I/O (bin/precompressor.js) (#31)
+   */
   draining = 0;
   sliceStart = performance.now();
 
@@ -156,7 +160,7 @@ export class CacheFirst {
     if (!this.wants(task)) return this.onPool(task, cost);
     return new Promise((resolve, reject) => {
       this.queue.push({ task, cost, resolve, reject });
-      if (this.draining < (this.small ? Math.max(1, this.opts.concurrency) : 1)) void this.drain();
+      if (this.draining < (this.small ? Math.max(1, this.opts.concurrency) + 1 : 1)) void this.drain();
     });
   }
 

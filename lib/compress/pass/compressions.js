@@ -2,11 +2,9 @@ import { brotliModeFor } from '../plan/index.js';
 import { compressFile } from '../variants/index.js';
 import { WORKER_URL } from '../variants/index.js';
 import { makeTempDir, removeTemp } from '../../fs-atomic.js';
-import { createPool } from '../pool/index.js';
 import { absPath } from '../../paths.js';
 import { retryWhileChanged } from '../../util/flow.js';
 import { Admission } from './admission.js';
-import { workerCollectEvery } from '../../util/heap-pace.js';
 import { CacheFirst } from './cache-first.js';
 import { changedError, costOf, entryFrom, sameSource, splitTasks } from './file-tasks.js';
 
@@ -57,7 +55,7 @@ export class Compressions {
     this.report = report;
     this.cache = cache;
     const onStart = jobStarts(pass, hooks);
-    this.pool = createPool(opts.concurrency, WORKER_URL, { ...POOL_LIMITS, onStart });
+    this.pool = new LazyPool(opts.concurrency, { ...POOL_LIMITS, onStart });
     // A new (or emptied) cache holds nothing: every file goes to the pool, started during the walk.
     // A long job on this thread is announced as on a worker (hooks.onJobStart is the pool's alone).
     const how = { onStart: jobStarts(pass, {}), build: pass.build };
@@ -155,7 +153,7 @@ export class Compressions {
       const w = this.files.waiting;
       this.plannedCost = w.reduce((n, x) => n + x.cost, 0);
       this.first.plan(w.length, this.plannedCost, w.reduce((n, x) => Math.max(n, x.cost), 0));
-      this.pool.collectEvery = workerCollectEvery(this.files.waiting.length);
+      this.pool.files = this.files.waiting.length;
     }
     this.files.admit();
     this.submit();
@@ -178,6 +176,89 @@ export class Compressions {
     const { tempDir } = this;
     this.tempDir = null;
     if (tempDir) await tempDir.then(removeTemp, () => {});
+  }
+}
+
+/** @typedef {ReturnType<typeof import('../pool/index.js').createPool>} Pool */
+
+/**
+ * The worker pool, loaded and made on first use: a pass done on this thread (cache-first.js), most
+ * small builds, never loads its modules (#31). Tasks keep their order: each waits on the one load.
+ */
+class LazyPool {
+  /** @type {Promise<Pool> | null} */
+  made = null;
+  /** @type {Pool | null} */
+  pool = null;
+  /** @type {((files: number) => number) | null} heap-pace.js's workerCollectEvery(), once loaded */
+  collectFor = null;
+  fileCount = 0;
+  warming = false;
+  closed = false;
+
+  /**
+   * @param {number} size
+   * @param {Parameters<typeof import('../pool/index.js').createPool>[2]} limits
+   */
+  constructor(size, limits) {
+    this.size = size;
+    this.limits = limits;
+  }
+
+  /** @param {number} n files to compress in the pass (the workers' full collections are paced by it) */
+  set files(n) {
+    this.fileCount = n;
+    if (this.pool && this.collectFor) this.pool.collectEvery = this.collectFor(n);
+  }
+
+  load() {
+    this.made ??= Promise.all([import('../pool/index.js'), import('../../util/heap-pace.js')])
+      .then(([{ createPool }, { workerCollectEvery }]) => {
+        const pool = createPool(this.size, WORKER_URL, this.limits);
+        this.collectFor = workerCollectEvery;
+        pool.collectEvery = workerCollectEvery(this.fileCount);
+        if (this.closed) void pool.close();
+        this.pool = pool;
+        return pool;
+      });
+    return this.made;
+  }
+
+  /** Has a worker been started (or asked to start)? */
+  get spawned() {
+    return this.pool?.spawned ?? this.warming;
+  }
+
+  /** Start every worker soon (they load their modules while the caller prepares the work). */
+  warm() {
+    if (this.closed) return;
+    this.warming = true;
+    void this.load().then((p) => p.warm(), () => {}); // a failure is reported to the tasks
+  }
+
+  /**
+   * @param {CompressTask} task
+   * @param {number} [cost]
+   * @returns {Promise<TaskResult>}
+   */
+  run(task, cost) {
+    return this.load().then((p) => p.run(task, cost));
+  }
+
+  /**
+   * @template T
+   * @param {() => Promise<T>} fn
+   * @param {CompressTask} [task]
+   * @returns {Promise<T>}
+   */
+  exclusive(fn, task) {
+    return this.load().then((p) => p.exclusive(fn, task));
+  }
+
+  async close() {
+    this.closed = true;
+    const pool = await this.made?.catch(() => null);
+    await pool?.close();
   }
 }
 

@@ -126,9 +126,15 @@ export async function finishOutputs(pass) {
   const deltas = await addDeltas({ ...input, onDisk, siteApply: site.apply });
   const siteDictionary = site.path === null ? null : { path: site.path, hash: /** @type {string} */ (site.hash) };
   const changed = deltas.changed || site.changed;
-  const manifest = untouched(pass, changed) ? pass.previous : await writeIfChanged(pass,
-    buildManifest({ tool: pass.tool, settings: pass.settings, files: pass.entries, siteDictionary }), changed);
-  await pass.cache.finish(pass.report);
+  // The cache's upkeep (its figures count the deltas' entries) runs beside the manifest's write and sync (#31).
+  const upkeep = pass.cache.finish(pass.report);
+  let manifest;
+  try {
+    manifest = untouched(pass, changed) ? pass.previous : await writeIfChanged(pass,
+      buildManifest({ tool: pass.tool, settings: pass.settings, files: pass.entries, siteDictionary }), changed);
+  } finally {
+    await upkeep;
+  }
   pass.remote?.finish(pass.report);
   const held = pass.decisions.map((d) => d.file.rel);
   const report = {
