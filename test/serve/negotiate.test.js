@@ -84,3 +84,17 @@ describe('acceptsHtml: is the request a navigation (SPA fallback)', () => {
     expect(acceptsHtml(header)).toBe(expected);
   });
 });
+
+test('a header like the previous request\'s gets its own answer, per set of variants', () => {
+  const g = createNegotiator(['br', 'gzip']);
+  const both = g.maskOf(['br', 'gzip']);
+  const gz = g.maskOf(['gzip']);
+  // equal text in a new string each time, as the parser gives it, then another header
+  expect(g.negotiate(['br', 'gzip'].join(', '), both)).toBe('br');
+  expect(g.negotiate(['br', 'gzip'].join(', '), gz)).toBe('gzip');
+  expect(g.negotiate('br;q=0, gzip', both)).toBe('gzip');
+  expect(g.negotiate('gzip;q=0, br', gz)).toBe('identity');
+  expect(g.negotiate(['br', 'gzip'].join(', '), both)).toBe('br');
+  expect(g.negotiate('', both)).toBe('identity');
+  expect(g.negotiate(undefined, both)).toBe('identity');
+});

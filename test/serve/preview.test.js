@@ -152,6 +152,59 @@ test('at maxConnections a newcomer closes the connection idle longest, not one a
   }
 });
 
+test('an idle connection is closed after the timeout, plainly: it has nothing waiting to be sent', async () => {
+  const site = await makeSite({ 'a.txt': 'a' });
+  const p = await startPreview({ root: site.dir, timeout: 200 });
+  const port = Number(new URL(p.url).port);
+  try {
+    const client = net.connect(port, '127.0.0.1');
+    // a FIN ends the stream; a reset would be an error
+    const how = await new Promise((resolve) => {
+      client.on('error', (err) => resolve(err.code));
+      client.on('end', () => resolve('end'));
+      client.resume();
+    });
+    expect(how).toBe('end');
+    client.destroy();
+  } finally {
+    await p.close();
+    await fs.rm(site.dir, { recursive: true, force: true });
+  }
+});
+
+test('a kept-alive connection is idle from its last answer, not from when it connected', async () => {
+  const site = await makeSite({ 'a.txt': 'hello\n' });
+  const p = await startPreview({ root: site.dir, maxConnections: 2 });
+  const port = Number(new URL(p.url).port);
+  const log = acceptLog(p.server);
+  const clients = [];
+  const open = () => {
+    const s = net.connect(port, '127.0.0.1');
+    s.on('error', () => {});
+    clients.push(s);
+    return s;
+  };
+  try {
+    const first = open();
+    await log.next();
+    open().write('G'); // idle since it connected, after the first one
+    await log.next();
+    // the first one is answered now: idle since then, the later of the two
+    const answered = new Promise((r) => p.server.once('request', (req, res) => res.once('close', r)));
+    first.write('GET /a.txt HTTP/1.1\r\nHost: x\r\n\r\n');
+    await answered;
+    const [older, second] = log.sockets;
+    const evicted = new Promise((r) => second.once('close', r));
+    open();
+    await evicted;
+    expect(older.destroyed).toBe(false);
+  } finally {
+    for (const s of clients) s.destroy();
+    await p.close();
+    await fs.rm(site.dir, { recursive: true, force: true });
+  }
+});
+
 test('a stalled download is reset by the stall watch, not closed by node:http\'s own timer', async () => {
   const site = await makeSite({ 'big.bin': Buffer.alloc(16 << 20, 'x') }, { noVariants: ['big.bin'] });
   const timeout = 1000;

@@ -203,6 +203,8 @@ class LazyPool {
   fileCount = 0;
   warming = false;
   closed = false;
+  /** @type {number | undefined} workers given small jobs (Pool's limit()), once the pool is made */
+  limited;
 
   /**
    * @param {number} size
@@ -225,6 +227,7 @@ class LazyPool {
         const pool = createPool(this.size, WORKER_URL, this.limits);
         this.collectFor = workerCollectEvery;
         pool.collectEvery = workerCollectEvery(this.fileCount);
+        if (this.limited !== undefined) pool.limit(this.limited);
         if (this.closed) void pool.close();
         this.pool = pool;
         return pool;
@@ -251,6 +254,12 @@ class LazyPool {
    */
   run(task, cost) {
     return this.load().then((p) => p.run(task, cost));
+  }
+
+  /** @param {number} n workers given small jobs (Pool's limit()) */
+  limit(n) {
+    this.limited = n;
+    this.pool?.limit(n);
   }
 
   /**

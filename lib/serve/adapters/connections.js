@@ -7,6 +7,8 @@
  *   every newcomer instead.
  * - A connection with more than MAX_PIPELINED requests waiting for their answers is closed: node:http
  *   emits every request a client pipelines, and each costs about 1 KB however small (#27 item 1).
+ * A request only counts on its connection's record: a Map's set and delete per request would
+ * churn its table in old space, a full GC every few seconds under load (docs/benchmarks.md).
  */
 
 /** Requests one connection may have waiting for their answers (browsers do not pipeline at all). */
@@ -14,12 +16,22 @@ export const MAX_PIPELINED = 32;
 
 /** @typedef {import('node:net').Socket} Socket */
 
+/** One open connection: requests waiting for their answers, and when it last became idle. */
+class Conn {
+  waiting = 0;
+
+  /** @param {number} idleSince */
+  constructor(idleSince) {
+    this.idleSince = idleSince;
+  }
+}
+
 export class Connections {
-  /** @type {Map<Socket, true>} sockets with no request being answered, the one idle longest first */
-  #idle = new Map();
-  /** @type {Map<Socket, number>} sockets answering requests, with how many are waiting */
-  #busy = new Map();
+  /** @type {Map<Socket, Conn>} the open connections, set and deleted once each */
+  #conns = new Map();
   #max;
+  /** counts the moments connections become idle: the smallest stamp is the one idle longest */
+  #stamp = 0;
   /** @type {(this: import('node:http').ServerResponse) => void} every response's 'close': no closure per request */
   #onClose;
 
@@ -40,17 +52,27 @@ export class Connections {
 
   /** @param {Socket} socket */
   #connected(socket) {
-    this.#idle.set(socket, true);
-    socket.once('close', () => {
-      this.#idle.delete(socket);
-      this.#busy.delete(socket);
-    });
-    while (this.#idle.size + this.#busy.size > this.#max) {
-      // the newcomer is last: it is taken only when no other socket is idle
-      const oldest = /** @type {Socket} */ (this.#idle.keys().next().value);
-      this.#idle.delete(oldest);
+    this.#conns.set(socket, new Conn(++this.#stamp));
+    socket.once('close', () => this.#conns.delete(socket));
+    while (this.#conns.size > this.#max) {
+      // the newcomer is idle with the newest stamp: it is taken only when no other socket is idle
+      const oldest = /** @type {Socket} */ (this.#idleLongest());
+      this.#conns.delete(oldest);
       oldest.destroy();
     }
+  }
+
+  /** The idle connection with the oldest stamp (a scan: only a newcomer at the cap asks). */
+  #idleLongest() {
+    let found = null;
+    let since = Infinity;
+    for (const [socket, c] of this.#conns) {
+      if (c.waiting === 0 && c.idleSince < since) {
+        found = socket;
+        since = c.idleSince;
+      }
+    }
+    return found;
   }
 
   /**
@@ -62,14 +84,14 @@ export class Connections {
   admit(req, res) {
     const socket = req.socket;
     if (socket.destroyed) return false;
-    const waiting = (this.#busy.get(socket) ?? 0) + 1;
-    if (waiting > MAX_PIPELINED) {
+    const c = this.#conns.get(socket);
+    if (c === undefined) return true; // not seen connecting (a socket handed over by hand): not counted
+    if (c.waiting >= MAX_PIPELINED) {
       // reset: a client that reads nothing is told, and the kernel drops what it still holds for it
       socket.resetAndDestroy();
       return false;
     }
-    this.#busy.set(socket, waiting);
-    this.#idle.delete(socket);
+    c.waiting++;
     // 'close' is emitted once; res.req.socket is still the request's socket then
     res.on('close', this.#onClose);
     return true;
@@ -77,9 +99,8 @@ export class Connections {
 
   /** @param {Socket} socket */
   #answered(socket) {
-    const waiting = (this.#busy.get(socket) ?? 1) - 1;
-    if (waiting > 0 && !socket.destroyed) return void this.#busy.set(socket, waiting);
-    this.#busy.delete(socket);
-    if (!socket.destroyed) this.#idle.set(socket, true);
+    const c = this.#conns.get(socket);
+    if (c === undefined || c.waiting === 0) return;
+    if (--c.waiting === 0) c.idleSince = ++this.#stamp;
   }
 }

@@ -54,8 +54,7 @@ export async function startPreview({
   server.on('request', (req, res) => {
     if (connections.admit(req, res)) mw(req, res);
   });
-  // with no 'timeout' listener, node:http destroys the socket; the watch is sooner for downloads
-  server.timeout = limits.timeout;
+  // the watch alone: node:http's own timer (server.timeout) is later for stalled downloads
   const watch = limits.timeout > 0 ? new StallWatch(server, limits.timeout) : null;
   try {
     await new Promise((resolve, reject) => {
