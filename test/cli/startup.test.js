@@ -83,8 +83,11 @@ const NOT_FOR_A_BUILD = [/^node:https?$/, /\/mime-types\//, /\/lib\/servers\//, 
 });
 
 // A small cold build is done on the planning thread (lib/compress/pass/cache-first.js): the worker
-// pool and its heap pacing (node:v8, node:vm) are loaded only when a pass starts a worker.
-const NOT_FOR_A_SMALL_BUILD = [/\/lib\/compress\/pool\//, /\/lib\/util\/heap-pace\.js$/, /^node:v8$/, /^node:vm$/];
+// pool and its heap pacing (node:v8, node:vm) are loaded only when a pass starts a worker; the remote
+// cache's modules only with a remote; the site dictionary's choice and the pairing by content only
+// when a site has pages or hash-named folders to pair.
+const NOT_FOR_A_SMALL_BUILD = [/\/lib\/compress\/pool\//, /\/lib\/util\/heap-pace\.js$/, /^node:v8$/, /^node:vm$/,
+  /\/pass\/remote-run\.js$/, /\/dictionaries\/(dictionary-remote|similarity|choose-dictionary)\.js$/];
 
 (hasHooks ? test : test.skip)('a small cold build loads no worker pool', async () => {
   const site = path.join(root, 'site');

@@ -41,6 +41,17 @@ describe('createPool', () => {
     });
   });
 
+  test('limit(n) gives work to n workers only (the caller takes a share itself), then to all again', async () => {
+    await withPool(2, { batchCost: 1, aheadCost: 1 }, async (pool) => {
+      pool.limit(1);
+      const one = await Promise.all([0, 1, 2].map((n) => pool.run({ n, ms: 30 }, 1)));
+      expect(new Set(one.map((r) => r.thread)).size).toBe(1);
+      pool.limit(Infinity);
+      const both = await Promise.all([3, 4].map((n) => pool.run({ n, ms: 200 }, 1)));
+      expect(new Set(both.map((r) => r.thread)).size).toBe(2);
+    });
+  });
+
   test('an error fails its own task only; the other tasks of its batch resolve', async () => {
     await withPool(1, { batchCost: 100, aheadCost: 100 }, async (pool) => {
       const settled = await Promise.allSettled([1, 2, 3].map((n) => pool.run({ n, fail: n === 2 }, 1)));

@@ -1,4 +1,5 @@
 import fs from 'node:fs/promises';
+import fsSync from 'node:fs';
 import path from 'node:path';
 import zlib from 'node:zlib';
 import { spawn, spawnSync } from 'node:child_process';
@@ -338,6 +339,33 @@ test('a pass smaller than the workers\' start-up is done without them, cold or w
     expect(zlib.brotliDecompressSync(await fs.readFile(path.join(root, `${rel}.br`))).toString()).toBe(text);
     expect(zlib.gunzipSync(await fs.readFile(path.join(root, `${rel}.gz`))).toString()).toBe(text);
   }
+});
+
+test('a small build writes its temps beside their targets: no run temp folder is made (#31)', async () => {
+  const files = { 'a.js': textOf(20_000, 1), 'b.css': textOf(8000, 2) };
+  await writeTree(root, files);
+  const cacheDir = await tempDir();
+  /** @type {string[]} */
+  const names = [];
+  let manifestWritten;
+  const seen = new Promise((resolve) => { manifestWritten = resolve; });
+  // inotify reports a folder's events in order: the manifest's rename comes after every variant's.
+  const watcher = fsSync.watch(root, (_event, name) => {
+    names.push(String(name));
+    if (name === 'precompressor-manifest.json') manifestWritten();
+  });
+  try {
+    const r = await precompress(root, { cacheDir });
+    expect(r.files).toMatchObject({ compressed: 2 });
+    await seen;
+  } finally {
+    watcher.close();
+    await fs.rm(cacheDir, { recursive: true, force: true });
+  }
+  expect(names.filter((n) => /^\.precompressor-\d+-[0-9a-f]+\.pctmp/.test(n))).toEqual([]);
+  expect(names.some((n) => /^\.a\.js\.br\.\d+-[0-9a-f]+\.pctmp$/.test(n))).toBe(true);
+  expect((await fs.readdir(root)).filter((n) => n.endsWith('.pctmp'))).toEqual([]);
+  await expectConsistent(root);
 });
 
 test('one big file among small ones is done on this thread, announced as running; two are shared by the workers', async () => {

@@ -4,7 +4,6 @@ import pLimit from 'p-limit';
 import { dictionaryHashOf, deltaEncoders, encodeDelta, verifyDelta, DELTA_MAX_SIZE } from './delta-encode.js';
 import { escapeUrlPattern, familyOf, inImmutableFolder, INDEX_FILES } from '../../site-policy.js';
 import { openDictionaryStore } from './dictionary-store.js';
-import { withRemote } from './dictionary-remote.js';
 import { contentHash, deltaPath, entryOf, sha256 } from '../../manifest/manifest.js';
 import { writeAtomic, removeIfPresent } from '../../fs-atomic.js';
 import { extensionOf } from '../plan/index.js';
@@ -14,7 +13,6 @@ import { storeOf } from '../cache/index.js';
 import { performance } from 'node:perf_hooks';
 import { userFileMessage } from '../plan/index.js';
 import { absPath } from '../../paths.js';
-import { pairByContent, sketchOf } from './similarity.js';
 
 /** @typedef {import('../../encodings.js').DeltaEncoding} DeltaEncoding */
 
@@ -144,7 +142,7 @@ export async function addDeltas(input) {
   const before = dictionaryState(entries);
   const { members, byContent } = assignFamilies(entries, opts);
   // No encoder, no store: versions kept for deltas this Node can never make would only cost disk.
-  const store = encoders.length > 0 ? await withRemote(await openDictionaryStore(opts), input.remote) : null;
+  const store = encoders.length > 0 ? await openStoreWith(opts, input.remote) : null;
   /** @type {DeltaRun} */
   const run = { ...input, encoders, summary, keep: new Set() };
   if (store) {
@@ -187,6 +185,17 @@ export async function addDeltas(input) {
 }
 
 /**
+ * The dictionary store of a pass, read through the remote cache when the pass has one
+ * (dictionary-remote.js, loaded only then: #31).
+ * @param {Options} opts
+ * @param {import('../cache/index.js').RemoteEntries | null | undefined} remote
+ */
+export async function openStoreWith(opts, remote) {
+  const store = await openDictionaryStore(opts);
+  return remote ? (await import('./dictionary-remote.js')).withRemote(store, remote) : store;
+}
+
+/**
  * For the files of a folder named only by a hash: each one's earlier version found by content, if close enough.
  * @param {Options} opts
  * @param {Map<string, import('../../manifest/manifest.js').FileEntry>} entries
@@ -195,6 +204,7 @@ export async function addDeltas(input) {
  * @returns {Promise<Map<string, { hash: string, read: () => Promise<Buffer | null> }[]>>}
  */
 async function pairedByContent(opts, entries, rels, dicts) {
+  const { pairByContent, sketchOf } = await import('./similarity.js'); // only for such folders (#31)
   const earlier = [];
   for (const d of dicts) {
     const bytes = await d.read();

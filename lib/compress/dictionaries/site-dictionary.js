@@ -1,15 +1,12 @@
 import fs from 'node:fs/promises';
 import pLimit from 'p-limit';
-import { chooseDictionary } from './choose-dictionary.js';
 import { deltaEncoders, dictionaryHashOf, DELTA_MAX_SIZE } from './delta-encode.js';
-import { encodeAll, readChecked } from './deploy-deltas.js';
+import { encodeAll, openStoreWith, readChecked } from './deploy-deltas.js';
 import { contentHash, deltaPath, entryOf, ownSiteDictionary, siteDictionaryPath } from '../../manifest/manifest.js';
 import { variantPath } from '../../encodings.js';
 import { absPath } from '../../paths.js';
 import { writeAtomic, removeIfPresent } from '../../fs-atomic.js';
 import { encodeBuffer, zlibOptions } from '../encoders/index.js';
-import { openDictionaryStore } from './dictionary-store.js';
-import { withRemote } from './dictionary-remote.js';
 import { extensionOf } from '../plan/index.js';
 import { deltaCodecOf } from '../encoders/index.js';
 
@@ -87,7 +84,7 @@ export async function addSiteDictionary(input) {
     summary.unavailable = `Node ${process.version} has no zstd or Brotli encoder that takes a dictionary`;
   }
   // The store keeps the dictionary across builds that empty the folder (Vite), so that it can be kept.
-  const store = encoders.length > 0 ? await withRemote(await openDictionaryStore(opts), input.remote) : null;
+  const store = encoders.length > 0 ? await openStoreWith(opts, input.remote) : null;
   const choice = store ? await choose(opts, pages, encoders, await previousDictionary(input, store)) : null;
   summary.method = choice?.method ?? 'none';
   const dict = choice?.bytes ?? null;
@@ -194,6 +191,7 @@ async function choose(opts, pages, encoders, previous) {
   if (ok.length < 2) return null;
   const pageBytes = /** @type {Buffer[]} */ (read.filter((b) => b !== null));
   const via = encoders.find((e) => deltaCodecOf(e).scoresFast) ?? encoders[0];
+  const { chooseDictionary } = await import('./choose-dictionary.js'); // only for a site of pages (#31)
   return chooseDictionary(pageBytes, ok.map(([, e]) => bestOrdinary(e)), via, previous);
 }
 

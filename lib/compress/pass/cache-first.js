@@ -16,9 +16,7 @@ import { SPLIT_THRESHOLD, costOf, joinResults } from './file-tasks.js';
  *   resolve: (r: TaskResult) => void, reject: (err: unknown) => void }} Queued
  */
 
-/**
- * Passes with more files to compress than this use the pool at once.
- */
+/** Passes with more files to compress than this are not done on this thread whole (SMALL_PASS_COST). */
 const MAX_FILES = 2000;
 
 /**
@@ -50,8 +48,12 @@ export function onThisThread({ cost, largest, cores, build }) {
 /** Files whose variants were not all in the cache before trying here stops (with one in eight hits more). */
 const MISSES_ALLOWED = 8;
 
-/** Work done here between two turns of the event loop (ms). */
+/**
+ * Work done here between two turns of the event loop (ms); less while the pool shares the files, so
+ * that its workers, kept POOL_AHEAD tasks ahead (a few ms of takes from the cache), are fed again in time.
+ */
 const SLICE_MS = 8;
+const SHARED_SLICE_MS = 2;
 
 /**
  * When the files left would take this thread longer than this (ms) at its pace so far, the pool
@@ -62,8 +64,11 @@ const SHARE_AFTER_MS = 300;
 /** Files measured here before the pace is trusted. */
 const PACE_SAMPLE = 16;
 
-/** Tasks kept queued on the pool while it shares the files with this thread. */
-const POOL_AHEAD = 64;
+/**
+ * Tasks kept queued on the pool while it shares the files with this thread: half of the files under
+ * way at once (ADMITTED in compressions.js), so that the other half is this thread's to take.
+ */
+const POOL_AHEAD = 32;
 
 /**
  * CPU time of this thread (ms): the pace is measured in CPU time, which other processes do not stretch.
@@ -118,7 +123,8 @@ export class CacheFirst {
   /**
    * @param {import('../../options.js').Options} opts
    * @param {{ read: boolean } | null} cache the pass's use of the cache (null: off)
-   * @param {{ run(task: CompressTask, cost?: number): Promise<TaskResult>, readonly spawned: boolean }} pool
+   * @param {{ run(task: CompressTask, cost?: number): Promise<TaskResult>, readonly spawned: boolean,
+   *   limit(n: number): void }} pool limit: how many workers get work (this thread takes a core's share)
    * @param {{ onStart?: (task: CompressTask) => void, build?: boolean }} [how] onStart: a task starts
    *   here on a pass done on this thread; build: a whole folder's pass (see onThisThread())
    */
@@ -131,8 +137,8 @@ export class CacheFirst {
   }
 
   /**
-   * The pass has `count` files to compress, of estimated `cost` (`largest` the largest file's): too
-   * many for this thread alone, or so little that the workers are not worth starting?
+   * The pass has `count` files to compress, of estimated `cost` (`largest` the largest file's): so
+   * little that the workers are not worth starting?
    * @param {number} count
    * @param {number} cost
    * @param {number} [largest]
@@ -141,7 +147,6 @@ export class CacheFirst {
     this.total = count;
     this.small = !this.pool.spawned && count <= MAX_FILES &&
       onThisThread({ cost, largest, cores: this.opts.concurrency, build: this.build });
-    if (count > MAX_FILES) this.on = false;
   }
 
   /**
@@ -220,16 +225,22 @@ export class CacheFirst {
     if (tried === PACE_SAMPLE) this.paceFrom = cpuMs();
     else if (tried % PACE_SAMPLE === 0 && this.paceFrom !== undefined) {
       this.spentMs = cpuMs() - this.paceFrom;
-      this.sharing ||= poolShares({ left: this.total - tried, tried: tried - PACE_SAMPLE, spentMs: this.spentMs });
+      const shares = poolShares({ left: this.total - tried, tried: tried - PACE_SAMPLE, spentMs: this.spentMs });
+      // This thread goes on taking: a core's share, so the pool uses one worker fewer.
+      if (shares && !this.sharing) this.pool.limit(this.opts.concurrency - 1);
+      this.sharing ||= shares;
     }
     // A cold cache: stop reading files twice (here, then in a worker) after a few.
-    if (this.misses > MISSES_ALLOWED + this.hits / 8) this.on = false;
+    if (this.on && this.misses > MISSES_ALLOWED + this.hits / 8) {
+      this.on = false;
+      this.pool.limit(Infinity);
+    }
     return r;
   }
 
   /** Let the event loop turn when this thread has worked here for a slice. */
   async pause() {
-    if (performance.now() - this.sliceStart < SLICE_MS) return;
+    if (performance.now() - this.sliceStart < (this.sharing ? SHARED_SLICE_MS : SLICE_MS)) return;
     await new Promise((resolve) => setImmediate(resolve));
     this.sliceStart = performance.now();
   }

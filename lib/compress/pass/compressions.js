@@ -16,6 +16,9 @@ const LONG_JOB_COST = 256 * 1024;
 
 const MAX_ATTEMPTS = 3;
 
+/** Trees of fewer files than this, compressed on the planning thread, get their temps beside the targets. */
+const TEMPS_BESIDE_BELOW = 1000;
+
 /** Files under way at once (their tasks submitted to the pool, or about to be): see Admission. */
 const ADMITTED = 64;
 
@@ -27,9 +30,11 @@ const ADMITTED = 64;
  * @typedef {{ opts: import('../../options.js').Options, report: import('./report.js').Report,
  *   cache: ReturnType<typeof import('../cache/index.js').createCacheRun>,
  *   entries: Map<string, import('../../manifest/manifest.js').FileEntry>, failed: Set<string>,
- *   fail(rel: string, err: unknown): void, encodingsOf(rel: string): readonly Encoding[], build: boolean }} PassState
+ *   fail(rel: string, err: unknown): void, encodingsOf(rel: string): readonly Encoding[], build: boolean,
+ *   fresh: number, decided: number }} PassState
  *   what the compression of a pass reads and records (lib/compress/pass/precompress.js); build: a whole
- *   folder's pass, not a watch batch (cache-first.js onThisThread())
+ *   folder's pass, not a watch batch (cache-first.js onThisThread()); fresh, decided: the files the walk
+ *   found unchanged, and the others (precompress.js)
  */
 
 /**
@@ -140,8 +145,11 @@ export class Compressions {
    */
   async runTask(file, encodings, cost, results) {
     if (this.pass.failed.has(file.rel)) return;
-    this.tempDir ??= makeTempDir(this.opts.root);
-    const task = taskOf(this.opts, this.cache.task, await this.tempDir, file, { encodings, cost });
+    // No run temp folder (see makeTempDir) for a small build done here: two folders made and removed for nothing.
+    const { build, fresh, decided } = this.pass;
+    const beside = build && this.first.small && fresh + decided < TEMPS_BESIDE_BELOW;
+    const tempDir = beside ? null : await (this.tempDir ??= makeTempDir(this.opts.root));
+    const task = taskOf(this.opts, this.cache.task, tempDir, file, { encodings, cost });
     const r = await compressFile(task, this.runner, cost);
     results.push(r);
     this.cache.add(r.cache);
@@ -195,6 +203,8 @@ class LazyPool {
   fileCount = 0;
   warming = false;
   closed = false;
+  /** @type {number | undefined} workers given small jobs (Pool's limit()), once the pool is made */
+  limited;
 
   /**
    * @param {number} size
@@ -217,6 +227,7 @@ class LazyPool {
         const pool = createPool(this.size, WORKER_URL, this.limits);
         this.collectFor = workerCollectEvery;
         pool.collectEvery = workerCollectEvery(this.fileCount);
+        if (this.limited !== undefined) pool.limit(this.limited);
         if (this.closed) void pool.close();
         this.pool = pool;
         return pool;
@@ -243,6 +254,12 @@ class LazyPool {
    */
   run(task, cost) {
     return this.load().then((p) => p.run(task, cost));
+  }
+
+  /** @param {number} n workers given small jobs (Pool's limit()) */
+  limit(n) {
+    this.limited = n;
+    this.pool?.limit(n);
   }
 
   /**
@@ -281,7 +298,7 @@ function jobStarts(pass, hooks) {
  * The task that compresses `file` to `encodings` (pure).
  * @param {import('../../options.js').Options} opts
  * @param {CompressTask['cache']} cache
- * @param {string} tempDir
+ * @param {string | null} tempDir
  * @param {WalkedFile} file
  * @param {{ encodings: Encoding[], cost: number }} work
  * @returns {CompressTask}

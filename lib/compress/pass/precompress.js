@@ -18,7 +18,6 @@ import { failureOf, finishIndexed, finishOutputs, finishShard } from './outputs.
 import { warmRun } from './warm-run.js';
 import { releaseHeldFolders } from '../../held-folder.js';
 import { sliceOf } from '../plan/index.js';
-import { createRemoteRun } from './remote-run.js';
 import { costOf } from './file-tasks.js';
 
 export const VERSION = JSON.parse(fs.readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')).version;
@@ -166,6 +165,7 @@ export class Pass {
   /** @type {import('./warm-index.js').Identity | null} the previous manifest's file, as read */
   manifestIdentity = null;
   /** this pass wrote the manifest */ written = false;
+  /** @type {import('./remote-run.js').RemoteRun | null} the remote cache's side, made by plan() */ remote = null;
 
   /**
    * @param {import('../../options.js').Options} opts
@@ -182,7 +182,6 @@ export class Pass {
     this.tool = TOOL;
     this.io = pLimit(Math.max(4, opts.concurrency * 2));
     this.cache = createCacheRun(opts);
-    this.remote = createRemoteRun(opts);
     this.work = new Compressions(this, hooks);
   }
 
@@ -190,6 +189,8 @@ export class Pass {
    * @param {{ has(rel: string): boolean }} holdOut
    */
   async plan(holdOut) {
+    // The remote cache's side of the pass, loaded only when there is a remote (#31).
+    if (this.opts.cacheUrl !== null) this.remote = (await import('./remote-run.js')).createRemoteRun(this.opts);
     const ctx = {
       opts: this.opts, report: this.report, settings: this.settings, tool: TOOL,
       warm: () => this.work.warm(), afterWalk: this.hooks.afterWalk,

@@ -69,6 +69,17 @@ function pumpLater(pool) {
   });
 }
 
+/**
+ * onStart, once per job (a job taken back and sent again is not reported twice).
+ * @param {Pool} pool
+ * @param {Job} job
+ */
+function started(pool, job) {
+  if (job.started) return;
+  job.started = true;
+  pool.onStart(job.task);
+}
+
 class Pool {
   queue = new JobQueue();
   nextId = 0;
@@ -97,6 +108,8 @@ class Pool {
       closed: () => this.closed,
     };
     this.slots = Array.from({ length: size }, () => new Slot(limits.aheadCost ?? 0, workerUrl, events));
+    /** the slots given work: all, or fewer (limit()) */
+    this.used = this.slots;
   }
 
   /**
@@ -117,11 +130,13 @@ class Pool {
   /** Hand out queued jobs while a slot takes them; then take back work waiting behind others for an idle slot. */
   pump() {
     while (!this.closed) {
-      if (this.queue.size === 0 && !takeBack(this.slots, this.queue)) return;
+      if (this.queue.size === 0 && !takeBack(this.used, this.queue)) return;
       const job = /** @type {Job} */ (this.queue.head());
       /** @type {Slot | null} the emptiest slot that takes it */
       let slot = null;
-      for (const s of this.slots) if (s.fits(job) && (slot === null || s.load() < slot.load())) slot = s;
+      for (const s of job.cost <= this.batchCost ? this.used : this.slots) {
+        if (s.fits(job) && (slot === null || s.load() < slot.load())) slot = s;
+      }
       if (slot === null) return;
       if (job.fn !== undefined) {
         this.runExclusive(slot, this.queue.shift());
@@ -134,19 +149,19 @@ class Pool {
       if (worker === null) return;
       if (worker === undefined) continue;
       const jobs = this.queue.takeBatch(slot.room(this.batchCost));
-      for (const j of jobs) this.started(j);
+      for (const j of jobs) started(this, j);
       slot.send(worker, this.nextId++, jobs, this.collectEvery);
     }
   }
 
   /**
-   * onStart, once per job (a job taken back and sent again is not reported twice).
-   * @param {Job} job
+   * Give small jobs (up to batchCost) to `n` slots only (the caller takes a core's share of them
+   * itself), or to all again; big ones go to any.
+   * @param {number} n
    */
-  started(job) {
-    if (job.started) return;
-    job.started = true;
-    this.onStart(job.task);
+  limit(n) {
+    this.used = this.slots.slice(0, Math.max(1, Math.min(n, this.slots.length)));
+    this.pump();
   }
 
   /**
@@ -155,7 +170,7 @@ class Pool {
    */
   runExclusive(slot, job) {
     slot.exclusive = true;
-    this.started(job);
+    started(this, job);
     Promise.resolve().then(job.fn).then(job.resolve, job.reject).finally(() => {
       slot.exclusive = false;
       this.pump();
