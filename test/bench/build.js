@@ -105,8 +105,8 @@ const BR11 = (/** @type {Buffer} */ buf) => ({ params: { [zlib.constants.BROTLI_
 
 /**
  * The largest file's Brotli 11 while the other cores each run Brotli 11 in a loop, in seconds: the
- * bound counts the cores as independent, and on a machine whose cores slow each other it is not
- * reached by any tool; this says by how much (printed beside the table, not used in the ratios).
+ * bound counts the cores as independent; where they slow each other (a shared host, other load) no
+ * tool reaches it, and this says by how much (printed beside the table, not used in the ratios).
  * @param {Buffer} largest
  */
 async function contendedLargest(largest) {
@@ -254,7 +254,8 @@ if (rows.length > 0) console.log(markdownTable(headers, rows.map((r) => [`${r.ap
   `${fmt(r.addedColdCpuS)} / ${fmt(r.addedWarmCpuS)}`]), 'llrrrr'));
 for (const [app, ratios] of Object.entries(contention)) {
   console.log(`\n${app}: the largest file's Brotli 11 took ${fmt(median(ratios))} × its time alone while the other ` +
-    `core${cores > 2 ? 's' : ''} ran Brotli too (median of ${ratios.length}): the cores of this machine slow each other.`);
+    `core${cores > 2 ? 's' : ''} ran Brotli too (median of ${ratios.length}); above 1, the cores slow each other and the bound ` +
+    'is out of reach by that much.');
 }
 if (small) {
   console.log(`\nTen small files (59 KB), ${ROUNDS} interleaved rounds, medians:\n`);
