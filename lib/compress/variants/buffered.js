@@ -97,24 +97,30 @@ async function encodeOne(buf, key, at, store, stats) {
 }
 
 /**
- * Take each of `t`'s encodings that the cache holds, proven against `src`, into `out`, writing them
- * through the file's folder held open once (one check for all its variants): the encodings it lacks.
+ * @typedef {{ encoding: import('../../encodings.js').Encoding, options: any, key: string | null }} Way
+ *   an encoding of the file, its encoder options and its cache key (null: no cache), made once per file
+ */
+
+/**
+ * Take each of `ways` that the cache holds, proven against `src`, into `out`, writing them
+ * through the file's folder held open once (one check for all its variants): the ways it lacks.
  * @param {import('./streamed.js').CompressTask} t
  * @param {{ buf: Buffer, mtime: Date }} src
- * @param {string} hash
+ * @param {Way[]} ways
  * @param {import('../cache/index.js').VariantStore} store
  * @param {ReturnType<typeof taskStats>} stats
  * @param {Record<string, number | null>} out
- * @returns {Promise<Array<import('../../encodings.js').Encoding>>}
+ * @returns {Promise<Way[]>}
  */
-function takeCached(t, src, hash, store, stats, out) {
+function takeCached(t, src, ways, store, stats, out) {
   const from = /** @type {NonNullable<typeof t.cache>} */ (t.cache);
   const size = src.buf.length;
   return inHeldFolderOnce(path.dirname(t.abs), async (dir, held) => {
-    /** @type {Array<import('../../encodings.js').Encoding>} */
+    /** @type {Way[]} */
     const missing = [];
-    for (const encoding of t.encodings) {
-      const key = cacheKey('variant', hash, [encoding, zlibOptions(encoding, { ...t, size })]);
+    for (const way of ways) {
+      const { encoding } = way;
+      const key = /** @type {string} */ (way.key);
       const target = path.join(dir, path.basename(variantPath(t.abs, encoding)));
       // A cached variant is written only once it decodes to the bytes just read (see take.js).
       const at = {
@@ -123,7 +129,7 @@ function takeCached(t, src, hash, store, stats, out) {
       };
       const hit = await takeVariant(store, from, key, at, stats);
       if (hit === null) {
-        missing.push(encoding);
+        missing.push(way);
         continue;
       }
       out[encoding] = hit.kept;
@@ -153,16 +159,19 @@ export async function compressBuffered(t, how = {}) {
   /** @type {Record<string, number | null>} */
   const out = {};
   const store = t.cache ? storeOf(t.cache.store) : null;
-  const left = store !== null && t.cache?.read ? await takeCached(t, src, hash, store, cache, out) : t.encodings;
+  /** @type {Way[]} the options and key of each, for the take from the cache and the encode alike */
+  const ways = t.encodings.map((encoding) => {
+    const options = zlibOptions(encoding, { ...t, size });
+    return { encoding, options, key: store !== null ? cacheKey('variant', hash, [encoding, options]) : null };
+  });
+  const left = store !== null && t.cache?.read ? await takeCached(t, src, ways, store, cache, out) : ways;
   /** @type {Array<import('../../encodings.js').Encoding>} */
   const missing = [];
-  for (const encoding of left) {
+  for (const { encoding, options, key } of left) {
     if (how.cachedOnly) {
       missing.push(encoding);
       continue;
     }
-    const options = zlibOptions(encoding, { ...t, size });
-    const key = store !== null ? cacheKey('variant', hash, [encoding, options]) : null;
     const at = {
       target: variantPath(t.abs, encoding), keepBelow: size * t.minRatio, mtime: src.mtime,
       tempDir: ownTempDir(t.tempDir), encoding, options, offThread: how.offThread,
