@@ -4,6 +4,7 @@ import { decide } from '../core/index.js';
 import { httpError, statusReply } from '../http/index.js';
 import { Site } from '../site/index.js';
 import { fileChunks } from './file-chunks.js';
+import { withControls } from './controls.js';
 import { SMALL_BODY } from '../bodies/index.js';
 
 /**
@@ -76,12 +77,7 @@ export function fetchHandler(root, options = {}) {
       s, req: { method: request.method, url: request.url, headers }, res, gone, done, x: { resolve, reject }, p: null,
     }));
   });
-  handler.reload = () => s.reload();
-  handler.settled = () => s.settled();
-  handler.close = () => s.close();
-  handler.size = () => s.size;
-  handler.memory = () => s.memory();
-  return handler;
+  return withControls(handler, s);
 }
 
 /** @param {HeaderBag} res */

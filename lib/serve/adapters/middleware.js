@@ -4,6 +4,7 @@ import { decide } from '../core/index.js';
 import { httpError, statusReply } from '../http/index.js';
 import { Site } from '../site/index.js';
 import { whenSending } from './socket-turn.js';
+import { withControls } from './controls.js';
 
 /**
  * serveStatic: the serving core on node:http and connect-style middleware; this adapter only writes
@@ -35,16 +36,7 @@ export function serveStatic(root, options = {}) {
     const x = typeof next === 'function' ? next : undefined;
     whenSending(req, res, decide, { s, req, res, gone: isGone, done: write, x, p: null });
   };
-  middleware.reload = () => s.reload();
-  /** Resolves when pending reloads and first checks of paths have finished. */
-  middleware.settled = () => s.settled();
-  /** Stop the watchers (they never keep the process alive, but tests and servers close them). */
-  middleware.close = () => s.close();
-  /** Number of files the manifest lists for serving (for diagnostics and tests). */
-  middleware.size = () => s.size;
-  /** Bodies and bytes held in memory, entries built (for diagnostics, tests and benchmarks). */
-  middleware.memory = () => s.memory();
-  return middleware;
+  return withControls(middleware, s);
 }
 
 /**
