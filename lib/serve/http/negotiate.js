@@ -7,8 +7,7 @@ import Negotiator from 'negotiator';
  * q-values the server order wins (`preference`, then identity last). No header means identity.
  *
  * Results are cached per distinct header value and per set of available encodings (a bitmask),
- * so a request costs one Map lookup and one array index (a comparison instead when its header is
- * the previous request's).
+ * so a request costs one Map lookup and one array index.
  */
 
 /** Distinct header values kept before the cache is cleared (bounds memory under hostile input). */
@@ -27,12 +26,11 @@ export function createNegotiator(preference) {
   const cache = new Map();
   /** @type {(string | null | undefined)[]} */
   const noHeader = [];
-  // the last header seen and its row: one comparison, not a hash of the header, when clients agree
-  /** @type {string | null} */
-  let lastHeader = null;
-  let lastRow = noHeader;
 
-  /** The codings whose bit is set in `mask`, in server order, then identity. @param {number} mask */
+  /**
+   * The codings whose bit is set in `mask`, in server order, then identity.
+   * @param {number} mask
+   */
   function available(mask) {
     const list = [];
     for (let i = 0; i < order.length; i++) if (mask & (1 << i)) list.push(order[i]);
@@ -64,7 +62,6 @@ export function createNegotiator(preference) {
     if (Array.isArray(header)) header = header.join(', ');
     let row;
     if (header === undefined) row = noHeader;
-    else if (header === lastHeader) row = lastRow;
     else {
       row = cache.get(header);
       if (row === undefined) {
@@ -72,8 +69,6 @@ export function createNegotiator(preference) {
         row = new Array(slots);
         cache.set(header, row);
       }
-      lastHeader = header;
-      lastRow = row;
     }
     let choice = row[mask];
     if (choice === undefined) {
