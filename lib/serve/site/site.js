@@ -13,6 +13,7 @@ import { BodyCache } from '../bodies/index.js';
 import { ContentHashes } from './content-hashes.js';
 import { ManifestCompactor } from '../manifest-index/index.js';
 import { auditSite } from './audit.js';
+import { HotReps } from './hot.js';
 
 /**
  * The served site: the one owner of the manifest's index, its entries, the bodies held, the watchers
@@ -38,6 +39,8 @@ export class Site {
     this.unlisted = createUnlistedLookup(opts, this.realRoot, (rel) => this.entries.index.has(rel));
     this.pathOptions = Object.freeze({ windows: process.platform === 'win32' });
     this.bodies = new BodyCache(opts.memoryBudget);
+    /** @type {HotReps | null} the answers of repeated requests, for an adapter that uses them (useHot()) */
+    this.hot = null;
     this.rules = this.rulesNow();
     /** @type {import('./entries.js').SiteParts} */
     this.parts = {
@@ -70,6 +73,11 @@ export class Site {
     const onInvalid = (/** @type {string} */ rel, /** @type {string} */ problem) => entries.invalid(rel, problem);
     const message = await auditSite(this.opts, entries.index, onInvalid).catch(() => null);
     if (message !== null && !this.closed) /** @type {(m: string) => void} */ (this.opts.onWarning)(message);
+  }
+
+  /** Remember the answers of repeated requests (lib/serve/core/hot.js): for an adapter that sends them. */
+  useHot() {
+    this.hot ??= new HotReps();
   }
 
   /** Folders that hold listed files ('' the root), for resolveEntry(). */
@@ -151,7 +159,8 @@ export class Site {
     const { bodies, entries, parts } = this;
     const manifestBytes = entries.index.bytes.length;
     const { hashed } = parts.hashes;
-    return { bodies: bodies.live, bodyBytes: bodies.bytes, entries: entries.built.size, hashed, manifestBytes };
+    const hot = this.hot?.size ?? 0;
+    return { bodies: bodies.live, bodyBytes: bodies.bytes, entries: entries.built.size, hashed, manifestBytes, hot };
   }
 
   /** Resolves when the reloads and first checks under way have finished. */
