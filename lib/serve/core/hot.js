@@ -4,7 +4,7 @@ import { needsMerge } from './respond.js';
 /**
  * Repeated requests answered without deciding again: a request whose answer depends on nothing but
  * its target, its Accept-Encoding and the site gets the representation the slow path (core.js,
- * respond.js) chose for the same pair, whole, from memory (lib/serve/site/hot.js keeps them).
+ * respond.js) chose for the same pair, whole, from memory (lib/serve/site/hot-reps.js keeps them).
  */
 
 /**
@@ -41,7 +41,8 @@ export function hotRep(s, req, res) {
  * Remember that `c`'s request is answered with `rep` of `entry` from memory, when the next one like it
  * may be: a plain request (above), an entry kept by the manifest now, no deploy delta or site
  * dictionary Link (they depend on other headers and on the URL), a body held.
- * @param {import('./core.js').Call} c
+ * @param {{ s: import('../site/index.js').Site, req: import('../http/index.js').RequestInfo,
+ *   res: import('../http/index.js').ResponseHeaders }} c the request being decided (core.js's Call)
  * @param {import('../site/index.js').Entry} entry
  * @param {import('../site/index.js').Rep} rep
  */

@@ -241,7 +241,7 @@ export class Entries {
     return !this.retired && !entry.stale && this.built.get(entry.rel) === entry;
   }
 
-  /** Changes since this manifest was loaded that may change what a path resolves to (lib/serve/site/hot.js). */
+  /** Changes since this manifest was loaded that may change what a path resolves to (lib/serve/site/hot-reps.js). */
   get changes() {
     return this.built.changes;
   }

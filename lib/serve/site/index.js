@@ -6,4 +6,3 @@ export { Site } from './site.js';
 export { appendVary, contentTypeOf, resolveEntry, statRep, varyHead } from './table.js';
 /** @typedef {import('./table.js').Entry} Entry */
 /** @typedef {import('./table.js').Rep} Rep */
-export { HOT_LIMIT } from './hot.js';

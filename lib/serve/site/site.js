@@ -13,7 +13,7 @@ import { BodyCache } from '../bodies/index.js';
 import { ContentHashes } from './content-hashes.js';
 import { ManifestCompactor } from '../manifest-index/index.js';
 import { auditSite } from './audit.js';
-import { HotReps } from './hot.js';
+import { HotReps } from './hot-reps.js';
 
 /**
  * The served site: the one owner of the manifest's index, its entries, the bodies held, the watchers
