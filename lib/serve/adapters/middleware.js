@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import { normalizeServeOptions } from '../http/index.js';
 import { decide, hotRep } from '../core/index.js';
 import { httpError, statusReply } from '../http/index.js';
-import { Site } from '../site/index.js';
+import { HotReps, Site } from '../site/index.js';
 import { waitsForTurn, whenSending } from './socket-turn.js';
 import { withControls } from './controls.js';
 
@@ -31,7 +31,7 @@ const STREAM_CHUNK = 512 * 1024;
  */
 export function serveStatic(root, options = {}) {
   const s = new Site(normalizeServeOptions(root, options));
-  s.useHot();
+  s.hot = new HotReps(); // its answers written by sendHot()
   /** @type {any} */
   const middleware = (/** @type {Req} */ req, /** @type {Res} */ res, /** @type {Next} */ next) => {
     // a request answered before as this one will be: no decision made again (lib/serve/core/hot.js);

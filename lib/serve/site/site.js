@@ -13,7 +13,6 @@ import { BodyCache } from '../bodies/index.js';
 import { ContentHashes } from './content-hashes.js';
 import { ManifestCompactor } from '../manifest-index/index.js';
 import { auditSite } from './audit.js';
-import { HotReps } from './hot-reps.js';
 
 /**
  * The served site: the one owner of the manifest's index, its entries, the bodies held, the watchers
@@ -26,6 +25,8 @@ export class Site {
   watcher = null;
   /** one reload at a time, at most one more queued behind it */
   reloads = singleFlight(() => this.doReload());
+  /** @type {import('./hot-reps.js').HotReps | null} answers of repeated requests, for an adapter that sends them */
+  hot = null;
 
   /**
    * Read the manifest (synchronously: a missing or invalid one fails at startup) and start the watchers.
@@ -39,8 +40,6 @@ export class Site {
     this.unlisted = createUnlistedLookup(opts, this.realRoot, (rel) => this.entries.index.has(rel));
     this.pathOptions = Object.freeze({ windows: process.platform === 'win32' });
     this.bodies = new BodyCache(opts.memoryBudget);
-    /** @type {HotReps | null} the answers of repeated requests, for an adapter that uses them (useHot()) */
-    this.hot = null;
     this.rules = this.rulesNow();
     /** @type {import('./entries.js').SiteParts} */
     this.parts = {
@@ -73,11 +72,6 @@ export class Site {
     const onInvalid = (/** @type {string} */ rel, /** @type {string} */ problem) => entries.invalid(rel, problem);
     const message = await auditSite(this.opts, entries.index, onInvalid).catch(() => null);
     if (message !== null && !this.closed) /** @type {(m: string) => void} */ (this.opts.onWarning)(message);
-  }
-
-  /** Remember the answers of repeated requests (lib/serve/core/hot.js): for an adapter that sends them. */
-  useHot() {
-    this.hot ??= new HotReps();
   }
 
   /** Folders that hold listed files ('' the root), for resolveEntry(). */
