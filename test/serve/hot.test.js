@@ -3,6 +3,7 @@ import net from 'node:net';
 import path from 'node:path';
 import express4 from 'express4';
 import { serveStatic } from '../../lib/serve/adapters/middleware.js';
+import { HotReps, HOT_LIMIT } from '../../lib/serve/site/hot-reps.js';
 import { makeSite, listen } from '../helpers/serve-site.js';
 import { changed } from '../helpers/changed.js';
 
@@ -203,4 +204,24 @@ test('pipelined repeats on one connection: each answered whole, in order', async
   const responses = got.split('HTTP/1.1 ').slice(1);
   expect(responses).toHaveLength(5);
   for (const r of responses) expect(r.startsWith('200 OK') && r.endsWith(body)).toBe(true);
+});
+
+test('the memo: an answer per target and Accept-Encoding, while the entries and the body are the same; bounded', () => {
+  const entries = { changes: 0 };
+  const entry = { used: false };
+  const a = { body: Buffer.from('a'), used: false };
+  const b = { body: Buffer.from('b'), used: false };
+  const hot = new HotReps();
+  hot.set(entries, '/x', 'br', entry, a);
+  hot.set(entries, '/x', undefined, entry, b);
+  expect([hot.get(entries, '/x', 'br'), hot.get(entries, '/x', undefined), hot.get(entries, '/x', 'gzip')]).toEqual([a, b, null]);
+  expect([a.used, b.used, entry.used]).toEqual([true, true, true]);
+  expect(hot.get({ changes: 0 }, '/x', 'br')).toBeNull(); // another manifest's entries
+  a.body = null; // evicted from the body cache
+  expect(hot.get(entries, '/x', 'br')).toBeNull();
+  entries.changes++; // an entry forgotten, stale or evicted
+  expect(hot.get(entries, '/x', undefined)).toBeNull();
+  for (let i = 0; i <= HOT_LIMIT; i++) hot.set(entries, `/${i}`, 'br', entry, b);
+  expect(hot.size).toBe(1);
+  expect(hot.get(entries, `/${HOT_LIMIT}`, 'br')).toBe(b);
 });

@@ -1,3 +1,5 @@
+import { MAX_ENTRIES } from './entries.js';
+
 /**
  * The representations repeated requests were answered with from memory, by (request target,
  * Accept-Encoding), so that the next such request is one Map lookup (lib/serve/core/hot.js says which
@@ -5,8 +7,11 @@
  * entry forgotten, marked stale or evicted since (`Entries.changes`), and the body still held.
  */
 
-/** Request targets kept before the memo is cleared (bounds memory under hostile input, as the negotiator's). */
-export const HOT_LIMIT = 4096;
+/**
+ * Request targets kept before the memo is cleared (bounds memory under hostile input): as many as the
+ * entries kept built, so that a site those fit in stays remembered whole.
+ */
+export const HOT_LIMIT = MAX_ENTRIES;
 
 /** Accept-Encoding absent: a key no header value can be. */
 const NO_HEADER = '\0';
