@@ -271,4 +271,15 @@ if (encoders.length === 0) console.warn(`hot.test.js: the site dictionary and de
   expect([...encodings].filter((e) => e === 'dcb' || e === 'dcz').length).toBeGreaterThan(0);
   expect(await raw(s.port, 'GET', '/docs/page-3.html', asks[0])).toContain(`\r\nLink: <../${m.siteDictionary.path}>; rel="compression-dictionary"\r\n`);
   expect(s.mw.memory().hot).toBe(urls.length);
+  // a Link set before joins the site dictionary's: each response's own, never one remembered
+  let n = 0;
+  const preload = (mw) => (req, res) => {
+    res.setHeader('Link', `</app-${++n}.css>; rel=preload`);
+    mw(req, res);
+  };
+  const linked = await serve(dir, {}, preload);
+  for (let i = 1; i <= 3; i++) {
+    expect(await raw(linked.port, 'GET', '/docs/page-3.html', asks[0]))
+      .toContain(`\r\nLink: </app-${i}.css>; rel=preload, <../${m.siteDictionary.path}>; rel="compression-dictionary"\r\n`);
+  }
 });

@@ -9,9 +9,9 @@ import { needsMerge } from './respond.js';
 
 /**
  * Is `req` answered as every request with its (target, Accept-Encoding) is? GET or HEAD, no
- * precondition, Range or Available-Dictionary (a deploy delta's), nothing set on the response before
- * (status 200, none of the headers respond.js merges or the site dictionary's Link joins), no setHeaders
- * hook, not below a mount point (its Express `originalUrl` is its url: the Link depends on the URL).
+ * precondition or Range, nothing set on the response before (status 200, none of the headers
+ * respond.js merges), no setHeaders hook, not below a mount point (its Express `originalUrl` is its
+ * url: the site dictionary's Link depends on the URL); and sameFor() its entry.
  * @param {import('../site/index.js').Site} s
  * @param {import('../http/index.js').RequestInfo} req
  * @param {import('../http/index.js').ResponseHeaders} res
@@ -22,8 +22,19 @@ function plain(s, req, res) {
   const { originalUrl, headers } = req;
   const ae = headers['accept-encoding'];
   return s.opts.setHeaders === null && res.statusCode === 200 && (ae === undefined || typeof ae === 'string') &&
-    (originalUrl === undefined || originalUrl === req.url) && unconditional(headers) &&
-    headers['available-dictionary'] === undefined && !needsMerge(res, null) && !res.hasHeader('link');
+    (originalUrl === undefined || originalUrl === req.url) && unconditional(headers) && !needsMerge(res, null);
+}
+
+/**
+ * What only some entries' answers depend on: an entry with deploy deltas, the request's
+ * Available-Dictionary; a page that links the site dictionary, a Link set before (it joins ours).
+ * @param {import('../site/index.js').Entry} entry
+ * @param {import('../http/index.js').RequestInfo} req
+ * @param {import('../http/index.js').ResponseHeaders} res
+ */
+function sameFor(entry, req, res) {
+  return (entry.deltas === null || req.headers['available-dictionary'] === undefined) &&
+    (entry.link === null || !res.hasHeader('link'));
 }
 
 /**
@@ -35,7 +46,8 @@ function plain(s, req, res) {
 export function hotOf(s, req, res) {
   const { hot } = s;
   if (hot === null || req.url === undefined || !plain(s, req, res)) return null;
-  return hot.get(s.entries, req.url, /** @type {string | undefined} */ (req.headers['accept-encoding']));
+  const h = hot.get(s.entries, req.url, /** @type {string | undefined} */ (req.headers['accept-encoding']));
+  return h !== null && sameFor(h.entry, req, res) ? h : null;
 }
 
 /**
@@ -51,9 +63,8 @@ export function hotOf(s, req, res) {
 export function rememberHot(c, entry, rep, head) {
   const { s, req } = c;
   const { hot } = s;
-  if (hot === null || req.url === undefined || rep.body === null || rep.size === 0 ||
-    (rep !== entry.identity && rep !== entry.reps[rep.encoding]) || !plain(s, req, c.res) || !s.entries.holds(entry)) {
-    return;
-  }
+  const own = rep === entry.identity || rep === entry.reps[rep.encoding];
+  if (hot === null || req.url === undefined || rep.body === null || rep.size === 0 || !own ||
+    !plain(s, req, c.res) || !sameFor(entry, req, c.res) || !s.entries.holds(entry)) return;
   hot.set(s.entries, req.url, /** @type {string | undefined} */ (req.headers['accept-encoding']), entry, rep, head);
 }
