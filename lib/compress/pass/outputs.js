@@ -111,11 +111,12 @@ export async function writeIfChanged(pass, manifest, deltasChanged) {
 
 /**
  * As the compressions start: the deltas' encoders probed and their store opened beside them, where they
- * would wait for the last file (#31).
+ * would wait for the last file (#31); a turn of the event loop later, once the first encodes are under way.
  * @param {PassResult & { remote: import('./remote-run.js').RemoteRun | null }} pass
  */
 export function beginOutputs(pass) {
-  if (pass.opts.deltas) pass.deltasReady = prepareDeltas(pass.opts, pass.remote);
+  if (!pass.opts.deltas) return;
+  pass.deltasReady = new Promise((resolve) => setImmediate(resolve)).then(() => prepareDeltas(pass.opts, pass.remote));
 }
 
 /**
