@@ -372,9 +372,10 @@ export interface ServeStaticMiddleware {
   /**
    * What is held now: bodies in memory (at most `memoryBudget` bytes) and entries built; and how many
    * files were hashed because their mtime alone moved (a deploy copy that kept whole seconds), and the
-   * bytes kept of the manifest (what serving reads of it: no white space, no field it does not read).
+   * bytes kept of the manifest (what serving reads of it: no white space, no field it does not read),
+   * and the request targets whose answers are remembered (a repeated request is not decided again).
    */
-  memory(): { bodies: number; bodyBytes: number; entries: number; hashed: number; manifestBytes: number };
+  memory(): { bodies: number; bodyBytes: number; entries: number; hashed: number; manifestBytes: number; hot: number };
 }
 
 /**

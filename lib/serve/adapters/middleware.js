@@ -1,9 +1,9 @@
 import fs from 'node:fs';
 import { normalizeServeOptions } from '../http/index.js';
-import { decide } from '../core/index.js';
+import { decide, hotRep } from '../core/index.js';
 import { httpError, statusReply } from '../http/index.js';
-import { Site } from '../site/index.js';
-import { whenSending } from './socket-turn.js';
+import { HotReps, Site } from '../site/index.js';
+import { waitsForTurn, whenSending } from './socket-turn.js';
 import { withControls } from './controls.js';
 
 /**
@@ -31,12 +31,28 @@ const STREAM_CHUNK = 512 * 1024;
  */
 export function serveStatic(root, options = {}) {
   const s = new Site(normalizeServeOptions(root, options));
+  s.hot = new HotReps(); // its answers written by sendHot()
   /** @type {any} */
   const middleware = (/** @type {Req} */ req, /** @type {Res} */ res, /** @type {Next} */ next) => {
+    // a request answered before as this one will be: no decision made again (lib/serve/core/hot.js);
+    // a response waiting for its socket's turn (pipelined) or with its head sent goes the whole way
+    const rep = !res.headersSent && !waitsForTurn(req, res) ? hotRep(s, req, res) : null;
+    if (rep !== null) return sendHot(req, res, rep);
     const x = typeof next === 'function' ? next : undefined;
     whenSending(req, res, decide, { s, req, res, gone: isGone, done: write, x, p: null });
   };
   return withControls(middleware, s);
+}
+
+/**
+ * Send a remembered representation whole, as writeReply() sends the slow path's reply of it.
+ * @param {Req} req
+ * @param {Res} res
+ * @param {import('../site/index.js').Rep} rep
+ */
+function sendHot(req, res, rep) {
+  res.writeHead(200, onExpress4(req) ? express4Head(rep.head) : rep.head);
+  res.end(req.method === 'HEAD' ? undefined : rep.body);
 }
 
 /**

@@ -27,7 +27,7 @@ export function whenSending(req, res, go, arg) {
  * @param {import('node:http').IncomingMessage} req
  * @param {import('node:http').ServerResponse} res
  */
-function waitsForTurn(req, res) {
+export function waitsForTurn(req, res) {
   if (res.socket || res.writableEnded || res.destroyed) return false;
   const sending = /** @type {{ _httpMessage?: unknown } | null | undefined} */ (req.socket)?._httpMessage;
   return sending !== undefined && sending !== null && sending !== res && !req.socket.destroyed;

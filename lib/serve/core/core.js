@@ -3,6 +3,7 @@ import { parseRequestPath, folderRedirectLocation, splitUrl } from '../http/inde
 import { resolveEntry, statRep, contentTypeOf, appendVary } from '../site/index.js';
 import { acceptsHtml } from '../http/index.js';
 import { respond } from './respond.js';
+import { rememberHot } from './hot.js';
 import { chooseDelta } from '../site/index.js';
 import { redirectReply, methodNotAllowed, statusReply } from '../http/index.js';
 import { OPEN_FLAGS, realOf } from '../bodies/index.js';
@@ -189,6 +190,7 @@ function serveEntry(c, entry) {
   const rep = delta ?? (choice === 'identity' ? entry.identity : entry.reps[choice]);
   if (rep.body !== null) {
     rep.used = true;
+    if (delta === null) rememberHot(c, entry, rep);
     return answer(c, entry, rep, null);
   }
   // the very file its check saw (dev/ino): not another one reached through a folder swapped for a symlink

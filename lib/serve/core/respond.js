@@ -44,10 +44,11 @@ function merge(res, head) {
 }
 
 /**
+ * Has the hook, or a handler before, set what the representation's headers must then be merged with?
  * @param {import('../http/index.js').ResponseHeaders} res
  * @param {import("../http/index.js").SetHeaders | null} hook
  */
-function needsMerge(res, hook) {
+export function needsMerge(res, hook) {
   return hook || res.hasHeader('vary') || res.hasHeader('content-type') || res.hasHeader('etag') ||
     res.hasHeader('cache-control') || res.hasHeader('last-modified');
 }

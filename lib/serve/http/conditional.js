@@ -19,6 +19,16 @@ function ifMatchPasses(header, etag) {
 }
 
 /**
+ * Does the request carry none of the headers that make its answer depend on the representation's
+ * validators or bytes (preconditions, Range)? Then every such request for it is answered alike.
+ * @param {import('node:http').IncomingHttpHeaders} req
+ */
+export function unconditional(req) {
+  return req['if-none-match'] === undefined && req['if-modified-since'] === undefined && req.range === undefined &&
+    req['if-match'] === undefined && req['if-unmodified-since'] === undefined;
+}
+
+/**
  * @param {import('node:http').IncomingHttpHeaders} req
  * @param {{ etag?: string, lastModified?: string }} rep effective validators (absent when disabled)
  * @param {boolean} [cachable] false when the response already has a status other than 2xx/304

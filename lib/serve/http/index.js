@@ -1,7 +1,7 @@
 // The http room's door: a request's path, negotiation, conditionals, replies without a file, the
 // decisions' vocabulary and the server's options.
 
-export { evaluatePreconditions, evaluateRange } from './conditional.js';
+export { evaluatePreconditions, evaluateRange, unconditional } from './conditional.js';
 /** @typedef {import('./decision.js').Decision} Decision */
 /** @typedef {import('./decision.js').FileRange} FileRange */
 /** @typedef {import('./decision.js').Reply} Reply */

@@ -48,6 +48,8 @@ class BuiltEntries {
   map = new Map();
   /** @type {Clock<Entry | Missing>} */
   clock = new Clock();
+  /** counts the entries dropped (forgotten, evicted, replaced): what was looked up may resolve otherwise */
+  changes = 0;
 
   /**
    * @param {import('../bodies/index.js').BodyCache} bodies
@@ -89,6 +91,7 @@ class BuiltEntries {
   drop(rel) {
     const e = this.map.get(rel);
     if (e === undefined) return;
+    this.changes++;
     this.map.delete(rel);
     this.clock.remove(e);
     if (!(e instanceof Missing)) this.dropBodies(e);
@@ -225,6 +228,7 @@ export class Entries {
    */
   markStale(entry) {
     entry.stale = true;
+    this.built.changes++;
     if (this.built.get(entry.rel) === entry) this.forget(entry.rel);
     else this.built.dropBodies(entry);
   }
@@ -235,6 +239,11 @@ export class Entries {
    */
   holds(entry) {
     return !this.retired && !entry.stale && this.built.get(entry.rel) === entry;
+  }
+
+  /** Changes since this manifest was loaded that may change what a path resolves to (lib/serve/site/hot-reps.js). */
+  get changes() {
+    return this.built.changes;
   }
 
   /** Resolves when the first checks under way have finished. */

@@ -6,3 +6,4 @@ export { Site } from './site.js';
 export { appendVary, contentTypeOf, resolveEntry, statRep, varyHead } from './table.js';
 /** @typedef {import('./table.js').Entry} Entry */
 /** @typedef {import('./table.js').Rep} Rep */
+export { HotReps } from './hot-reps.js';

@@ -25,6 +25,8 @@ export class Site {
   watcher = null;
   /** one reload at a time, at most one more queued behind it */
   reloads = singleFlight(() => this.doReload());
+  /** @type {import('./hot-reps.js').HotReps | null} answers of repeated requests, for an adapter that sends them */
+  hot = null;
 
   /**
    * Read the manifest (synchronously: a missing or invalid one fails at startup) and start the watchers.
@@ -151,7 +153,8 @@ export class Site {
     const { bodies, entries, parts } = this;
     const manifestBytes = entries.index.bytes.length;
     const { hashed } = parts.hashes;
-    return { bodies: bodies.live, bodyBytes: bodies.bytes, entries: entries.built.size, hashed, manifestBytes };
+    const hot = this.hot?.size ?? 0;
+    return { bodies: bodies.live, bodyBytes: bodies.bytes, entries: entries.built.size, hashed, manifestBytes, hot };
   }
 
   /** Resolves when the reloads and first checks under way have finished. */
