@@ -101,8 +101,8 @@ export async function placeManifest(parked, dir, manifest) {
 let compressor;
 
 /**
- * The compressor's modules, loaded once. A host calls it early in the build (Vite: at buildStart)
- * so that they load while the bundler works, not after it: most of a small build's added time.
+ * The compressor's modules, loaded once, by the first pass (compressFolder()). Not earlier: loaded
+ * while Vite bundles (at buildStart), they stretched the bundling by more (#31).
  */
 export function loadCompressor() {
   return (compressor ??= import('../lib/compress/index.js'));

@@ -3,7 +3,7 @@ import { optionError } from '../lib/errors.js';
 import { normalizeOptions, splitOptions } from '../lib/options.js';
 import { printable } from '../lib/util/format.js';
 import { hashSpanCollector } from './hash-names.js';
-import { compressFolder, loadCompressor, summaryLines } from './compress-folder.js';
+import { compressFolder, summaryLines } from './compress-folder.js';
 import { frameworkOf, FRAMEWORK_HINTS } from './frameworks.js';
 
 /**
@@ -186,8 +186,8 @@ export default function precompressor(options = {}) {
     },
     buildStart() {
       names.hooks.buildStart.call(this);
-      // Loaded while the bundler works (closeBundle awaits the same promise and reports its error).
-      if (!framework) loadCompressor().catch(() => {});
+      // The compressor loads in closeBundle, not here: loaded while Vite bundles on every core, it
+      // delayed the bundle by more than it takes once the bundle is written (#31; docs/benchmarks.md).
     },
     writeBundle(output, bundle) {
       names.hooks.writeBundle.call(this, output, bundle);

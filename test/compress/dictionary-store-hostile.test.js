@@ -5,6 +5,9 @@ import { execFileSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { precompress } from '../../lib/compress/pass/precompress.js';
 import { deltaEncoders } from '../../lib/compress/dictionaries/delta-encode.js';
+import { prepareDeltas } from '../../lib/compress/dictionaries/deploy-deltas.js';
+import { storeFolderFor } from '../../lib/compress/dictionaries/dictionary-store.js';
+import { normalizeOptions } from '../../lib/options.js';
 import { readManifest } from '../../lib/manifest/manifest.js';
 import { tempDir, writeTree, textOf } from '../helpers/tmp.js';
 import { runCommand } from '../helpers/spawn.js';
@@ -137,5 +140,44 @@ describe('a dictionary store others can write (#27, item 4)', () => {
     const r = await precompress(out, { dictionaryStore: store });
     expect(r.warnings).toEqual([expect.objectContaining({ message: expect.stringMatching(/^dictionary store not updated \(.* is not a folder \(a symlink\?\)/) })]);
     expect(stateOf(elsewhere)).toEqual(before);
+  });
+});
+
+// The deltas' encoders and store made ready while a pass compresses (#31): prepareDeltas().
+describe('prepareDeltas', () => {
+  const optsOf = (extra = {}) => normalizeOptions(out, { dictionaryStore: store, ...extra });
+
+  withEncoders('probes the encoders and makes the store folders, which the pass then records into', async () => {
+    await write(1);
+    const ready = await prepareDeltas(optsOf(), null);
+    expect(ready?.encoders).toEqual(encoders);
+    expect(fsSync.statSync(path.join(storeFolder(), 'objects')).isDirectory()).toBe(true);
+    expect(fsSync.readdirSync(path.join(storeFolder(), 'objects'))).toEqual([]);
+    await precompress(out, { dictionaryStore: store });
+    expect(objectFiles()).toHaveLength(1); // app.js, the one file big enough for deltas
+  });
+
+  withEncoders('on a dry run, makes nothing', async () => {
+    await write(1);
+    const ready = await prepareDeltas(optsOf({ dryRun: true }), null);
+    expect(ready?.store).not.toBeNull();
+    expect(fsSync.existsSync(store)).toBe(false);
+  });
+
+  withEncoders('never rejects: a store folder that is a symlink gives null, and nothing is made through it', async () => {
+    await write(1);
+    const elsewhere = path.join(work, 'elsewhere');
+    await fs.mkdir(elsewhere);
+    await fs.mkdir(store);
+    const folder = path.join(store, path.basename(storeFolderFor(store, path.resolve(out))));
+    fsSync.symlinkSync(elsewhere, folder);
+    await expect(prepareDeltas(optsOf(), null)).resolves.toBeNull();
+    expect(fsSync.readdirSync(elsewhere)).toEqual([]);
+  });
+
+  test('no encoder asked (deltas off): no store opened, nothing made', async () => {
+    await write(1);
+    await expect(prepareDeltas(optsOf({ deltas: false }), null)).resolves.toEqual({ encoders: [], store: null });
+    expect(fsSync.existsSync(store)).toBe(false);
   });
 });

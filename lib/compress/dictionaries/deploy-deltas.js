@@ -115,8 +115,9 @@ async function previousVersions(opts, previous, keys) {
  *   report: { warn(p: string, m: string): void, change(p: string, a: string): void, fail(f: object): void },
  *   cache?: { task: import('../cache/index.js').From | null, add(s: ReturnType<typeof taskStats>): void },
  *   remote?: import('../cache/index.js').RemoteEntries | null,
- *   userFiles?: { has(rel: string): boolean } }} DeltaInput
- *   onDisk: the delta files found by the walk (path → size); userFiles: files of the user's at our paths, never written
+ *   userFiles?: { has(rel: string): boolean }, prepared?: Promise<PreparedDeltas | null> | null }} DeltaInput
+ *   onDisk: the delta files found by the walk (path → size); userFiles: files of the user's at our paths, never
+ *   written; prepared: from prepareDeltas(), begun before
  * @typedef {DeltaInput & { encoders: readonly DeltaEncoding[], summary: DeltaSummary, keep: Set<string> }} DeltaRun
  */
 
@@ -129,7 +130,8 @@ async function previousVersions(opts, previous, keys) {
  */
 export async function addDeltas(input) {
   const { opts, entries, onDisk, report } = input;
-  const encoders = opts.deltas ? deltaEncoders() : [];
+  const ready = await (input.prepared ?? prepareDeltas(opts, input.remote, false));
+  const encoders = ready?.encoders ?? (opts.deltas ? deltaEncoders() : []);
   /** @type {DeltaSummary} */
   const summary = {
     encoders: [...encoders], files: 0, written: 0, reused: 0, removed: 0, bytes: 0, savedBytes: 0, unhashed: 0,
@@ -142,7 +144,7 @@ export async function addDeltas(input) {
   const before = dictionaryState(entries);
   const { members, byContent } = assignFamilies(entries, opts);
   // No encoder, no store: versions kept for deltas this Node can never make would only cost disk.
-  const store = encoders.length > 0 ? await openStoreWith(opts, input.remote) : null;
+  const store = ready ? ready.store : encoders.length > 0 ? await openStoreWith(opts, input.remote) : null;
   /** @type {DeltaRun} */
   const run = { ...input, encoders, summary, keep: new Set() };
   if (store) {
@@ -182,6 +184,31 @@ export async function addDeltas(input) {
   input.siteApply?.(entries);
   const changed = summary.written > 0 || summary.removed > 0 || dictionaryState(entries) !== before;
   return { changed, summary };
+}
+
+/**
+ * @typedef {{ encoders: readonly DeltaEncoding[], store: Store | null }} PreparedDeltas
+ */
+
+/**
+ * The deltas' encoders (probed) and store (its index read, with `early` its folders made), which a pass
+ * makes ready while it compresses, where they would wait for its last file (#31). Never rejects: null
+ * when something failed, and addDeltas() then meets (and reports) it itself.
+ * @param {Options} opts
+ * @param {import('../cache/index.js').RemoteEntries | null | undefined} remote
+ * @param {boolean} [early] make the store's folders now (not on a dry run)
+ * @returns {Promise<PreparedDeltas | null>}
+ */
+export async function prepareDeltas(opts, remote, early = true) {
+  try {
+    const encoders = opts.deltas ? deltaEncoders() : [];
+    // No encoder, no store: versions kept for deltas this Node can never make would only cost disk.
+    const store = encoders.length > 0 ? await openStoreWith(opts, remote) : null;
+    if (early && store && !opts.dryRun) await store.makeFolders();
+    return { encoders, store };
+  } catch {
+    return null;
+  }
 }
 
 /**

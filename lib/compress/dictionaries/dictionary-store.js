@@ -21,6 +21,8 @@ import { DELTA_MAX_SIZE } from './delta-encode.js';
  * @property {(versions: Version[]) => Promise<string[]>} put store versions; resolves to the hashes stored
  * @property {(current: Map<string, Version[]>, keep: number) => Promise<number>} record make this build's
  *   versions the newest of their families, keep `keep` builds' worth; resolves to the families changed
+ * @property {() => Promise<void>} makeFolders make the store's folders (record() does it too): ahead of it,
+ *   while a pass compresses (#31)
  */
 
 /**
@@ -72,6 +74,16 @@ async function readIndex(dir) {
 }
 
 /**
+ * @param {string} dir the store's folder
+ * @param {string} objects its objects' folder
+ */
+async function makeFolders(dir, objects) {
+  // mkdir would create `objects` through a symlinked store folder
+  if (!(await fs.lstat(dir).then((st) => st.isDirectory(), () => true))) throw notRealFolder(dir);
+  await fs.mkdir(objects, { recursive: true });
+}
+
+/**
  * @param {string} dir from storeFolderFor()
  */
 export async function openStore(dir) {
@@ -115,6 +127,7 @@ export async function openStore(dir) {
       }
       return kept;
     },
+    makeFolders: () => makeFolders(dir, objects),
     /**
      * Make the given versions the newest of their family, keep `keep` builds' worth, and remove the
      * objects nothing lists any more.
@@ -124,9 +137,7 @@ export async function openStore(dir) {
      */
     async record(current, keep) {
       let added = 0;
-      // mkdir would create `objects` through a symlinked store folder
-      if (!(await fs.lstat(dir).then((st) => st.isDirectory(), () => true))) throw notRealFolder(dir);
-      await fs.mkdir(objects, { recursive: true });
+      await makeFolders(dir, objects);
       for (const [key, versions] of current) {
         const list = families[key] ?? [];
         const fresh = versions.every((v, i) => list[i] === v.hash);

@@ -1,5 +1,5 @@
 import { buildManifest, writeManifest } from '../../manifest/manifest.js';
-import { addDeltas } from '../dictionaries/index.js';
+import { addDeltas, prepareDeltas } from '../dictionaries/index.js';
 import { addSiteDictionary, summaryOf } from '../dictionaries/index.js';
 import { variantPath } from '../../encodings.js';
 import { removeIfPresent, removeTemp } from '../../fs-atomic.js';
@@ -15,10 +15,12 @@ import { identityOf, sameIdentity, writeIndex } from './warm-index.js';
  *   removals: { rel: string, why: string }[],
  *   decisions: import('../plan/index.js').Decision[], decided: number, fresh: number,
  *   encodingsOf(rel: string): readonly string[], found: Map<string, { dev?: number, ino?: number }>,
- *   manifestIdentity?: import('./warm-index.js').Identity | null, written?: boolean }} PassResult
+ *   manifestIdentity?: import('./warm-index.js').Identity | null, written?: boolean,
+ *   deltasReady?: ReturnType<typeof prepareDeltas> }} PassResult
  *   decisions: the held files' (`hold`); decided: how many decisions were made, all but the fresh ones
  *   (`fresh` counts those); found: what the walk found at each path that may be removed; manifestIdentity: the
- *   previous manifest's file as read (lib/compress/pass/warm-index.js); written: this pass wrote the manifest
+ *   previous manifest's file as read (lib/compress/pass/warm-index.js); written: this pass wrote the manifest;
+ *   deltasReady: the deltas' encoders and store, made ready by beginOutputs()
  */
 
 /**
@@ -108,6 +110,16 @@ export async function writeIfChanged(pass, manifest, deltasChanged) {
 }
 
 /**
+ * As the compressions start: the deltas' encoders probed and their store opened beside them, where they
+ * would wait for the last file (#31); a turn of the event loop later, once the first encodes are under way.
+ * @param {PassResult & { remote: import('./remote-run.js').RemoteRun | null }} pass
+ */
+export function beginOutputs(pass) {
+  if (!pass.opts.deltas) return;
+  pass.deltasReady = new Promise((resolve) => setImmediate(resolve)).then(() => prepareDeltas(pass.opts, pass.remote));
+}
+
+/**
  * After the compressions: the removals, the site dictionary and deltas, the manifest and the report.
  * @param {PassResult & { entries: Map<string, import('../../manifest/manifest.js').FileEntry>,
  *   deltasOnDisk: Map<string, number>, owners: { user: Set<string> },
@@ -119,6 +131,7 @@ export async function finishOutputs(pass) {
   const input = {
     opts: pass.opts, entries: pass.entries, previous: pass.previous, onDisk: pass.deltasOnDisk,
     report: pass.report, userFiles: pass.owners.user, cache: pass.cache, remote: pass.remote,
+    prepared: pass.deltasReady,
   };
   const site = await addSiteDictionary(input);
   // The pages' variants against the site dictionary are delta files that addDeltas() must leave.

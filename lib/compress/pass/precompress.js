@@ -14,7 +14,7 @@ import { retryWhileChanged } from '../../util/flow.js';
 import { assertManifestTarget, assertNotSystemDir } from '../plan/index.js';
 import { Compressions } from './compressions.js';
 import { planPass } from './plan-step.js';
-import { failureOf, finishIndexed, finishOutputs, finishShard } from './outputs.js';
+import { beginOutputs, failureOf, finishIndexed, finishOutputs, finishShard } from './outputs.js';
 import { warmRun } from './warm-run.js';
 import { releaseHeldFolders } from '../../held-folder.js';
 import { sliceOf } from '../plan/index.js';
@@ -118,13 +118,15 @@ function inRealRoot(opts) {
 }
 
 /**
- * @typedef {{ plan: typeof planPass, finish: (pass: Pass) => ReturnType<typeof finishOutputs> }} PassSteps
- *   plan: find the files and decide (planPass() walks the folder); finish: removals, deltas, manifest
+ * @typedef {{ plan: typeof planPass, begin?: (pass: Pass) => void,
+ *   finish: (pass: Pass) => ReturnType<typeof finishOutputs> }} PassSteps
+ *   plan: find the files and decide (planPass() walks the folder); begin: what finish can make ready while
+ *   the files are compressed; finish: removals, deltas, manifest
  */
 /** @type {PassSteps} */
-const WHOLE = { plan: planPass, finish: finishOutputs };
+const WHOLE = { plan: planPass, begin: beginOutputs, finish: finishOutputs };
 /** @type {PassSteps} a whole pass that leaves the warm index of its manifest (precompress()'s) */
-const INDEXED = { plan: planPass, finish: finishIndexed };
+const INDEXED = { plan: planPass, begin: beginOutputs, finish: finishIndexed };
 
 /**
  * @typedef {{ onJobStart?: (task: import('../variants/index.js').CompressTask) => void,
@@ -224,6 +226,7 @@ export class Pass {
     this.cache.add({ hits: 0, misses: 0, rejected: 0, written: fetched, cpuSavedMs: 0, error: null });
     for (const file of toCompress) this.work.schedule(file);
     this.work.flush();
+    this.steps.begin?.(this);
     await Promise.all(this.hashJobs);
     await this.work.drain();
     await this.remote?.upload();
