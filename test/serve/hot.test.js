@@ -1,10 +1,16 @@
 import fs from 'node:fs/promises';
+import crypto from 'node:crypto';
 import net from 'node:net';
 import path from 'node:path';
 import express4 from 'express4';
 import { serveStatic } from '../../lib/serve/adapters/middleware.js';
+import { HotReps, HOT_LIMIT } from '../../lib/serve/site/hot-reps.js';
 import { makeSite, listen } from '../helpers/serve-site.js';
 import { changed } from '../helpers/changed.js';
+import { tempDir, writeTree } from '../helpers/tmp.js';
+import { writeSite } from '../helpers/site.js';
+import { precompress } from '../../lib/compress/pass/precompress.js';
+import { deltaEncoders } from '../../lib/compress/dictionaries/delta-encode.js';
 
 // A repeated request is answered from what was remembered (lib/serve/core/hot.js): every answer must be,
 // byte for byte, what the whole decision gives (the first request of a fresh server).
@@ -203,6 +209,79 @@ test('pipelined repeats on one connection: each answered whole, in order', async
   const responses = got.split('HTTP/1.1 ').slice(1);
   expect(responses).toHaveLength(5);
   for (const r of responses) expect(r.startsWith('200 OK') && r.endsWith(body)).toBe(true);
+});
+
+test('the memo: an answer per target and Accept-Encoding, while the entries and the body are the same; bounded', () => {
+  const entries = { changes: 0 };
+  const entry = { used: false };
+  const a = { body: Buffer.from('a'), used: false };
+  const b = { body: Buffer.from('b'), used: false };
+  const hot = new HotReps();
+  hot.set(entries, '/x', 'br', entry, a, ['A', '1']);
+  hot.set(entries, '/x', undefined, entry, b, ['B', '2']);
+  expect([hot.get(entries, '/x', 'br')?.head, hot.get(entries, '/x', undefined)?.rep, hot.get(entries, '/x', 'gzip')])
+    .toEqual([['A', '1'], b, null]);
+  expect([a.used, b.used, entry.used]).toEqual([true, true, true]);
+  expect(hot.get({ changes: 0 }, '/x', 'br')).toBeNull(); // another manifest's entries
+  a.body = null; // evicted from the body cache
+  expect(hot.get(entries, '/x', 'br')).toBeNull();
+  entries.changes++; // an entry forgotten, stale or evicted
+  expect(hot.get(entries, '/x', undefined)).toBeNull();
+  for (let i = 0; i <= HOT_LIMIT; i++) hot.set(entries, `/${i}`, 'br', entry, b, []);
+  expect(hot.size).toBe(1);
+  expect(hot.get(entries, `/${HOT_LIMIT}`, 'br')?.rep).toBe(b);
+});
+
+const encoders = deltaEncoders();
+if (encoders.length === 0) console.warn(`hot.test.js: the site dictionary and deploy delta test is skipped: Node ${process.version} has no zstd or Brotli dictionary encoder`);
+(encoders.length > 0 ? test : test.skip)('pages with the site dictionary\'s Link and assets with deploy deltas: repeated answers as the first', async () => {
+  const work = await tempDir('pc-hot-dict-');
+  cleanup.push(() => fs.rm(work, { recursive: true, force: true }));
+  const dir = path.join(work, 'dist');
+  const store = path.join(work, 'store');
+  const v1 = `export const version = 1;\n${JS}`;
+  await writeTree(dir, { 'assets/index-A1xxxxx1.js': v1 });
+  await precompress(dir, { dictionaryStore: store, cache: false });
+  await fs.rm(path.join(dir, 'assets'), { recursive: true });
+  await writeSite(dir, 8);
+  await writeTree(dir, { 'assets/index-B2xxxxx2.js': `export const version = 2;\n${JS}` });
+  await precompress(dir, { dictionaryStore: store, cache: false });
+  const m = JSON.parse(await fs.readFile(path.join(dir, 'precompressor-manifest.json'), 'utf8'));
+  const sha = (b) => crypto.createHash('sha256').update(b).digest('base64');
+  const pageKey = sha(await fs.readFile(path.join(dir, m.siteDictionary.path)));
+  const s = await serve(dir);
+  const asks = [
+    // the same Accept-Encoding without and then with Available-Dictionary: the second is a delta, not the first's answer
+    { 'Accept-Encoding': 'br' }, { 'Accept-Encoding': 'br, dcb, dcz' },
+    { 'Accept-Encoding': 'br, dcb, dcz', 'Available-Dictionary': `:${pageKey}:`, 'Sec-Fetch-Site': 'same-origin', 'Sec-Fetch-Mode': 'navigate' },
+    { 'Accept-Encoding': 'br, dcb, dcz', 'Available-Dictionary': `:${sha(v1)}:`, 'Sec-Fetch-Site': 'same-origin', 'Sec-Fetch-Mode': 'cors' },
+  ];
+  const urls = ['/', '/index.html', '/docs/page-3.html', '/assets/index-B2xxxxx2.js', `/${m.siteDictionary.path}`];
+  const encodings = new Set();
+  for (const url of urls) {
+    for (const headers of asks) {
+      for (const method of ['GET', 'HEAD']) {
+        const want = await reference(dir, method, url, headers);
+        encodings.add(/\r\nContent-Encoding: ([^\r]*)/.exec(want)?.[1]);
+        for (let i = 0; i < 3; i++) expect([url, headers, method, i, await raw(s.port, method, url, headers)]).toEqual([url, headers, method, i, want]);
+      }
+    }
+  }
+  // the deltas were answered (never remembered: they depend on Available-Dictionary), the pages linked
+  expect([...encodings].filter((e) => e === 'dcb' || e === 'dcz').length).toBeGreaterThan(0);
+  expect(await raw(s.port, 'GET', '/docs/page-3.html', asks[0])).toContain(`\r\nLink: <../${m.siteDictionary.path}>; rel="compression-dictionary"\r\n`);
+  expect(s.mw.memory().hot).toBe(urls.length);
+  // a Link set before joins the site dictionary's: each response's own, never one remembered
+  let n = 0;
+  const preload = (mw) => (req, res) => {
+    res.setHeader('Link', `</app-${++n}.css>; rel=preload`);
+    mw(req, res);
+  };
+  const linked = await serve(dir, {}, preload);
+  for (let i = 1; i <= 3; i++) {
+    expect(await raw(linked.port, 'GET', '/docs/page-3.html', asks[0]))
+      .toContain(`\r\nLink: </app-${i}.css>; rel=preload, <../${m.siteDictionary.path}>; rel="compression-dictionary"\r\n`);
+  }
 });
 
 test('an SPA shell is answered afresh: whether a target gets it depends on Accept, which the memo does not key on', async () => {

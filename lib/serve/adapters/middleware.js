@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import { normalizeServeOptions } from '../http/index.js';
-import { decide, hotRep } from '../core/index.js';
+import { decide, hotOf } from '../core/index.js';
 import { httpError, statusReply } from '../http/index.js';
 import { HotReps, Site } from '../site/index.js';
 import { waitsForTurn, whenSending } from './socket-turn.js';
@@ -36,8 +36,8 @@ export function serveStatic(root, options = {}) {
   const middleware = (/** @type {Req} */ req, /** @type {Res} */ res, /** @type {Next} */ next) => {
     // a request answered before as this one will be: no decision made again (lib/serve/core/hot.js);
     // a response waiting for its socket's turn (pipelined) or with its head sent goes the whole way
-    const rep = !res.headersSent && !waitsForTurn(req, res) ? hotRep(s, req, res) : null;
-    if (rep !== null) return sendHot(req, res, rep);
+    const hot = !res.headersSent && !waitsForTurn(req, res) ? hotOf(s, req, res) : null;
+    if (hot !== null) return sendHot(req, res, hot.head, /** @type {Buffer} */ (hot.rep.body));
     const x = typeof next === 'function' ? next : undefined;
     whenSending(req, res, decide, { s, req, res, gone: isGone, done: write, x, p: null });
   };
@@ -45,14 +45,15 @@ export function serveStatic(root, options = {}) {
 }
 
 /**
- * Send a remembered representation whole, as writeReply() sends the slow path's reply of it.
+ * Send a remembered answer, as writeReply() sends the slow path's reply.
  * @param {Req} req
  * @param {Res} res
- * @param {import('../site/index.js').Rep} rep
+ * @param {string[]} head
+ * @param {Buffer} body
  */
-function sendHot(req, res, rep) {
-  res.writeHead(200, onExpress4(req) ? express4Head(rep.head) : rep.head);
-  res.end(req.method === 'HEAD' ? undefined : rep.body);
+function sendHot(req, res, head, body) {
+  res.writeHead(200, onExpress4(req) ? express4Head(head) : head);
+  res.end(req.method === 'HEAD' ? undefined : body);
 }
 
 /**

@@ -146,7 +146,8 @@ function openAndRespond(c, target, file, repOf, onMissing, checkReal, instead = 
 /**
  * Decide the reply of `rep` (lib/serve/core/respond.js); a throwing `setHeaders` is a 500.
  * @param {Call} c
- * @param {Parameters<typeof respond>[1]} entry
+ * @param {import('../site/index.js').Entry | Parameters<typeof respond>[1]} entry a listed path's, or
+ *   the target of a file served by path
  * @param {import('../site/index.js').Rep} rep
  * @param {number | null} fd
  * @param {fs.Stats} [st]
@@ -158,6 +159,10 @@ function answer(c, entry, rep, fd, st) {
   } catch (e) {
     if (fd !== null) fs.close(fd, () => {});
     return fail(c, /** @type {Error} */ (e));
+  }
+  // the whole body from memory: the next request like this one is answered as this one (hot.js)
+  if (d.kind === 'reply' && d.status === 200 && d.body === rep.body && fd === null && 'reps' in entry) {
+    rememberHot(c, entry, rep, d.head);
   }
   c.done(d, c);
 }
@@ -190,7 +195,6 @@ function serveEntry(c, entry) {
   const rep = delta ?? (choice === 'identity' ? entry.identity : entry.reps[choice]);
   if (rep.body !== null) {
     rep.used = true;
-    if (delta === null) rememberHot(c, entry, rep);
     return answer(c, entry, rep, null);
   }
   // the very file its check saw (dev/ino): not another one reached through a folder swapped for a symlink

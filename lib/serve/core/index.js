@@ -1,7 +1,7 @@
 // The serving core's door: a plain request in, one decision out, for every adapter.
 
 export { decide } from './core.js';
-export { hotRep } from './hot.js';
+export { hotOf } from './hot.js';
 /**
  * @typedef {import('../http/index.js').RequestInfo} RequestInfo
  * @typedef {import('../http/index.js').ResponseHeaders} ResponseHeaders

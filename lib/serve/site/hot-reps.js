@@ -1,3 +1,5 @@
+import { MAX_ENTRIES } from './entries.js';
+
 /**
  * The representations repeated requests were answered with from memory, by (request target,
  * Accept-Encoding), so that the next such request is one Map lookup (lib/serve/core/hot.js says which
@@ -5,8 +7,11 @@
  * entry forgotten, marked stale or evicted since (`Entries.changes`), and the body still held.
  */
 
-/** Request targets kept before the memo is cleared (bounds memory under hostile input, as the negotiator's). */
-export const HOT_LIMIT = 4096;
+/**
+ * Request targets kept before the memo is cleared (bounds memory under hostile input): as many as the
+ * entries kept built, so that a site those fit in stays remembered whole.
+ */
+export const HOT_LIMIT = MAX_ENTRIES;
 
 /** Accept-Encoding absent: a key no header value can be. */
 const NO_HEADER = '\0';
@@ -17,12 +22,14 @@ class Hot {
    * @param {string} ae
    * @param {import('./table.js').Entry} entry
    * @param {import('./table.js').Rep} rep
+   * @param {string[]} head what it was sent with (its site dictionary Link, if any, added)
    * @param {Hot | null} other
    */
-  constructor(ae, entry, rep, other) {
+  constructor(ae, entry, rep, head, other) {
     this.ae = ae;
     this.entry = entry;
     this.rep = rep;
+    this.head = head;
     this.other = other;
   }
 }
@@ -35,7 +42,7 @@ export class HotReps {
   #changes = -1;
 
   /**
-   * The representation remembered for (url, ae), its body still held; null when there is none.
+   * The answer remembered for (url, ae), its body still held; null when there is none.
    * @param {{ changes: number }} entries the site's entries now
    * @param {string} url
    * @param {string | undefined} ae
@@ -50,20 +57,21 @@ export class HotReps {
       // what the slow path's lookup and send would mark: both stay recently used
       entry.used = true;
       rep.used = true;
-      return rep;
+      return h;
     }
     return null;
   }
 
   /**
-   * Remember that (url, ae) is answered with `rep` of `entry` (whose body is held).
+   * Remember that (url, ae) is answered with `head` and the body of `rep` of `entry` (held).
    * @param {{ changes: number }} entries the entries `entry` is kept by now
    * @param {string} url
    * @param {string | undefined} ae
    * @param {import('./table.js').Entry} entry
    * @param {import('./table.js').Rep} rep
+   * @param {string[]} head
    */
-  set(entries, url, ae, entry, rep) {
+  set(entries, url, ae, entry, rep, head) {
     if (entries !== this.#entries || entries.changes !== this.#changes || this.#map.size >= HOT_LIMIT) {
       this.#map.clear();
       this.#entries = entries;
@@ -78,7 +86,7 @@ export class HotReps {
         break;
       }
     }
-    this.#map.set(url, new Hot(key, entry, rep, first));
+    this.#map.set(url, new Hot(key, entry, rep, head, first));
   }
 
   /** Number of request targets remembered (tests, diagnostics). */
