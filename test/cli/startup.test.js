@@ -98,7 +98,17 @@ const NOT_FOR_A_SMALL_BUILD = [/\/lib\/compress\/pool\//, /\/lib\/util\/heap-pac
   await expect(fs.stat(path.join(site, 'a.js.br'))).resolves.toBeTruthy();
 });
 
-(hasHooks ? test : test.skip)('the Vite plugin loads the compressor only when asked (at buildStart), not with the config', async () => {
+(hasHooks ? test : test.skip)('a warm run (nothing changed) loads no walker: it reads the folder itself', async () => {
+  const site = path.join(root, 'site');
+  await writeTree(site, { 'a.js': textOf(20_000, 1), 'b.css': textOf(5000, 2), 'index.html': textOf(3000, 3) });
+  const args = [BIN, site, '--quiet', '--cache-dir', path.join(root, 'vc')];
+  expect((await loadedBy(args)).filter((u) => u.includes('/fast-glob/')).length).toBeGreaterThan(0); // the cold run walks
+  const warm = await loadedBy(args);
+  expect(warm.some((u) => u.endsWith('/lib/compress/pass/warm-run.js'))).toBe(true);
+  expect(warm.filter((u) => u.includes('/fast-glob/') || u.includes('/micromatch/'))).toEqual([]);
+});
+
+(hasHooks ? test : test.skip)('the Vite plugin loads the compressor only when asked (in closeBundle), not with the config', async () => {
   const plugin = pathToFileURL(fileURLToPath(new URL('../../plugins/vite.js', import.meta.url))).href;
   const folder = pathToFileURL(fileURLToPath(new URL('../../plugins/compress-folder.js', import.meta.url))).href;
   const config = await loadedBy(['--input-type=module', '-e', `const { default: p } = await import(${JSON.stringify(plugin)}); p();`]);

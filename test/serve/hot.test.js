@@ -283,3 +283,21 @@ if (encoders.length === 0) console.warn(`hot.test.js: the site dictionary and de
       .toContain(`\r\nLink: </app-${i}.css>; rel=preload, <../${m.siteDictionary.path}>; rel="compression-dictionary"\r\n`);
   }
 });
+
+test('an SPA shell is answered afresh: whether a target gets it depends on Accept, which the memo does not key on', async () => {
+  const dir = (await makeSite({ 'index.html': '<!doctype html><title>shell</title>'.repeat(40), 'app.js': JS })).dir;
+  cleanup.push(() => fs.rm(dir, { recursive: true, force: true }));
+  const s = await serve(dir, { spa: 'index.html' });
+  const html = { Accept: 'text/html', 'Accept-Encoding': 'br' };
+  const json = { Accept: 'application/json', 'Accept-Encoding': 'br' };
+  const wantHtml = await reference(dir, 'GET', '/app/route', html, { spa: 'index.html' });
+  const wantJson = await reference(dir, 'GET', '/app/route', json, { spa: 'index.html' });
+  expect([wantHtml.slice(0, 15), wantJson.slice(0, 15)]).toEqual(['HTTP/1.1 200 OK', 'HTTP/1.1 404 No']);
+  for (let i = 0; i < 3; i++) {
+    expect(await raw(s.port, 'GET', '/app/route', html)).toBe(wantHtml);
+    expect(await raw(s.port, 'GET', '/app/route', json)).toBe(wantJson);
+  }
+  // the shell's own target is remembered like any file's
+  for (let i = 0; i < 3; i++) expect(await raw(s.port, 'GET', '/index.html', json)).toBe(await reference(dir, 'GET', '/index.html', json, { spa: 'index.html' }));
+  expect(s.mw.memory().hot).toBe(1);
+});

@@ -1,7 +1,7 @@
 import fs from 'node:fs/promises';
 import fsSync from 'node:fs';
 import path from 'node:path';
-import fg from 'fast-glob';
+import { createRequire } from 'node:module';
 import { PrecompressorError } from '../../errors.js';
 import { TEMP_SUFFIX } from '../../fs-atomic.js';
 import { pathProblem } from '../../manifest/manifest.js';
@@ -109,6 +109,10 @@ async function folderOf(root) {
  * @typedef {{ root: string, realRoot: string, dotfiles: boolean, out: WalkResult }} Walking
  */
 
+/** fast-glob (its ~55 modules), loaded by the first walk: a warm run reads the folder without it (#31). */
+let fastGlob = /** @type {typeof import('fast-glob') | null} */ (null);
+const require = createRequire(import.meta.url);
+
 /**
  * fast-glob's synchronous walk (no lstat waits for libuv's pool) over a readdir of ours that sorts each
  * folder's entries as it reads them and hands back only the folders to enter: one small record per
@@ -145,7 +149,8 @@ function globFolders(w, onFolder) {
     onFolder(files.sort(byRel));
     return folders;
   };
-  fg.sync('**/*', {
+  fastGlob ??= /** @type {typeof import('fast-glob')} */ (require('fast-glob'));
+  fastGlob.sync('**/*', {
     cwd: root,
     dot: true,
     onlyFiles: false,
