@@ -111,7 +111,10 @@ const NOT_FOR_A_SMALL_BUILD = [/\/lib\/compress\/pool\//, /\/lib\/util\/heap-pac
 (hasHooks ? test : test.skip)('the Vite plugin loads the compressor only when asked (in closeBundle), not with the config', async () => {
   const plugin = pathToFileURL(fileURLToPath(new URL('../../plugins/vite.js', import.meta.url))).href;
   const folder = pathToFileURL(fileURLToPath(new URL('../../plugins/compress-folder.js', import.meta.url))).href;
-  const config = await loadedBy(['--input-type=module', '-e', `const { default: p } = await import(${JSON.stringify(plugin)}); p();`]);
+  // the config made, then the hooks a build runs before the bundle is written
+  const hooks = `const h = p(); h.configResolved({ build: { ssr: false }, command: 'build', plugins: [], logger: { warn() {} } });
+    h.buildStart.call({});`;
+  const config = await loadedBy(['--input-type=module', '-e', `const { default: p } = await import(${JSON.stringify(plugin)}); ${hooks}`]);
   expect(config.filter((u) => u.includes('/lib/compress/'))).toEqual([]);
   expect(config.filter((u) => NOT_FOR_A_BUILD.some((re) => re.test(u)))).toEqual([]);
   const build = await loadedBy(['--input-type=module', '-e', `await (await import(${JSON.stringify(folder)})).loadCompressor();`]);
