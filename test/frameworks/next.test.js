@@ -103,6 +103,10 @@ describe('Next.js export', () => {
     const m1 = manifestOf(deploy1);
     const teamChunk = (m, dir) => /** @type {string} */ (hashOnly(m).find((f) => marksOf(fs.readFileSync(path.join(dir, f))) === 'MARK_team'));
     const team1 = teamChunk(m1, deploy1);
+    // when Next chunks otherwise (seen once under load), the failure says how: each chunk's marks and dictionary record
+    const chunks = Object.keys(m1.files).filter((f) => f.startsWith('_next/static/chunks/'))
+      .map((f) => `${f} ${marksOf(fs.readFileSync(path.join(deploy1, f))) || '-'} ${m1.files[f].dictionary?.match ?? 'no dictionary'}`);
+    expect({ team1, chunks }).toEqual({ team1: expect.any(String), chunks });
 
     let served = await serve(deploy1, 0);
     const port = Number(new URL(served.origin).port);
