@@ -169,7 +169,7 @@ function hashLike(s) {
 
 /**
  * Where the content hash is in a base name by the default rule: the last hash-like dot segment
- * (webpack, Parcel, Astro), else `-[hash]` (Vite, esbuild), else a name that is only a hash.
+ * (webpack, Parcel, Astro), else Turbopack's hash, else `-[hash]` (Vite, esbuild), else a name that is only a hash.
  * @param {string} stem base name without its extension
  * @returns {[number, number] | null}
  */
@@ -181,6 +181,9 @@ function defaultHashSpan(stem) {
       return [start, start + segments[i].length];
     }
   }
+  // Turbopack's 13 characters (a 64-bit hash: a leading digit), whose own `-` is no name's end
+  const turbo = /^(?:(.+)-)?[0-9][0-9a-z_-]{12}$/.exec(stem);
+  if (turbo) return [turbo[1] === undefined ? 0 : turbo[1].length + 1, stem.length];
   const hex = /^(.+)-([0-9a-f]{8,64})$/.exec(stem);
   if (hex && /[0-9]/.test(hex[2])) return [hex[1].length + 1, stem.length];
   const eight = /^(.+)-([A-Za-z0-9_-]{8})$/.exec(stem);

@@ -29,6 +29,9 @@ describe('familyOf: versions of one asset by the name with its hash taken out', 
     ['_app/immutable/nodes/0.Dw-YByUs.js', '_app/immutable/nodes/0.*.js', '0.*.js', 'script'],
     ['_app/immutable/nodes/1.Bn8Ez4_R.js', '_app/immutable/nodes/1.*.js', '1.*.js', 'script'],
     ['_app/immutable/entry/app.DmmngtQC.js', '_app/immutable/entry/app.*.js', 'app.*.js', 'script'],
+    // Turbopack's runtime chunk: a name, then its 13-character hash (which may hold a `-`)
+    ['_next/static/chunks/turbopack-2u1d16houkiyo.js', '_next/static/chunks/turbopack-*.js', 'turbopack-*.js', 'script'],
+    ['_next/static/chunks/turbopack-2u1d-6houkiyo.js', '_next/static/chunks/turbopack-*.js', 'turbopack-*.js', 'script'],
   ])('%s → family %s, match %s', (rel, key, match, dest) => {
     expect(familyOf(rel)).toEqual({ key, match, dest, hashed: true });
   });
@@ -48,6 +51,9 @@ describe('familyOf: versions of one asset by the name with its hash taken out', 
     'assets/BxE3kq9Z.js', '3f2a1b9c4d5e6f70.js', 'assets/4a5B6c7D.css', 'a:b-BxE3kq9Z.js', 'a:b.js',
     // SvelteKit's chunks/[hash].js, with and without a digit, and with a `-`
     '_app/immutable/chunks/DhBhzPFF.js', '_app/immutable/chunks/Bjy-W4x2.js', '_app/immutable/chunks/BmqQDNW-.js',
+    // Turbopack's chunks are a 13-character hash alone, whose `-` is not a name's end (seen in Next 16's builds)
+    '_next/static/chunks/08r9a_yc1u026.js', '_next/static/chunks/2i-gazab46cne.js', '_next/static/chunks/42r3-hdwa29kt.js',
+    '_next/static/chunks/0a1b-2c3d4e5f.js',
   ])('%s is only a hash, or has a colon: no family', (rel) => {
     expect(familyOf(rel)).toBeNull();
   });
@@ -81,6 +87,18 @@ describe('familyOf: versions of one asset by the name with its hash taken out', 
       expect(familyOf(`assets/index-${hash}.js`)?.key === 'assets/index-*.js').toBe(familyOf(`_astro/index.${hash}.js`)?.key === '_astro/index.*.js');
     }
     expect(missed / 20000).toBeLessThan(0.005); // all-lowercase or Capitalised hashes: about 0.2 %
+  });
+
+  test('every Turbopack chunk name is only a hash, every runtime chunk of the family turbopack-*.js: a `-` inside the hash splits no name off', () => {
+    const alphabet = '0123456789abcdefghijklmnopqrstuvwxyz-_';
+    const wrong = [];
+    for (let i = 0; i < 20000; i++) {
+      // the shape of Next 16's names: a leading digit (a 64-bit value in 13 such characters), then any of them
+      const hash = String(i % 5) + Array.from(crypto.randomBytes(12), (b) => alphabet[b % alphabet.length]).join('');
+      if (familyOf(`_next/static/chunks/${hash}.js`) !== null) wrong.push(hash);
+      if (familyOf(`_next/static/chunks/turbopack-${hash}.js`)?.key !== '_next/static/chunks/turbopack-*.js') wrong.push(`turbopack-${hash}`);
+    }
+    expect(wrong).toEqual([]);
   });
 
   test('special characters in a hashed name are escaped in the pattern, not in the key', () => {
