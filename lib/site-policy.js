@@ -155,6 +155,12 @@ const DESTINATIONS = { js: 'script', mjs: 'script', cjs: 'script', css: 'style',
 
 const hashChars = /^[A-Za-z0-9_-]+$/;
 
+/** Words (lowercase or Capitalised) and numbers between `-` and `_`: `jquery-3-7-1`, `report-2024-11-28`, `Ch_12`. */
+const wordsAndNumbers = /^(?:[A-Z]?[a-z]+|[0-9]+)(?:[-_](?:[A-Z]?[a-z]+|[0-9]+))*$/;
+
+/** A page's name is its address: no default rule takes a hash out of it (a stale page would be kept a year). */
+const PAGES = new Set(['.html', '.htm']);
+
 /**
  * Does a run of hash characters look like a content hash rather than a word? A digit says so. Without
  * one (one Rollup hash in five), only 8 characters with a capital, `-` or `_`, and not a word
@@ -162,7 +168,7 @@ const hashChars = /^[A-Za-z0-9_-]+$/;
  * @param {string} s
  */
 function hashLike(s) {
-  if (!hashChars.test(s) || s.length < 8 || s.length > 64) return false;
+  if (!hashChars.test(s) || s.length < 8 || s.length > 64 || wordsAndNumbers.test(s)) return false;
   if (/[0-9]/.test(s)) return true;
   return s.length === 8 && /[A-Z_-]/.test(s) && !/^[A-Z]?[a-z]+$/.test(s);
 }
@@ -182,10 +188,10 @@ function defaultHashSpan(stem) {
     }
   }
   // Turbopack's 13 characters (a 64-bit hash: a leading digit), whose own `-` is no name's end
-  const turbo = /^(?:(.+)-)?[0-9][0-9a-z_-]{12}$/.exec(stem);
-  if (turbo) return [turbo[1] === undefined ? 0 : turbo[1].length + 1, stem.length];
+  const turbo = /^(?:(.+)-)?([0-9][0-9a-z_-]{12})$/.exec(stem);
+  if (turbo && !wordsAndNumbers.test(turbo[2])) return [turbo[1] === undefined ? 0 : turbo[1].length + 1, stem.length];
   const hex = /^(.+)-([0-9a-f]{8,64})$/.exec(stem);
-  if (hex && /[0-9]/.test(hex[2])) return [hex[1].length + 1, stem.length];
+  if (hex && /[0-9]/.test(hex[2]) && /[a-f]/.test(hex[2])) return [hex[1].length + 1, stem.length];
   const eight = /^(.+)-([A-Za-z0-9_-]{8})$/.exec(stem);
   if (eight && hashLike(eight[2])) return [eight[1].length + 1, stem.length];
   if (hashLike(stem)) return [0, stem.length]; // only a hash
@@ -242,7 +248,8 @@ export function familyOf(rel, hashPattern = null) {
   const given = typeof hashPattern === 'function'
     ? hashPattern(rel)
     : hashPattern ? patternHashSpan(base, hashPattern) : undefined;
-  const span = given === undefined ? defaultHashSpan(base.slice(0, base.length - ext.length)) : given;
+  const byDefault = given === undefined && !PAGES.has(ext.toLowerCase());
+  const span = byDefault ? defaultHashSpan(base.slice(0, base.length - ext.length)) : given ?? null;
   if (span === null) return { key: rel, match: escapeUrlPattern(base), dest, hashed: false };
   const before = base.slice(0, span[0]);
   const after = base.slice(span[1]);

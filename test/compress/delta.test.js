@@ -42,6 +42,11 @@ describe('familyOf: versions of one asset by the name with its hash taken out', 
     // words, not hashes: lowercase or Capitalised, any length; no digit and not 8 characters
     ['jquery.validate.js', 'script'], ['index-Settings.js', 'script'], ['app.Settings.js', 'script'],
     ['react-dom.production.min.js', 'script'], ['app.MainWindow.js', 'script'], ['Settings.js', 'script'],
+    // words and numbers, not hashes: a version, a date, a chapter (served immutable, a new build's would go unseen)
+    ['jquery-3-7-1.js', 'script'], ['report-2024-11-28.js', 'script'], ['2024-roadmaps.js', 'script'],
+    ['Chapter_12_part_2.js', 'script'], ['20241128.js', 'script'],
+    // a page: its name is its address, never a content hash, whatever it looks like
+    ['chapter-10.html', 'document'], ['docs/Page-1a2b3c4d5e6f7a8b.html', 'document'], ['3f2a1b9c4d5e6f70.htm', 'document'],
   ])('%s has no hash: a family of one path across builds', (rel, dest) => {
     const base = rel.slice(rel.lastIndexOf('/') + 1);
     expect(familyOf(rel)).toEqual({ key: rel, match: base, dest, hashed: false });
@@ -95,6 +100,7 @@ describe('familyOf: versions of one asset by the name with its hash taken out', 
     for (let i = 0; i < 20000; i++) {
       // the shape of Next 16's names: a leading digit (a 64-bit value in 13 such characters), then any of them
       const hash = String(i % 5) + Array.from(crypto.randomBytes(12), (b) => alphabet[b % alphabet.length]).join('');
+      if (/^(?:[a-z]+|[0-9]+)(?:[-_](?:[a-z]+|[0-9]+))*$/.test(hash)) continue; // words and numbers: never a hash
       if (familyOf(`_next/static/chunks/${hash}.js`) !== null) wrong.push(hash);
       if (familyOf(`_next/static/chunks/turbopack-${hash}.js`)?.key !== '_next/static/chunks/turbopack-*.js') wrong.push(`turbopack-${hash}`);
     }

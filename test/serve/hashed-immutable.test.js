@@ -21,6 +21,11 @@ beforeAll(async () => {
     'app.js': textOf(4_000, 2),
     'docs/index.html': textOf(3_000, 3),
     '_next/static/xK2_buildid/_buildManifest.js': 'self.__BUILD_MANIFEST = {};\n', // Next.js: a build id in the path
+    // words and numbers, and pages: names that stay when the content changes
+    'chapter-10.html': textOf(3_000, 4),
+    'notes/Page-1a2b3c4d5e6f7a8b.html': textOf(3_000, 5),
+    'jquery-3-7-1.js': textOf(4_000, 6),
+    'report-2024-11-28.js': textOf(4_000, 7),
   });
   await precompress(dir, { dictionaryStore: path.join(work, 'store'), siteDictionary: false });
 });
@@ -42,6 +47,11 @@ test('by default: every hashed name immutable; Use-As-Dictionary only on those, 
     ['/docs/', 200, 'public, max-age=0', undefined],
   ]);
   expect(await headersOf({}, ['/_next/static/xK2_buildid/_buildManifest.js'])).toEqual([['/_next/static/xK2_buildid/_buildManifest.js', 200, IMMUTABLE, undefined]]);
+});
+
+test('a name of words and numbers, or a page whatever its name, is not a hash: never immutable (its next version would go unseen for a year)', async () => {
+  const paths = ['/chapter-10.html', '/notes/Page-1a2b3c4d5e6f7a8b.html', '/jquery-3-7-1.js', '/report-2024-11-28.js'];
+  expect(await headersOf({}, paths)).toEqual(paths.map((p) => [p, 200, 'public, max-age=0', undefined]));
 });
 
 test('with a maxAge, unhashed files and folder-URL pages are kept, so they say so; dictionaries: false and immutableHashed: false as asked', async () => {
