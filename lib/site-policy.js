@@ -155,8 +155,10 @@ const DESTINATIONS = { js: 'script', mjs: 'script', cjs: 'script', css: 'style',
 
 const hashChars = /^[A-Za-z0-9_-]+$/;
 
-/** Words (lowercase or Capitalised) and numbers between `-` and `_`: `jquery-3-7-1`, `report-2024-11-28`, `Ch_12`. */
-const wordsAndNumbers = /^(?:[A-Z]?[a-z]+|[0-9]+)(?:[-_](?:[A-Z]?[a-z]+|[0-9]+))*$/;
+/** Words (lowercase or Capitalised) and numbers between `-` and `_`, one word at least: `jquery-3-7-1`, `Ch_12`. */
+const WORDS_AND_NUMBERS = /^(?:[A-Z]?[a-z]+|[0-9]+)(?:[-_](?:[A-Z]?[a-z]+|[0-9]+))*$/;
+/** Digits alone stay a hash: one webpack 8-hex-digit hash in 43 has no letter. @param {string} s */
+const wordsAndNumbers = (s) => /[a-z]/i.test(s) && WORDS_AND_NUMBERS.test(s);
 
 /** A page's name is its address: no default rule takes a hash out of it (a stale page would be kept a year). */
 const PAGES = new Set(['.html', '.htm']);
@@ -168,7 +170,7 @@ const PAGES = new Set(['.html', '.htm']);
  * @param {string} s
  */
 function hashLike(s) {
-  if (!hashChars.test(s) || s.length < 8 || s.length > 64 || wordsAndNumbers.test(s)) return false;
+  if (!hashChars.test(s) || s.length < 8 || s.length > 64 || wordsAndNumbers(s)) return false;
   if (/[0-9]/.test(s)) return true;
   return s.length === 8 && /[A-Z_-]/.test(s) && !/^[A-Z]?[a-z]+$/.test(s);
 }
@@ -189,9 +191,9 @@ function defaultHashSpan(stem) {
   }
   // Turbopack's 13 characters (a 64-bit hash: a leading digit), whose own `-` is no name's end
   const turbo = /^(?:(.+)-)?([0-9][0-9a-z_-]{12})$/.exec(stem);
-  if (turbo && !wordsAndNumbers.test(turbo[2])) return [turbo[1] === undefined ? 0 : turbo[1].length + 1, stem.length];
+  if (turbo && !wordsAndNumbers(turbo[2])) return [turbo[1] === undefined ? 0 : turbo[1].length + 1, stem.length];
   const hex = /^(.+)-([0-9a-f]{8,64})$/.exec(stem);
-  if (hex && /[0-9]/.test(hex[2]) && /[a-f]/.test(hex[2])) return [hex[1].length + 1, stem.length];
+  if (hex && /[0-9]/.test(hex[2])) return [hex[1].length + 1, stem.length];
   const eight = /^(.+)-([A-Za-z0-9_-]{8})$/.exec(stem);
   if (eight && hashLike(eight[2])) return [eight[1].length + 1, stem.length];
   if (hashLike(stem)) return [0, stem.length]; // only a hash
