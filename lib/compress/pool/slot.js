@@ -144,13 +144,17 @@ export class Slot {
     worker.on('message', (/** @type {{ id: number, results: Reply[] }} */ { id, results }) => {
       events.onReply(this, id, results.map(settled));
     });
+    // The loss is handled at 'exit', not 'error': Node delivers the worker's last replies before 'exit',
+    // while its error comes on another port and may overtake them (a batch answered would be taken for
+    // the crash). An exit without an error (process.exit() inside an encoder) fails its jobs too.
+    /** @type {unknown} */
+    let failure = null;
     worker.on('error', (err) => {
-      if (this.worker === worker) events.onLost(this, err);
+      failure ??= err;
     });
-    // An exit without an error (process.exit() inside an encoder) would otherwise leave its jobs unsettled.
     worker.on('exit', (code) => {
       if (this.worker !== worker || events.closed()) return;
-      events.onLost(this, new Error(`compression worker exited (code ${code})`));
+      events.onLost(this, failure ?? new Error(`compression worker exited (code ${code})`));
     });
     return worker;
   }
