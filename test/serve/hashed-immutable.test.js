@@ -54,6 +54,28 @@ test('a name of words and numbers, or a page whatever its name, is not a hash: n
   expect(await headersOf({}, paths)).toEqual(paths.map((p) => [p, 200, 'public, max-age=0', undefined]));
 });
 
+test('a manifest written by the rule before, with such names hashed, is corrected by the next run', async () => {
+  const site = path.join(work, 'upgraded');
+  await writeTree(site, { 'chapter-10.html': textOf(3_000, 4), 'jquery-3-7-1.js': textOf(4_000, 6) });
+  const opts = { dictionaryStore: path.join(work, 'store-upgraded'), siteDictionary: false };
+  await precompress(site, opts);
+  const file = path.join(site, 'precompressor-manifest.json');
+  const m = JSON.parse(await fs.readFile(file, 'utf8'));
+  for (const rel of ['chapter-10.html', 'jquery-3-7-1.js']) {
+    m.files[rel].hashed = true; // what the rule before wrote for them
+    if (m.files[rel].dictionary) m.files[rel].dictionary.hashed = true;
+  }
+  await fs.writeFile(file, JSON.stringify(m));
+  const paths = ['/chapter-10.html', '/jquery-3-7-1.js'];
+  const served = () => getEach(serveStatic(site, { watch: false }), paths, { 'accept-encoding': 'br' }, (p, r) => [p, r.headers['cache-control']]);
+  expect(await served()).toEqual(paths.map((p) => [p, IMMUTABLE])); // as that manifest said
+  await precompress(site, opts);
+  const after = JSON.parse(await fs.readFile(file, 'utf8'));
+  expect(['chapter-10.html', 'jquery-3-7-1.js'].map((rel) => [rel, after.files[rel].hashed, after.files[rel].dictionary?.hashed ?? false]))
+    .toEqual([['chapter-10.html', undefined, false], ['jquery-3-7-1.js', undefined, false]]);
+  expect(await served()).toEqual(paths.map((p) => [p, 'public, max-age=0']));
+});
+
 test('with a maxAge, unhashed files and folder-URL pages are kept, so they say so; dictionaries: false and immutableHashed: false as asked', async () => {
   expect(await headersOf({ maxAge: '1h' }, ['/app.js', '/docs/'])).toEqual([
     ['/app.js', 200, 'public, max-age=3600', 'match="app.js", match-dest=("script")'],
